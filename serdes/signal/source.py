@@ -1,0 +1,48 @@
+"""The transmitted symbol stream: pattern -> Gray-coded symbols -> optional precoding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from serdes import rng
+from serdes.signal import pam
+from serdes.signal.prbs import PrbsGenerator, qprbs13_symbols
+
+
+class SymbolSource:
+    """Streams transmitted symbols in chunks; ``next(n)`` returns ``(line, data)``.
+
+    ``data`` are the Gray-coded symbol indices carrying the bits, ``line`` the indices
+    actually sent (equal to ``data`` without precoding). Chunked calls return exactly
+    what one call would.
+    """
+
+    def __init__(self, *, pattern: str, m: int, precoding: bool, seed: int):
+        self.pattern = pattern
+        self.m = m
+        self.bits_per_symbol = 1 if m == 2 else 2
+        self.precoding = precoding
+        self.position = 0
+        self._precode_state = 0
+        if pattern.startswith("prbs"):
+            self._prbs = PrbsGenerator(pattern)
+        elif pattern == "qprbs13":
+            sym = qprbs13_symbols()
+            self._cycle = sym if m == 4 else (sym >= 2).astype(np.uint8)
+        else:
+            self._rng = rng.BlockRNG(seed, rng.DATA)
+
+    def next(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.pattern.startswith("prbs"):
+            data = pam.bits_to_symbols(self._prbs.bits(n * self.bits_per_symbol), self.m)
+        elif self.pattern == "qprbs13":
+            idx = (self.position + np.arange(n)) % self._cycle.shape[0]
+            data = self._cycle[idx]
+        else:
+            data = self._rng.integers(self.position, n, self.m)
+        self.position += n
+        data = np.ascontiguousarray(data, dtype=np.uint8)
+        if not self.precoding:
+            return data, data
+        line, self._precode_state = pam.precode(data, self.m, self._precode_state)
+        return np.ascontiguousarray(line, dtype=np.uint8), data
