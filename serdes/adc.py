@@ -1,0 +1,52 @@
+"""ADC: uniform quantizer with clipping, ENOB noise, and the VGA that sets its range.
+
+An ideal B-bit converter spanning ``fullscale_v`` peak to peak has an LSB
+q = fullscale_v / 2**B and quantization noise q^2/12. An ENOB below B is modelled by
+extra white Gaussian noise so that the total equals that of an ideal ENOB-bit
+converter: sigma^2 = (fullscale_v / 2**ENOB)^2 / 12 (the full-scale-sine SINAD
+6.02 ENOB + 1.76 dB).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from serdes.kernels.adc import quantize as _quantize
+
+
+class Adc:
+    """Quantizer settings; ``__call__`` quantizes an array of input voltages."""
+
+    def __init__(self, *, bits: int, fullscale_v: float, enob: float = 0.0):
+        self.bits = int(bits)
+        self.fullscale_v = float(fullscale_v)
+        self.enob = float(enob)
+
+    @property
+    def lsb_v(self) -> float:
+        return self.fullscale_v / 2.0 ** self.bits if self.bits else 0.0
+
+    @property
+    def quantization_noise_v2(self) -> float:
+        return self.lsb_v ** 2 / 12.0
+
+    @property
+    def enob_noise_sigma_v(self) -> float:
+        """Std of the extra Gaussian noise that brings the ADC down to its ENOB."""
+        if not self.bits or self.enob <= 0 or self.enob >= self.bits:
+            return 0.0
+        total = (self.fullscale_v / 2.0 ** self.enob) ** 2 / 12.0
+        return float(np.sqrt(total - self.quantization_noise_v2))
+
+    @property
+    def noise_v2(self) -> float:
+        """Total white noise power the ADC adds (quantization + ENOB)."""
+        return self.quantization_noise_v2 + self.enob_noise_sigma_v ** 2
+
+    def __call__(self, x_v, extra_noise=None):
+        x = np.ascontiguousarray(x_v, dtype=np.float64)
+        if extra_noise is not None and self.enob_noise_sigma_v > 0:
+            x = x + self.enob_noise_sigma_v * extra_noise
+        if not self.bits:
+            return x
+        return _quantize(x, self.lsb_v, self.bits)

@@ -1,0 +1,312 @@
+"""Validated link configuration: TOML in and out, `--set` overrides, the default link.
+
+A configuration is a two-level mapping ``section -> key -> value``. Every key is
+declared once in :data:`SCHEMA` with its type, default, allowed range and meaning;
+anything else is refused with one line naming the key and what is allowed. Values
+are SI units (Hz, s, V) except where the key name says otherwise (``_db``,
+``_ui``, ``_v2_per_ghz``).
+
+>>> cfg = Config.default().with_overrides(["channel.loss_db=30"])
+>>> cfg["channel"]["loss_db"]
+30.0
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from serdes.errors import ConfigError, FileFormatError
+
+PATTERNS = ("prbs7", "prbs9", "prbs11", "prbs13", "prbs15", "prbs23", "prbs31",
+            "qprbs13", "random")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One configuration key: its type, default, allowed range and meaning."""
+
+    kind: type  # float, int, bool, str or list (list of floats)
+    default: Any
+    doc: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] | None = None
+    length: tuple[int, int] | None = None  # allowed list lengths (min, max)
+
+    def allowed(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind is bool:
+            return "true or false"
+        if self.kind is list:
+            n = self.length or (0, 1 << 30)
+            return f"a list of {n[0]}..{n[1]} numbers"
+        kind = "an integer" if self.kind is int else "a number"
+        lo = "-inf" if self.lo is None else f"{self.lo:g}"
+        hi = "inf" if self.hi is None else f"{self.hi:g}"
+        return f"{kind} in [{lo}, {hi}]"
+
+    def check(self, name: str, value: Any) -> Any:
+        """Return the value converted to the field's type, or raise ConfigError."""
+        bad = ConfigError(f"{name} = {value!r} is not allowed: expected {self.allowed()}")
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise bad
+            return value
+        if self.kind is str:
+            if not isinstance(value, str) or (self.choices and value not in self.choices):
+                raise bad
+            return value
+        if self.kind is list:
+            if not isinstance(value, (list, tuple)):
+                raise bad
+            out = []
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise bad
+                out.append(float(v))
+            if self.length and not self.length[0] <= len(out) <= self.length[1]:
+                raise bad
+            return out
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        if self.kind is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise bad
+            value = int(value)
+        else:
+            value = float(value)
+            if not math.isfinite(value):
+                raise bad
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise bad
+        return value
+
+
+F = Field
+SCHEMA: dict[str, dict[str, Field]] = {
+    "link": {
+        "symbol_rate_hz": F(float, 53.125e9, "symbol rate (Bd)", 1e8, 500e9),
+        "modulation": F(str, "pam4", "line code", choices=("pam4", "nrz")),
+        "pattern": F(str, "prbs31", "transmitted data pattern", choices=PATTERNS),
+        "precoding": F(bool, False, "1/(1+D) mod M precoding at the TX, decoded at the RX"),
+        "symbols": F(int, 4_000_000, "symbols to simulate at most", 1_000, 10**13),
+        "target_errors": F(int, 1000, "stop once this many bit errors are counted (0: never)",
+                           0, 10**12),
+        "seed": F(int, 1, "seed of every random stream", 0, 2**63 - 1),
+        "samples_per_ui": F(int, 32, "oversampling of the fine time grid", 8, 256),
+        "pulse_ui": F(int, 64, "longest pulse response kept (UI)", 8, 4096),
+        "window_ui": F(int, 1024, "FFT window of the linear model (UI)", 64, 16384),
+        "chunk_symbols": F(int, 1 << 16, "symbols per streamed chunk", 256, 1 << 24),
+    },
+    "tx": {
+        "ffe": F(list, [0.0, 0.0, -0.05, 0.9, -0.05],
+                 "TX FFE taps c(-3), c(-2), c(-1), c(0), c(1); sum of |c| at most 1",
+                 length=(1, 16)),
+        "main": F(int, 3, "index of the main tap c(0) in tx.ffe", 0, 15),
+        "swing_v": F(float, 0.4, "peak differential amplitude: outer PAM levels at +-swing_v",
+                     1e-3, 5.0),
+        "rise_time_s": F(float, 6e-12, "20-80% rise time of the driver (Gaussian edge)",
+                         0.0, 1e-9),
+        "snr_db": F(float, 33.0, "TX signal-to-noise ratio SNR_TX", 0.0, 200.0),
+        "rlm": F(float, 1.0, "PAM4 ratio of level mismatch (inner levels at +-rlm/3)", 0.5, 1.0),
+    },
+    "channel": {
+        "model": F(str, "loss", "channel model", choices=("ideal", "loss", "touchstone")),
+        "loss_db": F(float, 25.0, "loss model: insertion loss at Nyquist (dB)", 0.0, 60.0),
+        "file": F(str, "", "touchstone model: path of a .s4p or .s2p file"),
+        "ports": F(str, "12,34", "touchstone port convention: thru pairs",
+                   choices=("12,34", "13,24")),
+    },
+    "ctle": {
+        "model": F(str, "ieee", "CTLE form", choices=("ieee", "zpk", "none")),
+        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB)", -30.0, 0.0),
+        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB)", -12.0, 0.0),
+        "f_z_hz": F(float, 0.0, "zero (0: f_b/2.5)", 0.0, 1e12),
+        "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
+        "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
+        "f_lf_hz": F(float, 0.0, "low-frequency pole/zero (0: f_b/80)", 0.0, 1e12),
+        "zeros_hz": F(list, [], "zpk model: zeros (Hz, s/2pi; real parts)", length=(0, 16)),
+        "poles_hz": F(list, [], "zpk model: poles (Hz, s/2pi; real, negative)", length=(0, 16)),
+        "gain": F(float, 1.0, "zpk model: gain", 1e-6, 1e6),
+    },
+    "afe": {
+        "peaking_m": F(float, 2.0, "shunt-peaking factor m = R^2 C / L (0: no inductor)",
+                       0.0, 10.0),
+        "bandwidth_hz": F(float, 40e9, "-3 dB bandwidth of the peaked AFE stage", 1e8, 1e12),
+    },
+    "noise": {
+        "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
+        "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
+        "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI)", 0.0, 2.0),
+        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency", 0.0, 1e11),
+    },
+    "adc": {
+        "bits": F(int, 7, "ADC resolution (0: no quantization)", 0, 16),
+        "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
+        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: ideal)", 0.0, 16.0),
+        "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
+                        1.0, 20.0),
+    },
+    "ffe": {
+        "taps": F(int, 24, "RX FFE taps", 1, 256),
+        "pre": F(int, 4, "RX FFE pre-cursor taps", 0, 255),
+    },
+    "dfe": {
+        "taps": F(int, 1, "DFE taps", 0, 64),
+        "limit": F(float, 1.0, "largest |DFE tap| relative to the cursor", 0.0, 10.0),
+    },
+    "eq": {
+        "mode": F(str, "mmse", "tap computation", choices=("mmse", "lms")),
+        "mu": F(float, 2e-4, "LMS step size", 1e-9, 1.0),
+        "train_symbols": F(int, 200_000, "LMS training symbols (known data, not counted)",
+                           0, 10**9),
+    },
+}
+
+
+class Config:
+    """A validated configuration; index it as ``cfg[section][key]``."""
+
+    def __init__(self, data: dict[str, dict[str, Any]] | None = None):
+        merged = {s: {k: copy.deepcopy(f.default) for k, f in keys.items()}
+                  for s, keys in SCHEMA.items()}
+        for section, values in (data or {}).items():
+            if section not in SCHEMA:
+                raise ConfigError(f"unknown config section [{section}]: allowed sections are "
+                                  + ", ".join(SCHEMA))
+            if not isinstance(values, dict):
+                raise ConfigError(f"[{section}] must be a table of keys")
+            for key, value in values.items():
+                merged[section][key] = _field(section, key).check(f"{section}.{key}", value)
+        self._data = merged
+        self._check_consistency()
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def default(cls) -> "Config":
+        """The built-in 112G PAM4 link (53.125 GBd, 25 dB at Nyquist, 7-bit ADC)."""
+        return cls()
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "Config":
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise FileFormatError(f"cannot read config {path}: {exc.strerror}") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise FileFormatError(f"config {path} is not valid TOML: {exc}") from None
+        return cls(data)
+
+    def with_overrides(self, assignments: Iterable[str]) -> "Config":
+        """Apply ``section.key=value`` strings (value in TOML syntax, bare words as text)."""
+        data = self.to_dict()
+        for item in assignments:
+            if "=" not in item:
+                raise ConfigError(f"--set {item!r}: expected section.key=value")
+            name, raw = item.split("=", 1)
+            name = name.strip()
+            if name.count(".") != 1:
+                raise ConfigError(f"--set {item!r}: expected section.key=value")
+            section, key = name.split(".")
+            if section not in SCHEMA:
+                raise ConfigError(f"unknown config section [{section}]: allowed sections are "
+                                  + ", ".join(SCHEMA))
+            _field(section, key)
+            data[section][key] = parse_value(raw)
+        return Config(data)
+
+    def replace(self, section: str, **values: Any) -> "Config":
+        data = self.to_dict()
+        data.setdefault(section, {}).update(values)
+        return Config(data)
+
+    # -- access -------------------------------------------------------------------------
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return self._data[section]
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return copy.deepcopy(self._data)
+
+    def to_toml(self) -> str:
+        lines = []
+        for section, values in self._data.items():
+            lines.append(f"[{section}]")
+            for key, value in values.items():
+                lines.append(f"{key} = {_toml_value(value)}")
+            lines.append("")
+        return "\n".join(lines)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self._data == other._data
+
+    # -- cross-key rules ----------------------------------------------------------------
+    def _check_consistency(self) -> None:
+        d = self._data
+        ffe = d["tx"]["ffe"]
+        if d["tx"]["main"] >= len(ffe):
+            raise ConfigError(f"tx.main = {d['tx']['main']} must index a tap of tx.ffe "
+                              f"(0..{len(ffe) - 1})")
+        if sum(abs(c) for c in ffe) > 1.0 + 1e-9:
+            raise ConfigError(f"tx.ffe = {ffe}: the sum of |taps| must be at most 1 "
+                              "(peak-limited driver)")
+        if ffe[d["tx"]["main"]] <= 0:
+            raise ConfigError("tx.ffe: the main tap c(0) must be positive")
+        if d["ffe"]["pre"] >= d["ffe"]["taps"]:
+            raise ConfigError(f"ffe.pre = {d['ffe']['pre']} must be below ffe.taps = "
+                              f"{d['ffe']['taps']}")
+        if d["channel"]["model"] == "touchstone" and not d["channel"]["file"]:
+            raise ConfigError("channel.file must name a .s4p or .s2p file when "
+                              "channel.model = 'touchstone'")
+        if d["adc"]["enob"] > d["adc"]["bits"] and d["adc"]["bits"] > 0:
+            raise ConfigError(f"adc.enob = {d['adc']['enob']} cannot exceed adc.bits = "
+                              f"{d['adc']['bits']}")
+        if d["noise"]["sj_ui"] > 0 and d["noise"]["sj_hz"] <= 0:
+            raise ConfigError("noise.sj_hz must be > 0 when noise.sj_ui > 0")
+        if d["ctle"]["model"] == "zpk" and not d["ctle"]["poles_hz"]:
+            raise ConfigError("ctle.poles_hz must list at least one pole when ctle.model = 'zpk'")
+        if any(p >= 0 for p in d["ctle"]["poles_hz"]):
+            raise ConfigError(f"ctle.poles_hz = {d['ctle']['poles_hz']}: poles must be negative "
+                              "(left half plane)")
+        if d["link"]["pulse_ui"] > d["link"]["window_ui"] // 2:
+            raise ConfigError(f"link.pulse_ui = {d['link']['pulse_ui']} must be at most half of "
+                              f"link.window_ui = {d['link']['window_ui']}")
+
+
+def _field(section: str, key: str) -> Field:
+    try:
+        return SCHEMA[section][key]
+    except KeyError:
+        allowed = ", ".join(SCHEMA[section])
+        raise ConfigError(f"unknown config key {section}.{key}: [{section}] allows "
+                          f"{allowed}") from None
+
+
+def parse_value(raw: str) -> Any:
+    """Parse a --set value as TOML (numbers, booleans, lists, quoted strings); bare words
+    that are not TOML are taken as strings."""
+    raw = raw.strip()
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

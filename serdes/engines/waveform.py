@@ -1,0 +1,64 @@
+"""Waveform engine: the oversampled CTLE/AFE output and its jittered samples.
+
+The waveform at the ADC input is formed on the fine grid (``samples_per_ui`` per UI):
+w(t) = sum_n a_n p(t - nT) + n(t), with n(t) the RX-input white noise (one-sided PSD
+eta0, i.e. variance eta0 fs/2 per fine sample) filtered by the front end's impulse
+response. The ADC samples it at t = kT + phi + j_k, with the sampling jitter applied
+where it happens: at the sampling instant, by interpolating the waveform. Samples come
+out with a latency of ``latency`` UIs so that a late jittered instant never needs a
+waveform sample that has not been formed yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.signal import oaconvolve
+
+from serdes import rng
+from serdes.engines.pulse import Jitter
+from serdes.kernels.fir import interp_cubic, upsample_pulse_sum
+
+WAVE_NOISE = 16  # stream id of the fine-rate noise
+
+
+class WaveformFrontEnd:
+    """Symbols of UIs k0..k0+n-1 -> ADC-input samples of UIs k0-G .. k0+n-1-G."""
+
+    def __init__(self, link, seed: int, *, noise: bool = True):
+        self.pulse = link.pulse
+        self.m = link.m
+        self.jitter = Jitter(link, seed)
+        self.latency = int(np.ceil(self.jitter.max_ui)) + 2
+        eta0 = link.config["noise"]["eta0_v2_per_ghz"] * 1e-9
+        self.noise_sigma = np.sqrt(eta0 / (2.0 * link.dt_s)) if noise else 0.0
+        self.h_rx = link.h_rx_impulse
+        self._noise_rng = rng.BlockRNG(seed, WAVE_NOISE)
+        self._a_hist = np.zeros(self.pulse.n_ui - 1)
+        self._n_hist = np.zeros(self.h_rx.shape[0] - 1)
+        self._w_tail = np.zeros(2 * self.latency * self.m)
+
+    def waveform(self, a: np.ndarray, k0: int) -> np.ndarray:
+        """Fine-grid ADC-input waveform of UIs k0..k0+n-1 (n*m samples): sample r of UI k
+        is at t = kT + (r - phase) dt relative to the symbol's sampling instant."""
+        n = a.shape[0]
+        a_ext = np.concatenate([self._a_hist, a])
+        self._a_hist = a_ext[a_ext.shape[0] - self._a_hist.shape[0]:].copy()
+        w = upsample_pulse_sum(a_ext, self.pulse.fine, self.m, self.pulse.n_ui)
+        if self.noise_sigma > 0:
+            white = self.noise_sigma * self._noise_rng.normal(k0 * self.m, n * self.m)
+            ext = np.concatenate([self._n_hist, white])
+            self._n_hist = ext[ext.shape[0] - self._n_hist.shape[0]:].copy()
+            w += oaconvolve(ext, self.h_rx, mode="valid")
+        return w
+
+    def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
+        n = a.shape[0]
+        w_ext = np.concatenate([self._w_tail, self.waveform(a, k0)])
+        self._w_tail = w_ext[w_ext.shape[0] - self._w_tail.shape[0]:].copy()
+        g = self.latency
+        u0 = k0 - g  # first output UI
+        pos = (np.arange(n, dtype=np.float64) + g) * self.m + self.pulse.phase
+        if self.jitter.active:
+            pos += self.jitter.offsets_ui(u0, n) * self.m
+            return interp_cubic(w_ext, pos)
+        return w_ext[pos.astype(np.int64)]

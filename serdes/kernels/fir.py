@@ -1,0 +1,105 @@
+"""FIR and pulse-sum kernels (private; wrappers in serdes.dsp and serdes.engines).
+
+Conventions: an input ``x`` carries ``len(taps) - 1`` samples of history in front, and
+the output has ``len(x) - len(taps) + 1`` samples ("valid" convolution), so that a
+stream processed in chunks gives exactly the same samples as one piece.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def fir_valid(x, taps):
+    """y[k] = sum_j taps[j] * x[k + L - 1 - j] for k = 0 .. len(x) - L."""
+    L = taps.shape[0]
+    n = x.shape[0] - L + 1
+    y = np.empty(max(n, 0), dtype=np.float64)
+    for k in range(n):
+        acc = 0.0
+        top = k + L - 1
+        for j in range(L):
+            acc += taps[j] * x[top - j]
+        y[k] = acc
+    return y
+
+
+@njit(cache=True)
+def _cubic(p, pos):
+    """4-point Lagrange interpolation of p at fractional index pos (zero outside)."""
+    i = int(np.floor(pos))
+    t = pos - i
+    n = p.shape[0]
+    y0 = p[i - 1] if 0 <= i - 1 < n else 0.0
+    y1 = p[i] if 0 <= i < n else 0.0
+    y2 = p[i + 1] if 0 <= i + 1 < n else 0.0
+    y3 = p[i + 2] if 0 <= i + 2 < n else 0.0
+    return (-t * (t - 1.0) * (t - 2.0) / 6.0 * y0 + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * y1
+            - (t + 1.0) * t * (t - 2.0) / 2.0 * y2 + (t + 1.0) * t * (t - 1.0) / 6.0 * y3)
+
+
+@njit(cache=True)
+def pulse_sum_jitter(a, p_fine, m, phase, offsets, n_ui):
+    """Samples of sum_n a_n p(kT + phi + j_k - nT) with a jittered sampling instant.
+
+    a       symbols with n_ui - 1 of history in front
+    p_fine  pulse response on the fine grid, m samples per UI, zero-padded so that
+            every jittered position stays inside; p_fine[phase + j*m] is the j-th
+            symbol-spaced sample without jitter
+    offsets the sampling-time offset of each output sample, in fine samples
+
+    All taps of one sample share the fractional position, so the 4-point Lagrange
+    weights are computed once per sample.
+    """
+    n = a.shape[0] - n_ui + 1
+    y = np.empty(max(n, 0), dtype=np.float64)
+    last = p_fine.shape[0] - 3 - (n_ui - 1) * m
+    for k in range(n):
+        pos = phase + offsets[k]
+        i = int(np.floor(pos))
+        if i < 1:
+            i = 1
+        elif i > last:
+            i = last
+        t = pos - i
+        w0 = -t * (t - 1.0) * (t - 2.0) / 6.0
+        w1 = (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0
+        w2 = -(t + 1.0) * t * (t - 2.0) / 2.0
+        w3 = (t + 1.0) * t * (t - 1.0) / 6.0
+        acc = 0.0
+        top = k + n_ui - 1
+        for j in range(n_ui):
+            q = i + j * m
+            acc += a[top - j] * (w0 * p_fine[q - 1] + w1 * p_fine[q] + w2 * p_fine[q + 1]
+                                 + w3 * p_fine[q + 2])
+        y[k] = acc
+    return y
+
+
+@njit(cache=True)
+def interp_cubic(p, positions):
+    """p interpolated at fractional indices (4-point Lagrange, zero outside)."""
+    out = np.empty(positions.shape[0], dtype=np.float64)
+    for i in range(positions.shape[0]):
+        out[i] = _cubic(p, positions[i])
+    return out
+
+
+@njit(cache=True)
+def upsample_pulse_sum(a, p_fine, m, n_ui):
+    """Oversampled waveform sum_n a_n p(t - nT) at t = (k*m + r) dt, r = 0..m-1.
+
+    a carries n_ui - 1 symbols of history; p_fine has n_ui * m samples.
+    """
+    n = a.shape[0] - n_ui + 1
+    w = np.zeros(max(n, 0) * m, dtype=np.float64)
+    for k in range(n):
+        top = k + n_ui - 1
+        for j in range(n_ui):
+            s = a[top - j]
+            if s == 0.0:
+                continue
+            off = j * m
+            for r in range(m):
+                w[k * m + r] += s * p_fine[off + r]
+    return w

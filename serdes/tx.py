@@ -1,0 +1,39 @@
+"""Transmitter: FFE, driver edge (20-80 % rise time), TX noise.
+
+The driver sends a rectangular pulse of one UI with amplitude ``swing_v`` per unit
+symbol (outer PAM levels at +-swing_v). Its edges are shaped by a Gaussian filter
+whose step response has the requested 20-80 % rise time:
+
+    H_r(f) = exp(-2 (pi f T_r / 1.6832)^2),   1.6832 = 2 * Phi^-1(0.8)
+
+(the form of IEEE 802.3 Annex 93A). The FFE is a symbol-spaced FIR, modelled in the
+frequency domain as sum_i c_i exp(-j 2 pi f (i - main) T). TX noise is white noise on
+the symbol values with variance E[a^2] 10^(-SNR_TX/10), so it reaches the receiver
+through the same pulse response as the data (as in COM).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RISE_20_80 = 1.6832  # 20-80 % rise time of a Gaussian step, in units of its sigma
+
+
+def rise_filter(f_hz, rise_time_s):
+    """Gaussian edge filter with the given 20-80 % rise time (1 at DC)."""
+    f_hz = np.asarray(f_hz, dtype=np.float64)
+    return np.exp(-2.0 * (np.pi * f_hz * rise_time_s / RISE_20_80) ** 2).astype(np.complex128)
+
+
+def ffe_response(f_hz, taps, main, ui_s):
+    """Frequency response of a symbol-spaced TX FFE whose tap ``main`` is at t = 0."""
+    f_hz = np.asarray(f_hz, dtype=np.float64)
+    h = np.zeros(f_hz.shape, dtype=np.complex128)
+    for i, c in enumerate(taps):
+        h += c * np.exp(-2j * np.pi * f_hz * (i - main) * ui_s)
+    return h
+
+
+def tx_noise_sigma(level_power, snr_db):
+    """Standard deviation of the TX noise added to each symbol value."""
+    return float(np.sqrt(level_power * 10.0 ** (-snr_db / 10.0)))
