@@ -1,0 +1,54 @@
+"""The ``serdes`` command.
+
+Each subcommand lives in ``serdes/commands/<name>.py`` with ``add_parser(subparsers)``
+and ``main(args) -> int``. Errors meant for people (:class:`serdes.errors.SerdesError`)
+print one line to stderr and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from serdes.errors import SerdesError
+
+COMMANDS = ("run", "eye", "bathtub", "sweep", "plot")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: one line, exit 2
+        self.exit(2, f"serdes: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="serdes", description="112G PAM4 SerDes link simulator")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"serdes.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"serdes.commands.{name}":
+                continue
+            raise
+        p = mod.add_parser(sub)
+        p.set_defaults(_main=mod.main)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._main(args) or 0)
+    except SerdesError as exc:
+        print(f"serdes: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("serdes: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

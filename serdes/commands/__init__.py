@@ -1,0 +1,1 @@
+"""Subcommands of the ``serdes`` CLI, one module each."""
