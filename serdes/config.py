@@ -125,8 +125,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
     },
     "ctle": {
         "model": F(str, "ieee", "CTLE form", choices=("ieee", "zpk", "none")),
-        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB)", -30.0, 0.0),
-        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB)", -12.0, 0.0),
+        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB)", -20.0, 0.0),
+        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB)", -6.0, 0.0),
         "f_z_hz": F(float, 0.0, "zero (0: f_b/2.5)", 0.0, 1e12),
         "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
         "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
