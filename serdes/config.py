@@ -138,7 +138,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "afe": {
         "peaking_m": F(float, 2.0, "shunt-peaking factor m = R^2 C / L (0: no inductor)",
                        0.0, 10.0),
-        "bandwidth_hz": F(float, 40e9, "-3 dB bandwidth of the peaked AFE stage", 1e8, 1e12),
+        "bandwidth_hz": F(float, 40e9, "-3 dB bandwidth of the peaked AFE stage (0: no limit)",
+                          0.0, 1e12),
     },
     "noise": {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
@@ -163,7 +164,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
     },
     "eq": {
         "mode": F(str, "mmse", "tap computation", choices=("mmse", "lms")),
-        "mu": F(float, 2e-4, "LMS step size", 1e-9, 1.0),
+        "mu": F(float, 1e-2, "normalised LMS step size", 1e-7, 0.5),
         "train_symbols": F(int, 200_000, "LMS training symbols (known data, not counted)",
                            0, 10**9),
     },

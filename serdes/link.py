@@ -152,6 +152,8 @@ class Link:
         from serdes.analog.peaking import shunt_peaking_response
 
         a = self.config["afe"]
+        if a["bandwidth_hz"] == 0:
+            return np.ones(self.f_hz.shape, dtype=np.complex128)
         return shunt_peaking_response(self.f_hz, m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"])
 
     @cached_property
@@ -167,8 +169,7 @@ class Link:
 
     # -- pulse response -------------------------------------------------------------------
     @cached_property
-    def _pulse_unscaled(self) -> Pulse:
-        """Pulse response of one UI of value 1 (times swing) without the VGA."""
+    def _pulse_window(self) -> np.ndarray:
         swing = self.config["tx"]["swing_v"]
         rect = np.zeros(self.n_fft)
         rect[: self.m] = swing
@@ -176,7 +177,19 @@ class Link:
         if not np.all(np.isfinite(full)):
             raise ConfigError("the link's pulse response is not finite: check the channel "
                               "and CTLE settings")
-        return trim_pulse(full, self.m, self.config["link"]["pulse_ui"])
+        return full
+
+    def pulse_full(self) -> tuple[np.ndarray, np.ndarray]:
+        """(t_s, p): the untrimmed pulse response over the whole window, before the VGA,
+        with t = 0 at the start of the transmitted UI (the bulk delay removed)."""
+        shift = BULK_DELAY_UI * self.m
+        p = np.roll(self._pulse_window, -shift)
+        return np.arange(self.n_fft) * self.dt_s, p
+
+    @cached_property
+    def _pulse_unscaled(self) -> Pulse:
+        """Pulse response of one UI of value 1 (times swing) without the VGA."""
+        return trim_pulse(self._pulse_window, self.m, self.config["link"]["pulse_ui"])
 
     @cached_property
     def vga_gain(self) -> float:

@@ -24,7 +24,7 @@ class DigitalReceiver:
     whose first sample has absolute index k0 and returns (decisions, slicer inputs)."""
 
     def __init__(self, link, taps: EqualizerTaps, *, mode: str = "mmse", seed: int = 0,
-                 mu: float = 1e-4, dfe_limit: float = 1.0):
+                 mu: float = 1e-2, dfe_limit: float = 1.0):
         self.adc = link.adc
         self.levels = np.ascontiguousarray(link.levels, dtype=np.float64)
         self.thresholds = thresholds_for(self.levels)
@@ -32,7 +32,11 @@ class DigitalReceiver:
         self.dfe = np.array(taps.dfe, dtype=np.float64)
         self.delay = taps.delay
         self.mode = mode
-        self.mu = mu
+        # normalised LMS: the step is relative to the power in each tap line
+        x_power = link.level_power * float(link.pulse.taps @ link.pulse.taps) \
+            + link.noise.variance
+        self.mu_w = mu / (self.ffe.shape[0] * x_power)
+        self.mu_b = mu / (max(self.dfe.shape[0], 1) * link.level_power)
         self.dfe_limit = dfe_limit
         self._x_hist = np.zeros(self.ffe.shape[0] - 1)
         self._dfe_hist = np.zeros(self.dfe.shape[0])
@@ -50,6 +54,7 @@ class DigitalReceiver:
             ref = (np.zeros(n) if ref_levels is None
                    else np.ascontiguousarray(ref_levels, dtype=np.float64))
             return ffe_dfe_lms(x_ext, self.ffe, self.dfe, self.levels, self.thresholds,
-                               self._dfe_hist, ref, n_train, self.mu, self.dfe_limit)
+                               self._dfe_hist, ref, n_train, self.mu_w, self.mu_b,
+                               self.dfe_limit)
         z = fir_valid(x_ext, self.ffe)
         return dfe_run(z, self.dfe, self.levels, self.thresholds, self._dfe_hist)

@@ -41,13 +41,14 @@ def dfe_run(z, taps, levels, thresholds, hist):
 
 
 @njit(cache=True)
-def ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu, b_limit):
+def ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_limit):
     """FFE + DFE adapted by LMS, sample by sample.
 
     x      ADC samples with len(w) - 1 of history in front
     ref    the known symbol levels aligned with the outputs (used while k < n_train,
            afterwards decisions drive the adaptation)
-    w, b, hist are updated in place (the adaptive state).
+    w, b, hist are updated in place (the adaptive state). mu_w and mu_b are the step
+    sizes of the FFE and DFE taps (the wrapper normalises them by the input powers).
     Returns (decisions, slicer inputs).
     """
     nw = w.shape[0]
@@ -66,9 +67,9 @@ def ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu, b_limit):
         target = ref[k] if k < n_train else levels[d]
         e = v - target
         for i in range(nw):
-            w[i] -= mu * e * x[top - i]
+            w[i] -= mu_w * e * x[top - i]
         for m in range(nb):
-            bm = b[m] + mu * e * hist[m]
+            bm = b[m] + mu_b * e * hist[m]
             if bm > b_limit:
                 bm = b_limit
             elif bm < -b_limit:

@@ -1,0 +1,36 @@
+"""Shared test helpers."""
+
+from pathlib import Path
+
+import pytest
+
+from serdes.config import Config
+
+CHANNELS = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
+
+
+def ideal_config(**sections) -> Config:
+    """A link with no ISI: flat channel, no CTLE, no AFE bandwidth limit, no TX edge,
+    no TX FFE, no ADC, no jitter, a one-tap FFE and no DFE."""
+    data = {
+        "link": {"window_ui": 256, "pulse_ui": 16},
+        "tx": {"ffe": [1.0], "main": 0, "rise_time_s": 0.0, "snr_db": 200.0, "rlm": 1.0},
+        "channel": {"model": "ideal"},
+        "ctle": {"model": "none"},
+        "afe": {"peaking_m": 0.0, "bandwidth_hz": 0.0},
+        "noise": {"rj_ui": 0.0, "sj_ui": 0.0},
+        "adc": {"bits": 0, "enob": 0.0},
+        "ffe": {"taps": 1, "pre": 0},
+        "dfe": {"taps": 0},
+    }
+    for name, values in sections.items():
+        data.setdefault(name, {}).update(values)
+    return Config(data)
+
+
+@pytest.fixture
+def channels_dir():
+    if not CHANNELS.is_dir():
+        pytest.skip(f"real channel data not found at {CHANNELS} (the shared/ folder beside "
+                    "the checkout)")
+    return CHANNELS
