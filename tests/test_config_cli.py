@@ -1,0 +1,115 @@
+"""Configuration validation and the `serdes run` command: one clear line, exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from serdes.cli import main
+from serdes.config import SCHEMA, Config
+from serdes.errors import ConfigError
+
+
+def test_default_round_trips_through_toml(tmp_path):
+    cfg = Config.default().with_overrides(["channel.loss_db=30", "tx.ffe=[0, -0.1, 0.8, -0.1]",
+                                           "tx.main=2", "link.precoding=true"])
+    path = tmp_path / "link.toml"
+    path.write_text(cfg.to_toml())
+    assert Config.from_toml(path) == cfg
+
+
+def test_every_key_has_a_valid_default():
+    cfg = Config.default()
+    for section, keys in SCHEMA.items():
+        for key, field in keys.items():
+            assert field.check(f"{section}.{key}", cfg[section][key]) == cfg[section][key]
+
+
+@pytest.mark.parametrize("override, words", [
+    ("channel.los_db=3", ["channel.los_db", "loss_db"]),
+    ("chanel.loss_db=3", ["[chanel]", "channel"]),
+    ("adc.bits=99", ["adc.bits", "[0, 16]"]),
+    ("adc.bits=7.5", ["adc.bits", "integer"]),
+    ("channel.loss_db=abc", ["channel.loss_db", "number"]),
+    ("channel.model=coax", ["channel.model", "'loss'"]),
+    ("tx.ffe=[0.1, 0.2, 0.3, 0.9]", ["tx.ffe", "sum of |taps|"]),
+    ("ffe.pre=30", ["ffe.pre", "ffe.taps"]),
+    ("link.precoding=3", ["link.precoding", "true or false"]),
+    ("noise.rj_ui=nan", ["noise.rj_ui"]),
+    ("loss_db=3", ["section.key=value"]),
+])
+def test_bad_values_name_the_key_and_the_range(override, words):
+    with pytest.raises(ConfigError) as exc:
+        Config.default().with_overrides([override])
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg
+
+
+def test_unknown_key_in_toml_file(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[adc]\nbitz = 6\n")
+    with pytest.raises(ConfigError, match="adc.bitz"):
+        Config.from_toml(p)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "serdes.cli", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "--set", "adc.bitz=6"], ["adc.bitz"]),
+    (["run", "--set", "channel.loss_db=-3"], ["channel.loss_db", "[0, 60]"]),
+    (["run", "missing.toml"], ["missing.toml"]),
+    (["run", "--set", "channel.model=touchstone", "--set", "channel.file=/no/such.s4p"],
+     ["/no/such.s4p"]),
+    (["run", "--bogus"], ["--bogus"]),
+])
+def test_cli_errors_are_one_line_with_exit_code_2(args, words):
+    r = _cli(*args)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 or args == ["run", "--bogus"], r.stderr
+    for w in words:
+        assert w in r.stderr
+
+
+def test_cli_malformed_files(tmp_path):
+    toml = tmp_path / "broken.toml"
+    toml.write_text("[link\nsymbols = 3")
+    r = _cli("run", str(toml))
+    assert r.returncode == 2 and "broken.toml" in r.stderr and "Traceback" not in r.stderr
+    s4p = tmp_path / "garbage.s4p"
+    s4p.write_text("this is not touchstone\n1 2 3\n")
+    r = _cli("run", "--set", "channel.model=touchstone", "--set", f"channel.file={s4p}")
+    assert r.returncode == 2 and "garbage.s4p" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_json_report(capsys):
+    assert main(["run", "--set", "link.symbols=40000", "--json", "--seed", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("ber", "ber_ci", "ser", "bits", "bit_errors", "symbols", "il_nyquist_db",
+                "snr_db", "ffe_taps", "dfe_taps", "elapsed_s", "symbols_per_s"):
+        assert key in out
+    assert len(out["ber_ci"]) == 2 and out["ber_ci"][0] <= out["ber"] <= out["ber_ci"][1]
+    assert out["symbols"] > 30_000 and out["bits"] == 2 * out["symbols"]
+    assert out["il_nyquist_db"] == 25.0 and len(out["ffe_taps"]) == 24
+    assert out["seed"] == 3
+
+
+def test_run_summary_is_readable(capsys):
+    assert main(["run", "--set", "link.symbols=20000"]) == 0
+    text = capsys.readouterr().out
+    for word in ("IL at Nyquist", "BER", "95% CI", "SNR", "FFE", "DFE", "symbols/s"):
+        assert word.lower() in text.lower()
+
+
+def test_importing_serdes_does_not_import_matplotlib():
+    code = "import sys, serdes, serdes.cli, serdes.link, serdes.engines.run; " \
+           "print('matplotlib' in sys.modules)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.strip() == "False"
