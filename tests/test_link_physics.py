@@ -134,3 +134,19 @@ def test_mmse_predicted_snr_matches_counted_snr():
                                            "channel.loss_db=30"])
     res = simulate(Link(cfg), symbols=400_000, target_errors=0)
     assert res.snr_db == pytest.approx(res.predicted_snr_db, abs=0.15)
+
+
+def test_nrz_awgn_ber_matches_q_function():
+    """NRZ over the ideal channel: BER = Q(1/sigma), counted inside its 99 % interval."""
+    from serdes.metrics.ber import q_function
+
+    probe = Link(ideal_config(link={"modulation": "nrz"}, noise={"eta0_v2_per_ghz": 1e-9}))
+    h0 = probe.pulse.taps[probe.pulse.cursor]
+    sigma = 1 / 3.3  # BER about 5e-4
+    eta0 = 1e-9 * (sigma * h0) ** 2 / probe.noise.variance
+    link = Link(ideal_config(link={"modulation": "nrz"}, noise={"eta0_v2_per_ghz": eta0}))
+    res = simulate(link, symbols=1_000_000, target_errors=0)
+    expected = float(q_function(link.pulse.taps[link.pulse.cursor] / np.sqrt(link.noise.variance)))
+    lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.99)
+    assert res.bits == res.symbols
+    assert lo <= expected <= hi, (res.ber, expected)
