@@ -37,6 +37,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from serdes.errors import ConfigError
+from serdes.validate import freq_array as _freq_array
 
 __all__ = [
     "G_DC_RANGE_DB",
@@ -98,24 +99,6 @@ def _symbol_rate(value) -> float:
     if not lo <= x <= hi:
         raise ConfigError(f"symbol_rate_hz={x!r} is out of range; allowed {allowed}")
     return x
-
-
-def _freq_array(f_hz) -> np.ndarray:
-    """f_hz as a float64 array; every value finite and >= 0."""
-    arr = np.asarray(f_hz)
-    if np.iscomplexobj(arr):
-        raise ConfigError("f_hz is complex; allowed real frequencies >= 0 Hz")
-    try:
-        arr = arr.astype(np.float64, copy=False)
-    except (TypeError, ValueError):
-        raise ConfigError(f"f_hz of dtype {arr.dtype} is not numeric; allowed real frequencies >= 0 Hz") from None
-    if arr.size:
-        bad = ~np.isfinite(arr) | (arr < 0.0)
-        if bad.any():
-            raise ConfigError(
-                f"f_hz contains {float(arr[bad].flat[0])!r}; allowed finite frequencies >= 0 Hz"
-            )
-    return arr
 
 
 def _roots_array(name: str, values) -> np.ndarray:

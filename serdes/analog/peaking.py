@@ -46,6 +46,7 @@ import math
 import numpy as np
 
 from serdes.errors import ConfigError
+from serdes.validate import freq_array as _freq_array
 
 __all__ = [
     "M_MIN",
@@ -97,21 +98,6 @@ def _check_bandwidth(bandwidth_hz) -> float:
     if not math.isfinite(x) or x <= 0.0:
         raise ConfigError(f"bandwidth_hz={x!r} is out of range; allowed {allowed}")
     return x
-
-
-def _freq_array(f_hz) -> np.ndarray:
-    arr = np.asarray(f_hz)
-    if np.iscomplexobj(arr):
-        raise ConfigError("f_hz is complex; allowed real frequencies >= 0 Hz")
-    try:
-        arr = arr.astype(np.float64, copy=False)
-    except (TypeError, ValueError):
-        raise ConfigError(f"f_hz of dtype {arr.dtype} is not numeric; allowed real frequencies >= 0 Hz") from None
-    if arr.size:
-        bad = ~np.isfinite(arr) | (arr < 0.0)
-        if bad.any():
-            raise ConfigError(f"f_hz contains {float(arr[bad].flat[0])!r}; allowed finite frequencies >= 0 Hz")
-    return arr
 
 
 def _x3db(m: float) -> float:

@@ -50,6 +50,7 @@ import math
 import numpy as np
 
 from serdes.errors import ConfigError
+from serdes.validate import freq_array as _freq_array
 
 __all__ = [
     "GAMMA0_PER_MM",
@@ -107,21 +108,6 @@ def _coefficients(gamma0_per_mm, a1, a2, tau_ns_per_mm) -> tuple[float, float, f
     c2 = _in_range("a2", a2, 0.0, _COEF_MAX, "ns/mm")
     tau = _in_range("tau_ns_per_mm", tau_ns_per_mm, *_TAU_RANGE, "ns/mm")
     return g0, c1, c2, tau
-
-
-def _freq_array(f_hz) -> np.ndarray:
-    arr = np.asarray(f_hz)
-    if np.iscomplexobj(arr):
-        raise ConfigError("f_hz is complex; allowed real frequencies >= 0 Hz")
-    try:
-        arr = arr.astype(np.float64, copy=False)
-    except (TypeError, ValueError):
-        raise ConfigError(f"f_hz of dtype {arr.dtype} is not numeric; allowed real frequencies >= 0 Hz") from None
-    if arr.size:
-        bad = ~np.isfinite(arr) | (arr < 0.0)
-        if bad.any():
-            raise ConfigError(f"f_hz contains {float(arr[bad].flat[0])!r}; allowed finite frequencies >= 0 Hz")
-    return arr
 
 
 def _f_ref(f_ref_hz) -> float:

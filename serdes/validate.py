@@ -1,0 +1,25 @@
+"""Argument checks shared by the design functions: one-line ConfigErrors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from serdes.errors import ConfigError
+
+
+def freq_array(f_hz) -> np.ndarray:
+    """f_hz as a float64 array; every value finite and >= 0."""
+    arr = np.asarray(f_hz)
+    if np.iscomplexobj(arr):
+        raise ConfigError("f_hz is complex; allowed real frequencies >= 0 Hz")
+    try:
+        arr = arr.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise ConfigError(f"f_hz of dtype {arr.dtype} is not numeric; allowed real "
+                          "frequencies >= 0 Hz") from None
+    if arr.size:
+        bad = ~np.isfinite(arr) | (arr < 0.0)
+        if bad.any():
+            raise ConfigError(f"f_hz contains {float(arr[bad].flat[0])!r}; allowed finite "
+                              "frequencies >= 0 Hz")
+    return arr
