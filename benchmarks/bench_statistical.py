@@ -1,0 +1,69 @@
+"""Statistical engine speed: a full statistical eye (64 phases x 256 voltage bins, down
+to 1e-15 and below) on the default link (64-UI pulse, 24-tap FFE, 1-tap DFE), against a
+plain NumPy/SciPy implementation of the same computation in the same run.
+
+    /tmp/venv/bin/pytest benchmarks/bench_statistical.py --benchmark-only
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from serdes.engines.statistical import StatisticalEngine
+from serdes.link import Link
+
+
+@pytest.fixture(scope="module")
+def engine():
+    link = Link()
+    assert link.pulse.n_ui == 64
+    eng = StatisticalEngine(link)
+    eng.eye(n_phases=4, n_bins=32)          # compile the kernels outside the timing
+    return eng
+
+
+def numpy_eye(eng, n_phases=64, n_bins=256):
+    """The same eye map with np.convolve for the ISI and scipy.stats for the tails."""
+    lv = eng.levels
+    ymax = 1.3 * np.max(np.abs(lv))
+    y = np.linspace(-ymax, ymax, n_bins)
+    out = np.zeros((n_phases, n_bins))
+    for k, ph in enumerate(-0.5 + np.arange(n_phases) / n_phases):
+        d = eng.distribution(ph, grid_step=float(y[1] - y[0]))  # grid and sigmas
+        f, _ = eng.response(ph)
+        values, probs, *_ = eng._components(f, float(d.sigmas.min()), d.delta)
+        pmf = np.array([1.0])
+        k0 = 0
+        for vr, pr in zip(values, probs):     # ISI cursors and ADC quantization
+            vr, pr = vr[pr > 0], pr[pr > 0]
+            u = vr / d.delta
+            fl = np.floor(u).astype(int)
+            lo = fl.min()
+            comp = np.zeros(fl.max() - lo + 2)
+            np.add.at(comp, fl - lo, pr * (1 - (u - fl)))
+            np.add.at(comp, fl - lo + 1, pr * (u - fl))
+            pmf = np.convolve(pmf, comp)
+            k0 += lo
+        x = (k0 + np.arange(pmf.size)) * d.delta
+        for i, mu in enumerate(d.means):
+            z = (y[:, None] - mu - x[None, :]) / d.sigmas[i]
+            above = y > mu
+            out[k] += np.where(above, stats.norm.sf(z) @ pmf, stats.norm.cdf(z) @ pmf)
+    return out / (lv.size * 2)
+
+
+def test_statistical_eye_numba(benchmark, engine):
+    eye = benchmark(engine.eye, 64, 256)
+    assert eye.ber.shape == (64, 256) and eye.ber.min() < 1e-5
+
+
+def test_statistical_eye_numpy_baseline(benchmark, engine):
+    out = benchmark.pedantic(numpy_eye, args=(engine,), rounds=2, iterations=1)
+    ref = engine.eye(64, 256).ber
+    ok = ref > 1e-25
+    np.testing.assert_allclose(out[ok], ref[ok], rtol=1e-6)
+
+
+def test_statistical_ber_one_phase(benchmark, engine):
+    r = benchmark(engine.ber, 0.0)
+    assert 1e-7 < r.ber < 1e-4

@@ -1,0 +1,64 @@
+"""``serdes bathtub``: horizontal and vertical bathtubs of the statistical engine."""
+
+from __future__ import annotations
+
+import json
+
+from serdes.commands.common import add_config_options, load_config
+from serdes.errors import ConfigError
+
+
+def add_parser(sub):
+    p = sub.add_parser("bathtub", help="draw the horizontal and vertical bathtubs",
+                       description="Statistical BER vs sampling phase (horizontal) and vs "
+                                   "slicer threshold (vertical), per PAM4 eye.")
+    add_config_options(p)
+    p.add_argument("-o", "--output", default="bathtub.png",
+                   help="image file (default bathtub.png)")
+    p.add_argument("--phases", type=int, default=64, help="phases per UI")
+    p.add_argument("--points", type=int, default=401, help="threshold offsets")
+    p.add_argument("--dd-ui", type=float, default=0.0,
+                   help="dual-Dirac deterministic jitter A_DD (UI)")
+    p.add_argument("--json", action="store_true", help="also print the curves as JSON")
+    p.add_argument("--dpi", type=int, default=120)
+    return p
+
+
+def main(args) -> int:
+    from serdes.engines.statistical import StatisticalEngine
+    from serdes.link import Link
+
+    cfg = load_config(args)
+    if not 4 <= args.phases <= 4096:
+        raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")
+    if not 16 <= args.points <= 100_000:
+        raise ConfigError(f"--points = {args.points}: expected an integer in [16, 100000]")
+    if not 0 <= args.dd_ui <= 0.5:
+        raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
+    eng = StatisticalEngine(Link(cfg), dd_ui=args.dd_ui)
+    h = eng.bathtub_horizontal(args.phases)
+    v = eng.bathtub_vertical(0.0, args.points)
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from serdes.plot import eye as peye
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    peye.horizontal_bathtub(h, ax=ax1)
+    peye.vertical_bathtub(v, ax=ax2)
+    peye.save_figure(fig, args.output, dpi=args.dpi)
+    if args.json:
+        print(json.dumps({
+            "eyes": list(h.eye_names),
+            "horizontal": {"phase_ui": h.x.tolist(), "ber": h.ber.tolist(),
+                           "ber_per_eye": h.ber_per_eye.tolist()},
+            "vertical": {"offset": v.x.tolist(),
+                         "offset_mv": (v.x * v.volts_per_unit * 1e3).tolist(),
+                         "ber_per_eye": v.ber_per_eye.tolist()},
+        }))
+    else:
+        print(f"wrote {args.output}")
+    return 0

@@ -1,0 +1,199 @@
+"""Statistical-engine kernels (private; wrapper in serdes.engines.statistical).
+
+Distributions live on a uniform grid of spacing ``delta``: ``pmf[n]`` is the
+probability of the value ``(k0 + n) * delta``.
+
+* :func:`isi_pmf` convolves independent discrete components (one per cursor: the
+  values ``c_j * a`` of the PAM levels ``a``, equiprobable) into one PMF. Each
+  component is put on the grid by the linear (mean-preserving) split of every point
+  between its two neighbouring grid points, then convolved exactly on the grid.
+* :func:`tail_points` and :func:`tail_grid` add independent Gaussian noise and return
+  tail probabilities P(X + N > y) or P(X + N < y), as sums of positive terms
+  ``pmf[n] * Q(z)`` so that tails far below 1e-15 keep their relative precision.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Q(z) is 1.0 in double precision below -Z_LO, and terms with z above Z_HI are below
+# 1e-30 of their weight (ignored).
+Z_LO = 8.3
+Z_HI = 11.5
+
+
+@njit(cache=True)
+def _q(z):
+    return 0.5 * math.erfc(z * 0.7071067811865476)
+
+
+@njit(cache=True)
+def isi_pmf(values, probs, delta):
+    """PMF of the sum of independent components on a grid of spacing ``delta``.
+
+    values, probs  (n_comp, K) arrays: component j takes values[j, m] with
+                   probability probs[j, m] (rows sum to 1; zero-probability points
+                   are ignored)
+    Returns (pmf, k0): pmf[n] is the probability of (k0 + n) * delta.
+    """
+    n_comp, K = values.shape
+    lo = np.empty(n_comp, dtype=np.int64)
+    hi = np.empty(n_comp, dtype=np.int64)
+    k0 = 0
+    total = 1
+    for j in range(n_comp):
+        a = 1 << 62
+        b = -(1 << 62)
+        for m in range(K):
+            if probs[j, m] > 0.0:
+                f = int(math.floor(values[j, m] / delta))
+                if f < a:
+                    a = f
+                if f + 1 > b:
+                    b = f + 1
+        if b < a:  # empty component: a point mass at 0
+            a = 0
+            b = 0
+        lo[j] = a
+        hi[j] = b
+        k0 += a
+        total += b - a
+    pmf = np.zeros(total)
+    tmp = np.zeros(total)
+    pmf[0] = 1.0
+    width = 1
+    idx = np.empty(2 * K, dtype=np.int64)
+    wts = np.empty(2 * K)
+    for j in range(n_comp):
+        # the component's binned points (at most 2K, merged by position)
+        nnz = 0
+        for m in range(K):
+            p = probs[j, m]
+            if p <= 0.0:
+                continue
+            u = values[j, m] / delta
+            f = math.floor(u)
+            t = u - f
+            b0 = int(f) - lo[j]
+            for s in range(2):
+                bb = b0 + s
+                ww = p * (1.0 - t) if s == 0 else p * t
+                if ww == 0.0:
+                    continue
+                found = False
+                for q in range(nnz):
+                    if idx[q] == bb:
+                        wts[q] += ww
+                        found = True
+                        break
+                if not found:
+                    idx[nnz] = bb
+                    wts[nnz] = ww
+                    nnz += 1
+        w = hi[j] - lo[j] + 1
+        new_width = width + w - 1
+        for n in range(new_width):
+            tmp[n] = 0.0
+        for q in range(nnz):
+            off = idx[q]
+            wq = wts[q]
+            for n in range(width):
+                tmp[n + off] += wq * pmf[n]
+        for n in range(new_width):
+            pmf[n] = tmp[n]
+        width = new_width
+    # trim exact zeros at both ends
+    first = 0
+    while first < width - 1 and pmf[first] == 0.0:
+        first += 1
+    last = width - 1
+    while last > first and pmf[last] == 0.0:
+        last -= 1
+    return pmf[first:last + 1].copy(), k0 + first
+
+
+@njit(cache=True)
+def _prefix(pmf):
+    c = np.empty(pmf.shape[0] + 1)
+    c[0] = 0.0
+    for n in range(pmf.shape[0]):
+        c[n + 1] = c[n] + pmf[n]
+    return c
+
+
+@njit(cache=True)
+def tail_points(pmf, k0, delta, y, sigma, upper):
+    """P(X + N > y_v) (upper) or P(X + N < y_v) for X ~ pmf, N ~ Normal(0, sigma^2).
+
+    Each value is sum_n pmf[n] Q(+-(y_v - x_n) / sigma); the terms with Q = 1 in
+    double precision come from prefix sums, those below 1e-30 are skipped.
+    """
+    G = pmf.shape[0]
+    out = np.empty(y.shape[0])
+    csum = _prefix(pmf)
+    for v in range(y.shape[0]):
+        s = (y[v] / delta) - k0  # grid position of y_v
+        r = sigma / delta
+        acc = 0.0
+        if upper:
+            # x_n > y + Z_LO sigma -> Q(-...) = 1; x_n < y - Z_HI sigma -> ~0
+            n_one = int(math.floor(s + Z_LO * r)) + 1
+            n_zero = int(math.ceil(s - Z_HI * r))
+            a = max(n_zero, 0)
+            b = min(n_one, G)
+            if n_one < G:
+                acc += csum[G] - csum[max(n_one, 0)]
+            for n in range(a, b):
+                acc += pmf[n] * _q((y[v] - (k0 + n) * delta) / sigma)
+        else:
+            n_one = int(math.ceil(s - Z_LO * r))
+            n_zero = int(math.floor(s + Z_HI * r)) + 1
+            a = max(n_one, 0)
+            b = min(n_zero, G)
+            if n_one > 0:
+                acc += csum[min(n_one, G)]
+            for n in range(a, b):
+                acc += pmf[n] * _q(((k0 + n) * delta - y[v]) / sigma)
+        out[v] = acc
+    return out
+
+
+@njit(cache=True)
+def tail_grid(pmf, k0, delta, y0_steps, stride, n_out, frac, sigma, upper):
+    """tail_points at the evenly spaced points y_v = (y0_steps + frac + v*stride) delta,
+    v = 0..n_out-1 (integer y0_steps and stride, 0 <= frac < 1).
+
+    z = (y_v - x_n) / sigma depends only on the integer lag s_v - n, so the Q values
+    are tabulated once per call instead of once per term.
+    """
+    G = pmf.shape[0]
+    r = sigma / delta
+    if upper:   # term Q(z): 1 for z < -Z_LO (small lags), ~0 for z > Z_HI
+        lag_lo = int(math.floor(-Z_LO * r - frac)) - 1
+        lag_hi = int(math.ceil(Z_HI * r)) + 1
+    else:       # term Q(-z): 1 for z > Z_LO (large lags), ~0 for z < -Z_HI
+        lag_lo = int(math.floor(-Z_HI * r - frac)) - 1
+        lag_hi = int(math.ceil(Z_LO * r)) + 1
+    nk = lag_hi - lag_lo + 1
+    table = np.empty(nk)
+    for i in range(nk):
+        z = (lag_lo + i + frac) / r
+        table[i] = _q(z) if upper else _q(-z)
+    csum = _prefix(pmf)
+    out = np.empty(n_out)
+    for v in range(n_out):
+        s = y0_steps + v * stride - k0
+        a = s - lag_hi          # n in [a, b) have lags in [lag_lo, lag_hi]
+        b = s - lag_lo + 1
+        acc = 0.0
+        if upper:
+            if b < G:           # n >= b: lag < lag_lo, the term is 1
+                acc += csum[G] - csum[max(b, 0)]
+        else:
+            if a > 0:           # n < a: lag > lag_hi, the term is 1
+                acc += csum[min(a, G)]
+        for n in range(max(a, 0), min(b, G)):
+            acc += pmf[n] * table[s - n - lag_lo]
+        out[v] = acc
+    return out
