@@ -167,6 +167,56 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "mu": F(float, 1e-2, "normalised LMS step size", 1e-7, 0.5),
         "train_symbols": F(int, 200_000, "LMS training symbols (known data, not counted)",
                            0, 10**9),
+        "detector": F(str, "dfe", "after the FFE (and RC): DFE + slicer, or noise "
+                      "whitening + MLSE (Viterbi)", choices=("dfe", "mlse")),
+    },
+    "reflections": {
+        # a T-line cascade in series with the channel model (serdes.channel.reflections)
+        "segment_lengths_mm": F(list, [], "cascaded line segments: lengths (mm)",
+                                length=(0, 32)),
+        "segment_z0_ohm": F(list, [], "segments: characteristic impedances (ohm)",
+                            length=(0, 32)),
+        "segment_eps_r": F(list, [4.0], "segments: effective permittivity (one value: all)",
+                           length=(1, 32)),
+        "segment_loss_db_per_mm": F(list, [0.0], "segments: loss at loss_ref_hz (dB/mm; "
+                                    "one value: all)", length=(1, 32)),
+        "stub_positions": F(list, [], "open stubs (vias): junction of each, 0 = before the "
+                            "first segment, n = after segment n", length=(0, 16)),
+        "stub_lengths_mm": F(list, [], "stubs: lengths (mm)", length=(0, 16)),
+        "stub_z0_ohm": F(list, [50.0], "stubs: characteristic impedances (ohm; one value: all)",
+                         length=(1, 16)),
+        "stub_eps_r": F(list, [4.0], "stubs: effective permittivity (one value: all)",
+                        length=(1, 16)),
+        "stub_loss_db_per_mm": F(list, [0.0], "stubs: loss at loss_ref_hz (dB/mm; one value: "
+                                 "all)", length=(1, 16)),
+        "z_ref_ohm": F(float, 50.0, "source and load impedance of the cascade", 1.0, 1000.0),
+        "loss_ref_hz": F(float, 26.5625e9, "frequency of the segment/stub dB/mm values",
+                         1e6, 1e12),
+        "echo_delay_ui": F(float, 0.0, "simple echo: delay after the main pulse (UI; 0: none)",
+                           0.0, 2000.0),
+        "echo_db": F(float, -20.0, "simple echo: amplitude relative to the main pulse (dB)",
+                     -100.0, -0.1),
+        "echo_polarity": F(str, "positive", "simple echo: sign",
+                           choices=("positive", "negative")),
+    },
+    "rc": {
+        "taps": F(int, 0, "reflection canceller: floating taps (0: off)", 0, 64),
+        "span_ui": F(int, 200, "latest echo the canceller reaches (UI after the cursor)",
+                     2, 4096),
+        "mode": F(str, "pulse", "tap placement: from the equalized pulse response (pulse) "
+                  "or by error/decision correlation, then LMS (adaptive)",
+                  choices=("pulse", "adaptive")),
+        "mu": F(float, 2e-3, "normalised LMS step of the canceller taps (0: frozen)", 0.0, 0.5),
+        "search_symbols": F(int, 16384, "adaptive mode: symbols of error/decision "
+                            "correlation before the taps are placed", 256, 10**8),
+    },
+    "mlse": {
+        "memory": F(int, 1, "channel memory L of the Viterbi target (4**L PAM4 states)", 1, 3),
+        "whitening": F(str, "target", "noise whitening: an MMSE FFE for the best monic "
+                       "1 + g1 D + .. target (target), or a linear MMSE FFE followed by the "
+                       "order-L linear noise predictor (predictor)",
+                       choices=("target", "predictor")),
+        "traceback": F(int, 24, "decision delay of the Viterbi detector (symbols)", 1, 32),
     },
 }
 
@@ -277,9 +327,69 @@ class Config:
         if any(p >= 0 for p in d["ctle"]["poles_hz"]):
             raise ConfigError(f"ctle.poles_hz = {d['ctle']['poles_hz']}: poles must be negative "
                               "(left half plane)")
+        _check_dsp(d)
         if d["link"]["pulse_ui"] > d["link"]["window_ui"] // 2:
             raise ConfigError(f"link.pulse_ui = {d['link']['pulse_ui']} must be at most half of "
                               f"link.window_ui = {d['link']['window_ui']}")
+
+
+def _check_dsp(d: dict) -> None:
+    """Cross-key rules of the reflections, the reflection canceller and the MLSE."""
+    r = d["reflections"]
+    counts = {"segment_lengths_mm": len(r["segment_lengths_mm"]),
+              "stub_positions": len(r["stub_positions"])}
+    for key, owner, single_ok in (("segment_z0_ohm", "segment_lengths_mm", False),
+                                  ("segment_eps_r", "segment_lengths_mm", True),
+                                  ("segment_loss_db_per_mm", "segment_lengths_mm", True),
+                                  ("stub_lengths_mm", "stub_positions", False),
+                                  ("stub_z0_ohm", "stub_positions", True),
+                                  ("stub_eps_r", "stub_positions", True),
+                                  ("stub_loss_db_per_mm", "stub_positions", True)):
+        n, k = counts[owner], len(r[key])
+        if (n or not single_ok) and k != n and not (single_ok and k == 1):
+            raise ConfigError(f"reflections.{key} has {k} values: it needs one per entry of "
+                              f"reflections.{owner} ({n})"
+                              + (" or a single value for all" if single_ok else ""))
+    for key, lo, hi, unit in (("segment_lengths_mm", 0.0, 1e4, " mm"),
+                              ("segment_z0_ohm", 1.0, 1000.0, " ohm"),
+                              ("segment_eps_r", 1.0, 100.0, ""),
+                              ("segment_loss_db_per_mm", 0.0, 10.0, " dB/mm"),
+                              ("stub_lengths_mm", 0.0, 1e3, " mm"),
+                              ("stub_z0_ohm", 1.0, 1000.0, " ohm"),
+                              ("stub_eps_r", 1.0, 100.0, ""),
+                              ("stub_loss_db_per_mm", 0.0, 10.0, " dB/mm")):
+        if any(not lo <= v <= hi for v in r[key]):
+            raise ConfigError(f"reflections.{key} = {r[key]}: each value must be in "
+                              f"[{lo:g}, {hi:g}]{unit}")
+    n_seg = counts["segment_lengths_mm"]
+    if any(not float(v).is_integer() or not 0 <= v <= n_seg for v in r["stub_positions"]):
+        raise ConfigError(f"reflections.stub_positions = {r['stub_positions']}: each must be "
+                          f"a junction number in 0..{n_seg} (0 = before the first segment)")
+    delay = r["echo_delay_ui"]
+    pulse_ui = d["link"]["pulse_ui"]
+    # the trimmed pulse keeps at most pulse_ui - pulse_ui // 4 UI from the cursor on, and
+    # the echo brings a tail of its own
+    if delay > 0 and pulse_ui - pulse_ui // 4 < delay + 8:
+        need = 16 * math.ceil((delay + 8) * 4 / 3 / 16)
+        raise ConfigError(f"link.pulse_ui = {pulse_ui} is too short to hold the echo at "
+                          f"reflections.echo_delay_ui = {delay:g}: set link.pulse_ui to at "
+                          f"least {need}")
+    rc, ml, eq = d["rc"], d["mlse"], d["eq"]
+    if eq["detector"] == "mlse":
+        if eq["mode"] == "lms":
+            raise ConfigError("eq.mode = 'lms' is not available with eq.detector = 'mlse': "
+                              "use eq.mode = 'mmse'")
+        if rc["taps"] and rc["mode"] == "adaptive":
+            raise ConfigError("rc.mode = 'adaptive' is not available with eq.detector = "
+                              "'mlse': use rc.mode = 'pulse'")
+        first = ml["traceback"]
+    else:
+        first = d["dfe"]["taps"] + 1
+    if rc["taps"] and rc["span_ui"] < first + rc["taps"] - 1:
+        raise ConfigError(f"rc.span_ui = {rc['span_ui']} leaves no room for rc.taps = "
+                          f"{rc['taps']}: the canceller reaches lags {first}..span_ui (after "
+                          + ("the Viterbi decision delay mlse.traceback)"
+                             if eq["detector"] == "mlse" else "the DFE taps)"))
 
 
 def _field(section: str, key: str) -> Field:

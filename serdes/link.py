@@ -111,7 +111,20 @@ class Link:
         return None
 
     @cached_property
+    def reflections(self):
+        """The [reflections] stage (T-line cascade, via stubs, echo) in series with the
+        channel model."""
+        from serdes.channel.reflections import Reflections
+
+        return Reflections.from_config(self.config["reflections"], self.symbol_rate_hz)
+
+    @cached_property
     def h_channel(self) -> np.ndarray:
+        h = self._h_channel_model
+        return h * self.reflections.response(self.f_hz) if self.reflections.active else h
+
+    @cached_property
+    def _h_channel_model(self) -> np.ndarray:
         ch = self.config["channel"]
         if ch["model"] == "ideal":
             return np.ones(self.f_hz.shape, dtype=np.complex128)

@@ -26,7 +26,7 @@ def run_link(cfg, engine: str = "pulse") -> dict:
     res = simulate(link, engine=engine)
     out = res.to_dict()
     out.update(link=link.summary(), il_nyquist_db=link.il_nyquist_db, engine=engine,
-               seed=cfg["link"]["seed"])
+               seed=cfg["link"]["seed"], reflections=link.reflections.describe(link.ui_s))
     for extra in _EXTRAS:
         extra(link, res, out)
     return out
@@ -34,6 +34,7 @@ def run_link(cfg, engine: str = "pulse") -> dict:
 
 # functions (link, result, report) that add sections to the report (eye, stat_ber, ...)
 _EXTRAS: list = []
+import serdes.report_eye  # noqa: E402,F401  (registers the eye / stat_ber sections)
 
 
 def main(args) -> int:
@@ -56,8 +57,7 @@ def format_summary(cfg, r: dict) -> str:
         f"AFE m={c['afe']['peaking_m']:g} BW {c['afe']['bandwidth_hz'] / 1e9:g} GHz, "
         f"ADC {c['adc']['bits']} b (ENOB {c['adc']['enob']:g}), VGA {lk['vga_gain_db']:.1f} dB",
         f"eq        {c['eq']['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
-        f"({c['ffe']['pre']} pre), DFE {len(r['dfe_taps'])} taps "
-        + ("[" + ", ".join(f"{t:.3f}" for t in r["dfe_taps"]) + "]" if r["dfe_taps"] else ""),
+        f"({c['ffe']['pre']} pre), " + _detector(cfg, r),
         f"snr       {r['snr_db']:.2f} dB at the slicer (MMSE prediction "
         f"{r['predicted_snr_db']:.2f} dB)",
         f"counted   {r['symbols']:,} symbols, {r['bits']:,} bits, {r['bit_errors']:,} bit errors, "
@@ -67,7 +67,31 @@ def format_summary(cfg, r: dict) -> str:
         f"time      {r['elapsed_s']:.2f} s, {r['symbols_per_s'] / 1e6:.2f} M symbols/s "
         f"({r['engine']} engine, seed {r['seed']})",
     ]
+    extra = []
+    if r.get("reflections", "none") != "none":
+        extra.append(f"refl      {r['reflections']}")
+    if r.get("rc_lags"):
+        extra.append(f"rc        {len(r['rc_lags'])} taps ({c['rc']['mode']}) at "
+                     + ", ".join(str(j) for j in r["rc_lags"]) + " UI: "
+                     + _taps(r["rc_taps"]))
+    if r.get("detector") == "mlse":
+        extra.append(f"whitening {_taps(r['whitening_taps'])} ({c['mlse']['whitening']}), "
+                     f"MLSE target {_taps(r['mlse_target'])}")
+    lines[3:3] = extra
     for key in ("stat_ber",):
         if key in r:
             lines.append(f"stat BER  {r[key]:.3e} (statistical engine)")
     return "\n".join(lines)
+
+
+def _taps(taps) -> str:
+    return "[" + ", ".join(f"{t:.3f}" for t in taps) + "]"
+
+
+def _detector(cfg, r: dict) -> str:
+    if r.get("detector") == "mlse":
+        memory = len(r["mlse_target"]) - 1
+        m = 4 if cfg["link"]["modulation"] == "pam4" else 2
+        return (f"MLSE memory {memory} ({m ** memory} states, decision delay "
+                f"{cfg['mlse']['traceback']} UI)")
+    return f"DFE {len(r['dfe_taps'])} taps " + (_taps(r["dfe_taps"]) if r["dfe_taps"] else "")

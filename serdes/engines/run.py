@@ -43,6 +43,11 @@ class RunResult:
     symbols_per_s: float
     stopped_by: str
     bursts: dict[int, int] = field(default_factory=dict)
+    detector: str = "dfe"
+    rc_lags: list[int] = field(default_factory=list)
+    rc_taps: list[float] = field(default_factory=list)
+    whitening_taps: list[float] = field(default_factory=lambda: [1.0])
+    mlse_target: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -52,8 +57,14 @@ class RunResult:
 
 
 def design_equalizer(link) -> EqualizerTaps:
-    """FFE/DFE taps for the link's config: joint MMSE, or the LMS starting point."""
+    """FFE/DFE taps for the link's config: joint MMSE, or the LMS starting point. With a
+    reflection canceller or the MLSE detector, a :class:`serdes.dsp.design.ReceiverTaps`
+    that also holds the RC taps, the whitening filter and the Viterbi target."""
     c = link.config
+    if c["rc"]["taps"] or c["eq"]["detector"] != "dfe":
+        from serdes.dsp.design import design_receiver
+
+        return design_receiver(link)
     h = link.pulse.taps
     n_taps, n_pre, n_dfe = c["ffe"]["taps"], c["ffe"]["pre"], c["dfe"]["taps"]
     mmse = mmse_ffe_dfe(h, link.pulse.cursor, link.sampled_noise_autocorr(n_taps),
@@ -121,8 +132,9 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
     taps = taps or design_equalizer(link)
     front = (PulseFrontEnd(link, seed) if engine == "pulse" else WaveformFrontEnd(link, seed))
     mode = c["eq"]["mode"]
+    n_train = c["eq"]["train_symbols"] if mode == "lms" else 0
     rx = DigitalReceiver(link, taps, mode=mode, seed=seed, mu=c["eq"]["mu"],
-                         dfe_limit=c["dfe"]["limit"])
+                         dfe_limit=c["dfe"]["limit"], train_symbols=n_train)
     m = link.modulation_order
     levels = link.levels
     source = SymbolSource(pattern=c["link"]["pattern"], m=m, precoding=c["link"]["precoding"],
@@ -131,10 +143,10 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
     sigma_tx = link.tx_noise_sigma
     counter = ErrorCounter(m, skip=0)
     bursts = _Bursts()
-    n_train = c["eq"]["train_symbols"] if mode == "lms" else 0
-    expected = taps.delay + front.latency
+    expected = rx.latency + front.latency
     max_delay = expected + link.pulse.n_ui + 8
-    skip = link.pulse.n_ui + c["ffe"]["taps"] + max_delay + 64 + n_train
+    skip = link.pulse.n_ui + c["ffe"]["taps"] + max_delay + 64 + max(n_train,
+                                                                     rx.warmup_symbols)
     if skip + ALIGN_WINDOW + max_delay > symbols:
         skip = 0 if symbols <= ALIGN_WINDOW else max(0, symbols - ALIGN_WINDOW - max_delay)
 
@@ -223,4 +235,7 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
         latency=-1 if delay is None else int(delay),
         ffe_taps=[float(t) for t in rx.ffe], dfe_taps=[float(t) for t in rx.dfe],
         elapsed_s=elapsed, symbols_per_s=k0 / elapsed if elapsed > 0 else float("inf"),
-        stopped_by=stopped_by, bursts=bursts.close())
+        stopped_by=stopped_by, bursts=bursts.close(), detector=rx.detector,
+        rc_lags=[int(j) for j in rx.rc_lags], rc_taps=[float(t) for t in rx.rc_taps],
+        whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
+        mlse_target=([float(t) for t in taps.target] if rx.detector == "mlse" else []))

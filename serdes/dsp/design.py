@@ -1,0 +1,196 @@
+"""Design of the whole digital receiver: FFE, DFE, reflection canceller (RC) and the
+noise-whitening filter and target of the MLSE detector.
+
+One joint MMSE design covers them all. With the FFE output z_k = sum_i w_i y_{k-i}
+estimating a_{k-d}, every lag j > 0 after the cursor whose ISI is removed by a
+decision-fed path (a DFE tap, an RC tap, or a tap of the MLSE target, which the
+Viterbi detector accounts for) is a *free* lag: its coefficient equals the combined
+response f_{d+j} = (w * h)_{d+j}. Minimising E[(z_k - a_{k-d} - sum_free f_{d+j}
+a_{k-d-j})^2] over w gives (as in :mod:`serdes.dsp.mmse`, with the DFE columns replaced
+by the free columns F)
+
+    w = (s2 (H H^T - H_F H_F^T) + R_n)^(-1) s2 h_d,
+
+rescaled so that f_d = 1. ``mmse_ffe_dfe`` is the special case F = 1..n_dfe.
+
+* RC placement from the pulse ("pulse" mode): a first design without RC gives f; the
+  ``taps`` lags in the RC range with the largest |f_{d+j}| get the RC taps, and the FFE
+  is designed again with those lags free (so it spends nothing on the echo). In
+  "adaptive" mode the lags are found at run time (:mod:`serdes.dsp.rc`).
+* MLSE with whitening "predictor": a linear MMSE FFE (no DFE), followed by the
+  order-L linear predictor of its output error (:mod:`serdes.dsp.whitening`); the
+  whitening filter c is also the Viterbi target.
+* MLSE with whitening "target": the FFE designed with lags 1..L free is the MMSE FFE
+  for the best monic target 1 + g_1 D + .. + g_L D^L, g_j = f_{d+j} (the feedforward
+  filter of an MMSE-DFE, whose error is close to white); no extra filter.
+
+In a notebook::
+
+    from serdes.config import Config
+    from serdes.link import Link
+    from serdes.engines.run import design_equalizer, simulate
+    from serdes.dsp.whitening import measure_whitening
+
+    link = Link(Config.default().with_overrides(
+        ["channel.loss_db=35", "eq.detector=mlse", "mlse.whitening=predictor"]))
+    taps = design_equalizer(link)          # a ReceiverTaps
+    taps.whitening, taps.target            # [1, -p1], the Viterbi target
+    measure_whitening(link, taps)["after"] # error autocorrelation after the filter
+    simulate(link, symbols=10**6).ber_ci
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import solve, toeplitz
+
+from serdes.dsp.mmse import EqualizerTaps, convolution_matrix
+from serdes.dsp.whitening import ffe_error_autocorr, noise_predictor
+
+
+def _int_array(v=()) -> np.ndarray:
+    return np.asarray(v, dtype=np.int64).reshape(-1)
+
+
+@dataclass(frozen=True)
+class ReceiverTaps(EqualizerTaps):
+    """:class:`EqualizerTaps` plus the RC, the detector and the MLSE filters.
+
+    ``rc_lags[i]`` is the lag in UI after the cursor of the decision that RC tap
+    ``rc_taps[i]`` multiplies. ``whitening`` is the FIR after the FFE (``[1.0]``: none),
+    ``target`` the Viterbi target g (g[0] = 1) in the whitened domain.
+    """
+
+    detector: str = "dfe"
+    rc_lags: np.ndarray = field(default_factory=_int_array)
+    rc_taps: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    whitening: np.ndarray = field(default_factory=lambda: np.ones(1))
+    target: np.ndarray = field(default_factory=lambda: np.ones(1))
+    traceback: int = 0
+
+    @property
+    def latency(self) -> int:
+        """Decision k of the receiver is about FFE-output symbol k - latency."""
+        return self.delay + (self.traceback - 1 if self.detector == "mlse" else 0)
+
+    def residual(self) -> np.ndarray:
+        """The combined response (FFE output) with the cursor and all decision-fed lags
+        (DFE, RC, MLSE target) removed: the ISI the detector sees as noise."""
+        f = self.combined.copy()
+        d = self.delay
+        f[d] = 0.0
+        n_dfe = min(self.dfe.shape[0], f.shape[0] - d - 1)
+        f[d + 1:d + 1 + n_dfe] -= self.dfe[:n_dfe]
+        ok = d + self.rc_lags < f.shape[0]
+        f[d + self.rc_lags[ok]] -= self.rc_taps[ok]
+        if self.detector == "mlse" and np.allclose(self.whitening, [1.0]):
+            n = min(self.target.shape[0] - 1, f.shape[0] - d - 1)
+            f[d + 1:d + 1 + n] -= self.target[1:1 + n]
+        return f
+
+
+def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
+                  n_pre: int, free_lags, level_power: float):
+    """MMSE FFE for pulse samples ``h`` with the lags ``free_lags`` (>= 1, after the
+    cursor) removed by decision-fed paths. Returns (w, f, Rn) with f = w * h, f_d = 1,
+    d = cursor + n_pre, and Rn the FFE-span noise covariance."""
+    h = np.asarray(h, dtype=np.float64)
+    H = convolution_matrix(h, n_taps)
+    d = cursor + n_pre
+    lags = _int_array(free_lags)
+    cols = d + lags[(lags >= 1) & (d + lags < H.shape[1])]
+    r = np.zeros(n_taps)
+    k = min(n_taps, noise_autocorr.shape[0])
+    r[:k] = noise_autocorr[:k]
+    Rn = toeplitz(r)
+    Ryy = level_power * (H @ H.T - H[:, cols] @ H[:, cols].T) + Rn
+    Ryy += np.eye(n_taps) * 1e-12 * np.trace(Ryy) / n_taps
+    w = solve(Ryy, level_power * H[:, d], assume_a="pos")
+    f = w @ H
+    return w / f[d], f / f[d], Rn
+
+
+def select_rc_lags(combined: np.ndarray, delay: int, *, taps: int, first: int,
+                   span: int) -> np.ndarray:
+    """The ``taps`` lags j in first..span with the largest |combined[delay + j]|,
+    ascending."""
+    last = min(span, combined.shape[0] - 1 - delay)
+    if last < first or taps <= 0:
+        return _int_array()
+    cand = np.arange(first, last + 1)
+    mag = np.abs(combined[delay + cand])
+    order = np.argsort(-mag, kind="stable")[:taps]
+    return np.sort(cand[order]).astype(np.int64)
+
+
+def rc_first_lag(config) -> int:
+    """First lag the RC may take: after the DFE taps, or, with the MLSE, at the Viterbi
+    decision delay (the canceller needs final decisions)."""
+    if config["eq"]["detector"] == "mlse":
+        return config["mlse"]["traceback"]
+    return config["dfe"]["taps"] + 1
+
+
+def design_receiver(link) -> ReceiverTaps:
+    """FFE, DFE, RC, whitening and MLSE target for the link's config (see the module
+    notes); with ``eq.mode = 'lms'`` the starting point of the adaptation."""
+    c = link.config
+    h = link.pulse.taps
+    cursor = link.pulse.cursor
+    s2 = link.level_power
+    n_taps, n_pre = c["ffe"]["taps"], c["ffe"]["pre"]
+    d = cursor + n_pre
+    detector = c["eq"]["detector"]
+    mlse = detector == "mlse"
+    memory = c["mlse"]["memory"] if mlse else 0
+    n_dfe = 0 if mlse else c["dfe"]["taps"]
+    rc = c["rc"]
+    by_target = mlse and c["mlse"]["whitening"] == "target"
+    base = list(range(1, (memory if by_target else n_dfe) + 1))
+    rn = link.sampled_noise_autocorr(n_taps + memory + 2)
+
+    w, f, Rn = mmse_ffe_free(h, cursor, rn, n_taps=n_taps, n_pre=n_pre, free_lags=base,
+                             level_power=s2)
+    rc_lags = _int_array()
+    if rc["taps"] and rc["mode"] == "pulse":
+        rc_lags = select_rc_lags(f, d, taps=rc["taps"], first=rc_first_lag(c),
+                                 span=rc["span_ui"])
+        w, f, Rn = mmse_ffe_free(h, cursor, rn, n_taps=n_taps, n_pre=n_pre,
+                                 free_lags=base + rc_lags.tolist(), level_power=s2)
+    rc_taps = f[d + rc_lags] if rc_lags.size else np.zeros(0)
+    if rc["taps"] and rc["mode"] == "adaptive":
+        rc_lags, rc_taps = _int_array(), np.zeros(0)  # placed at run time
+    b = np.zeros(n_dfe)
+    m = min(n_dfe, f.shape[0] - d - 1)
+    b[:m] = np.clip(f[d + 1:d + 1 + m], -c["dfe"]["limit"], c["dfe"]["limit"])
+
+    resid = f.copy()
+    resid[d] = 0.0
+    resid[d + 1:d + 1 + m] -= b[:m]
+    resid[d + rc_lags] -= rc_taps
+    whitening = np.ones(1)
+    target = np.ones(1)
+    if mlse and by_target:
+        target = f[d:d + memory + 1].copy()
+        resid[d + 1:d + 1 + memory] = 0.0
+        err = s2 * float(resid @ resid) + float(w @ Rn @ w)
+    elif mlse:
+        r_err = ffe_error_autocorr(resid, w, rn, s2, memory + 1)
+        whitening, err = noise_predictor(r_err, memory)
+        target = whitening.copy()
+    else:
+        err = s2 * float(resid @ resid) + float(w @ Rn @ w)
+    snr = 10 * np.log10(s2 / err) if err > 0 else np.inf
+
+    if c["eq"]["mode"] == "lms":
+        w = np.zeros(n_taps)
+        w[n_pre] = 1.0 / h[cursor]
+        b = np.zeros(n_dfe)
+        rc_taps = np.zeros(rc_lags.shape[0])
+    return ReceiverTaps(ffe=np.ascontiguousarray(w), dfe=np.ascontiguousarray(b), delay=d,
+                        combined=f, predicted_snr_db=float(snr), detector=detector,
+                        rc_lags=rc_lags, rc_taps=np.ascontiguousarray(rc_taps, dtype=float),
+                        whitening=whitening, target=target,
+                        traceback=c["mlse"]["traceback"] if mlse else 0)
