@@ -208,8 +208,8 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
             bursts.add(sym_err)
             sig = levels[tx_line[txi]]
             err = dec_v[sel] - sig
-            sq_err += float(err @ err)
-            sq_sig += float(sig @ sig)
+            sq_err += float(np.sum(err * err))  # pairwise sum: no BLAS-thread dependence
+            sq_sig += float(np.sum(sig * sig))
             # counted: drop the decisions and the symbols no later decision can refer to
             dec_line, dec_data, dec_v = dec_line[:0], dec_data[:0], dec_v[:0]
             dec_start = k0
