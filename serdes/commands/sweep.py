@@ -1,0 +1,101 @@
+"""``serdes sweep``: BER over a grid of link parameters, locally or on a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from serdes.commands.common import add_config_options, load_config
+
+EPILOG = """\
+values:  START:STOP:STEP (STOP included), v1,v2,... or both (10:20:5,30);
+         list-valued keys in brackets: --grid tx.ffe=[0,0.9,-0.1],[0,0.8,-0.2]
+grids:   the points are the Cartesian product of the --grid axes; all --zip lists
+         (of equal length) form one more axis, their values taken side by side.
+resume:  run the same command again with the same --out: points already there are
+         skipped (errors too, unless --retry-errors).
+example: serdes sweep --grid channel.loss_db=10:30:2 --grid ffe.taps=8,16,24 \\
+             --set link.symbols=1000000 --out ber.csv
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "sweep", help="BER over a grid of link parameters (local processes or Dask)",
+        description="Run one link per point of a parameter grid and write one row per "
+                    "point (CSV or Parquet) as points finish.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_options(p)
+    p.add_argument("--grid", dest="axes", action="append", default=[],
+                   type=lambda s: ("grid", s), metavar="SECTION.KEY=VALUES",
+                   help="one axis of the grid (repeatable)")
+    p.add_argument("--zip", dest="axes", action="append", type=lambda s: ("zip", s),
+                   metavar="SECTION.KEY=VALUES",
+                   help="lists taken side by side as one axis (repeatable)")
+    p.add_argument("--out", "-o", required=True, metavar="FILE",
+                   help="result file, .csv or .parquet; an existing one is resumed")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="local worker processes (default: the number of cores; 0: run in "
+                        "this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster: its scheduler, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--stat", action="store_true",
+                   help="also compute the statistical BER (stat_ber column)")
+    p.add_argument("--engine", choices=("pulse", "waveform"), default="pulse",
+                   help="engine of the counted BER (default pulse)")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="run again the points recorded with status 'error'")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="always draw the progress bar (default: only on a terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never draw the progress bar")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON summary with every row of the grid")
+    return p
+
+
+def main(args) -> int:
+    from serdes.sweep import SweepError, SweepInterrupted, parse_specs, run_sweep
+
+    cfg = load_config(args)
+    grid = parse_specs(args.axes)
+    if args.workers is not None and args.workers < 0:
+        raise SweepError(f"--workers {args.workers}: expected 0 (in this process) or more")
+    if args.scheduler and args.workers is not None:
+        raise SweepError("--workers and --scheduler exclude each other: the cluster's "
+                         "workers run the points")
+    previous = _terminate_as_interrupt()
+    try:
+        summary = run_sweep(cfg, grid, args.out, workers=args.workers,
+                            scheduler=args.scheduler, stat=args.stat, engine=args.engine,
+                            retry_errors=args.retry_errors, progress=args.progress)
+    except SweepInterrupted as exc:
+        s = exc.summary
+        print(f"serdes: interrupted: {s.skipped + s.ran} of {s.points} points are in "
+              f"{args.out}; run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if args.json:
+        print(json.dumps(summary.to_dict(), default=float))
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def format_summary(s) -> str:
+    rate = f"{s.points_per_min:.1f} points/min" if s.ran else "nothing left to run"
+    return (f"sweep: {s.points} points ({s.ran} run now, {s.skipped} already in {s.out}), "
+            f"{s.errors} with status error; {s.elapsed_s:.1f} s, {rate}")
+
+
+def _terminate_as_interrupt():
+    """SIGTERM (a batch scheduler's stop) ends the sweep like Ctrl-C: valid file."""
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)

@@ -1,0 +1,353 @@
+"""Running a grid: local worker processes or a Dask cluster, rows written as they finish.
+
+Local execution runs the points in ``workers`` processes, started with ``spawn`` (clean
+whatever the parent holds) and with one BLAS/OpenMP thread each, like the workers of a
+Dask cluster (whose nannies set the same). A point then gives the same numbers to the
+last bit however many workers run the sweep: a multi-threaded BLAS sums in another
+order, which moves the last digits of float results such as ``snr_db``. ``workers=0``
+runs the points in this process instead (no start-up; for debugging and quick tries;
+its float columns may then differ from a worker's in the last digits; the counts do
+not). With a scheduler address the points run on an existing Dask distributed cluster
+whose workers have serdes installed. Either way at most a window of points is in flight, so
+a grid of a million points does not create a million futures at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from serdes.sweep.grid import Grid, SweepError, point_id, sweep_id
+from serdes.sweep.point import error_message, error_row, run_point
+from serdes.sweep.progress import Progress
+from serdes.sweep.results import COUNTED, TAIL, ResultFile, order_columns
+
+DASK_TIMEOUT_S = 10  # seconds to reach the scheduler
+
+
+@dataclass
+class SweepSummary:
+    """What a sweep did: ``points`` in the grid, ``skipped`` (already in the file),
+    ``ran`` now, ``errors`` among the grid's rows (all of them once the sweep is done,
+    those run now if it was interrupted). ``rows``: the grid's rows in grid order."""
+
+    out: Path | None
+    points: int
+    skipped: int
+    ran: int
+    errors: int
+    elapsed_s: float
+    rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    interrupted: bool = False
+
+    @property
+    def points_per_min(self) -> float:
+        return 60.0 * self.ran / self.elapsed_s if self.elapsed_s > 0 else float("nan")
+
+    def to_dict(self, rows: bool = True) -> dict[str, Any]:
+        d = {"out": None if self.out is None else str(self.out), "points": self.points,
+             "skipped": self.skipped, "ran": self.ran, "errors": self.errors,
+             "elapsed_s": self.elapsed_s, "points_per_min": self.points_per_min,
+             "interrupted": self.interrupted}
+        if rows:
+            d["rows"] = self.rows
+        return d
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM in the CLI) during a sweep; the result file is valid."""
+
+    def __init__(self, summary: SweepSummary):
+        super().__init__("sweep interrupted")
+        self.summary = summary
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
+              workers: int | None = None, scheduler: str | None = None,
+              stat: bool = False, engine: str = "pulse", retry_errors: bool = False,
+              progress: bool | None = None) -> SweepSummary:
+    """Run every point of ``grid`` on ``config`` (a :class:`~serdes.config.Config`).
+
+    ``out``: a ``.csv`` or ``.parquet`` file; points already in it are skipped (rows
+    with status "error" too, unless ``retry_errors``). ``None`` keeps rows in memory.
+    ``workers``: local processes (default: the cores; 0: in this process);
+    ``scheduler``: the address of a Dask scheduler (``tcp://host:port``) to run the
+    points on instead.
+    ``progress``: draw the progress bar (default: when stderr is a terminal).
+    """
+    if engine not in ("pulse", "waveform"):
+        raise SweepError(f"engine {engine!r}: expected 'pulse' or 'waveform'")
+    base = config.to_dict()
+    keys = list(grid.keys)
+    sid = sweep_id(base, keys, engine, stat)
+    points = list(grid)
+    ids = [point_id(p) for p in points]
+    index = {pid: i for i, pid in enumerate(ids)}
+    t0 = time.monotonic()
+
+    store = _MemoryResults(keys) if out is None else ResultFile(out, keys)
+    store.open()
+    try:
+        foreign = {r.get("sweep") for r in store.rows} - {sid}
+        if foreign:
+            raise SweepError(
+                f"{out} holds results of another sweep (a different base config, engine, "
+                "--stat or set of swept keys); choose another --out or delete the file")
+        if retry_errors:
+            keep = [r for r in store.rows
+                    if not (r.get("status") != "ok" and r.get("point") in index)]
+            if len(keep) != len(store.rows):
+                store.replace_rows(keep)
+        done = {r["point"]: r.get("status") for r in store.rows if r.get("point") in index}
+        todo = [p for p, pid in zip(points, ids) if pid not in done]
+        first = keys + list(COUNTED) + (["stat_ber"] if stat else []) + list(TAIL)
+        store.start(first)
+        bar = Progress(len(points), len(points) - len(todo),
+                       sum(1 for s in done.values() if s != "ok"), enabled=progress)
+        summary = SweepSummary(out=None if out is None else Path(out), points=len(points),
+                               skipped=len(points) - len(todo), ran=0, errors=0, elapsed_s=0.0)
+        kwargs = dict(base=base, engine=engine, stat=stat, sweep=sid)
+        executor = (_DaskExecutor(scheduler) if scheduler
+                    else _LocalExecutor(default_workers() if workers is None else workers))
+        bar.draw(force=True)
+        try:
+            with executor:
+                for row in executor.run(todo, kwargs):
+                    store.append(row)
+                    summary.ran += 1
+                    summary.errors += row["status"] != "ok"
+                    bar.update(row["status"])
+        except KeyboardInterrupt:
+            bar.close()
+            summary.elapsed_s = time.monotonic() - t0
+            summary.interrupted = True
+            raise SweepInterrupted(summary) from None
+        bar.close()
+        # grid order, so that an interrupted and resumed sweep leaves the same file
+        n = len(index)
+        order = sorted(range(len(store.rows)),
+                       key=lambda i: (index.get(store.rows[i].get("point"), n + i)))
+        if order != list(range(len(store.rows))):
+            store.replace_rows([store.rows[i] for i in order])
+        summary.elapsed_s = time.monotonic() - t0
+        summary.rows = [store.values(r) for r in store.rows if r.get("point") in index]
+        summary.errors = sum(1 for r in summary.rows if r.get("status") != "ok")
+        return summary
+    finally:
+        store.close()
+
+
+class _MemoryResults:
+    """The ResultFile interface without a file (``out=None``)."""
+
+    def __init__(self, keys):
+        self.keys = list(keys)
+        self.rows: list[dict[str, Any]] = []
+        self.columns: list[str] = []
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def start(self, columns):
+        self.columns = order_columns(self.keys, columns)
+
+    def append(self, row):
+        self.columns = order_columns(self.keys, self.columns + list(row))
+        self.rows.append(dict(row))
+
+    def replace_rows(self, rows):
+        self.rows = list(rows)
+
+    def values(self, row):
+        return {c: row.get(c) for c in self.columns}
+
+
+# -- executors ----------------------------------------------------------------------
+# Points run side by side in processes, so each should use one thread: a multi-threaded
+# BLAS in every worker only burns the cores the other workers need (measured: OpenBLAS
+# threads doubled the CPU time of a point and gave no speed).
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMBA_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _single_threaded_children():
+    """Processes started inside inherit 1 thread per library (unless the user set one)."""
+    added = [k for k in THREAD_VARS if k not in os.environ]
+    for k in added:
+        os.environ[k] = "1"
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+def _worker_init() -> None:
+    import signal
+    import threading
+
+    # Ctrl-C goes to the whole process group; the parent stops the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch():  # a worker whose parent was killed (kill -9) must not linger
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="serdes-parent-watch", daemon=True).start()
+
+
+class _LocalExecutor:
+    def __init__(self, workers: int):
+        if workers < 0:
+            raise SweepError(f"--workers {workers}: expected 0 (in this process) or more")
+        self.workers = workers
+        self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if exc_type is None:
+            pool.shutdown(wait=True)
+            return
+        # interrupted or failed: stop the running points now
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                proc.terminate()
+            except Exception:  # pragma: no cover - already gone
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def run(self, points: list[dict], kwargs: dict) -> Iterator[dict]:
+        if self.workers == 0:
+            for p in points:
+                yield run_point(point=p, **kwargs)
+            return
+        n = min(self.workers, len(points))
+        if n == 0:
+            return
+        import multiprocessing
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        self._pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init,
+                                         mp_context=multiprocessing.get_context("spawn"))
+        window = 4 * n
+        todo = iter(points)
+        pending: dict = {}
+
+        def fill():
+            while len(pending) < window:
+                p = next(todo, None)
+                if p is None:
+                    return
+                pending[self._pool.submit(run_point, point=p, **kwargs)] = p
+
+        with _single_threaded_children():  # the first submits start every worker
+            fill()
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                p = pending.pop(fut)
+                try:
+                    row = fut.result()
+                except BrokenProcessPool:
+                    raise SweepError("a worker process died (out of memory? or, from "
+                                     "Python, a main script that new processes cannot "
+                                     "import); the points done so far are saved: run the "
+                                     "same sweep again to resume") from None
+                except Exception as exc:
+                    row = error_row(p, error_message(exc), base=kwargs["base"],
+                                    sweep=kwargs["sweep"])
+                yield row
+            fill()
+
+
+class _DaskExecutor:
+    def __init__(self, address: str):
+        self.address = address
+        self.client = None
+        self._pending: dict = {}  # key -> (future, point)
+
+    def __enter__(self):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SweepError("--scheduler needs Dask distributed: pip install "
+                             "'serdes[dask]'") from None
+        try:
+            self.client = Client(self.address, timeout=DASK_TIMEOUT_S, set_as_default=False)
+        except Exception as exc:  # OSError, TimeoutError, ValueError for a bad address...
+            raise SweepError(f"cannot reach the Dask scheduler at {self.address}: "
+                             f"{error_message(exc)}") from None
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        client, self.client = self.client, None
+        if client is None:
+            return
+        try:
+            if self._pending:  # interrupted: take the points off the cluster
+                client.cancel([f for f, _ in self._pending.values()])
+                self._pending.clear()
+        finally:
+            client.close()
+
+    def _window(self) -> int:
+        """Points in flight: four per worker thread (the cluster may grow), at least 64."""
+        return max(64, 4 * sum(self.client.nthreads().values()))
+
+    def run(self, points: list[dict], kwargs: dict) -> Iterator[dict]:
+        if not points:
+            return
+        from distributed import as_completed
+
+        client = self.client
+        todo = iter(points)
+        queue = as_completed([], loop=client.loop)
+        window, checked = self._window(), time.monotonic()
+
+        def fill():
+            while len(self._pending) < window:
+                p = next(todo, None)
+                if p is None:
+                    return
+                key = f"serdes-point-{kwargs['sweep']}-{point_id(p)}"
+                fut = client.submit(run_point, point=p, key=key, **kwargs)
+                self._pending[key] = (fut, p)
+                queue.add(fut)
+
+        fill()
+        for fut in queue:
+            _, p = self._pending.pop(fut.key)
+            try:
+                row = fut.result()
+            except Exception as exc:  # e.g. KilledWorker: the point crashed its workers
+                row = error_row(p, error_message(exc), base=kwargs["base"],
+                                sweep=kwargs["sweep"])
+            fut.release()
+            yield row
+            if time.monotonic() - checked > 10.0:
+                window, checked = self._window(), time.monotonic()
+            fill()
