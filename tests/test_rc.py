@@ -80,7 +80,7 @@ def _echo_signal(n, seed, lag=37, amp=0.25, sigma=0.05):
 @pytest.mark.parametrize("adaptive,adapt_eq", [(False, False), (False, True), (True, False),
                                                (True, True)])
 def test_kernel_matches_reference_in_chunks(adaptive, adapt_eq):
-    n, span, k_taps = 6000, 50, 3
+    n, span = 6000, 50
     a, x = _echo_signal(n, seed=7)
     w0 = np.array([0.02, 1.0, -0.01])          # FFE with one pre-cursor tap
     x = np.concatenate([np.zeros(len(w0) - 1), x])

@@ -39,7 +39,7 @@ The same quantity over (phase, y) is the statistical eye map.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import toeplitz
