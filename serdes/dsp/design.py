@@ -44,9 +44,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import solve, toeplitz
 
-from serdes.dsp.mmse import EqualizerTaps, convolution_matrix
+from serdes.dsp.mmse import EqualizerTaps, mmse_ffe_free
 from serdes.dsp.whitening import ffe_error_autocorr, noise_predictor
 
 
@@ -89,27 +88,6 @@ class ReceiverTaps(EqualizerTaps):
             n = min(self.target.shape[0] - 1, f.shape[0] - d - 1)
             f[d + 1:d + 1 + n] -= self.target[1:1 + n]
         return f
-
-
-def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
-                  n_pre: int, free_lags, level_power: float):
-    """MMSE FFE for pulse samples ``h`` with the lags ``free_lags`` (>= 1, after the
-    cursor) removed by decision-fed paths. Returns (w, f, Rn) with f = w * h, f_d = 1,
-    d = cursor + n_pre, and Rn the FFE-span noise covariance."""
-    h = np.asarray(h, dtype=np.float64)
-    H = convolution_matrix(h, n_taps)
-    d = cursor + n_pre
-    lags = _int_array(free_lags)
-    cols = d + lags[(lags >= 1) & (d + lags < H.shape[1])]
-    r = np.zeros(n_taps)
-    k = min(n_taps, noise_autocorr.shape[0])
-    r[:k] = noise_autocorr[:k]
-    Rn = toeplitz(r)
-    Ryy = level_power * (H @ H.T - H[:, cols] @ H[:, cols].T) + Rn
-    Ryy += np.eye(n_taps) * 1e-12 * np.trace(Ryy) / n_taps
-    w = solve(Ryy, level_power * H[:, d], assume_a="pos")
-    f = w @ H
-    return w / f[d], f / f[d], Rn
 
 
 def select_rc_lags(combined: np.ndarray, delay: int, *, taps: int, first: int,

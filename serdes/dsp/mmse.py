@@ -10,7 +10,9 @@ over w and b gives b = H_D^T w and
 
 with H the N x (N + L - 1) convolution matrix of h and H_D its DFE columns. The MMSE
 solution is biased (f_d < 1); taps are rescaled so that f_d = 1 for a slicer with
-fixed thresholds, and DFE taps are clipped to the tap limit.
+fixed thresholds, and DFE taps are clipped to the tap limit. ``mmse_ffe_free`` is the
+general form, with any set of post-cursor lags removed by decision-fed paths (DFE,
+reflection canceller taps, an MLSE target).
 """
 
 from __future__ import annotations
@@ -39,13 +41,16 @@ def convolution_matrix(h: np.ndarray, n_taps: int) -> np.ndarray:
     return H
 
 
-def mmse_ffe_dfe(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
-                 n_pre: int, n_dfe: int, level_power: float, dfe_limit: float) -> EqualizerTaps:
-    """MMSE FFE/DFE taps for pulse samples ``h`` (main cursor at ``cursor``)."""
+def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
+                  n_pre: int, free_lags, level_power: float):
+    """MMSE FFE for pulse samples ``h`` with the lags ``free_lags`` (>= 1, after the
+    cursor) removed by decision-fed paths. Returns (w, f, Rn) with f = w * h, f_d = 1,
+    d = cursor + n_pre, and Rn the FFE-span noise covariance."""
     h = np.asarray(h, dtype=np.float64)
     H = convolution_matrix(h, n_taps)
     d = cursor + n_pre
-    cols = np.arange(d + 1, min(d + 1 + n_dfe, H.shape[1]))
+    lags = np.asarray(free_lags, dtype=np.int64).reshape(-1)
+    cols = d + lags[(lags >= 1) & (d + lags < H.shape[1])]
     r = np.zeros(n_taps)
     k = min(n_taps, noise_autocorr.shape[0])
     r[:k] = noise_autocorr[:k]
@@ -55,8 +60,16 @@ def mmse_ffe_dfe(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_ta
     Ryy += np.eye(n_taps) * 1e-12 * np.trace(Ryy) / n_taps
     w = solve(Ryy, level_power * H[:, d], assume_a="pos")
     f = w @ H
-    w = w / f[d]
-    f = f / f[d]
+    return w / f[d], f / f[d], Rn
+
+
+def mmse_ffe_dfe(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
+                 n_pre: int, n_dfe: int, level_power: float, dfe_limit: float) -> EqualizerTaps:
+    """MMSE FFE/DFE taps for pulse samples ``h`` (main cursor at ``cursor``)."""
+    w, f, Rn = mmse_ffe_free(h, cursor, noise_autocorr, n_taps=n_taps, n_pre=n_pre,
+                             free_lags=np.arange(1, n_dfe + 1), level_power=level_power)
+    d = cursor + n_pre
+    cols = np.arange(d + 1, min(d + 1 + n_dfe, f.shape[0]))
     b = np.zeros(n_dfe)
     b[: cols.shape[0]] = f[cols]
     b = np.clip(b, -dfe_limit, dfe_limit)
