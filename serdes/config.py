@@ -146,6 +146,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
         "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI)", 0.0, 2.0),
         "sj_hz": F(float, 1e6, "sinusoidal jitter frequency", 0.0, 1e11),
+        "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
+                   "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
     },
     "adc": {
         "bits": F(int, 7, "ADC resolution (0: no quantization)", 0, 16),

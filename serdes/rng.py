@@ -14,7 +14,7 @@ import numpy as np
 BLOCK = 1 << 16
 
 # stream ids
-DATA, TX_NOISE, RX_NOISE, ADC_NOISE, RJ, SJ_PHASE = range(6)
+DATA, TX_NOISE, RX_NOISE, ADC_NOISE, RJ, SJ_PHASE, DUAL_DIRAC = range(7)
 
 
 class BlockRNG:

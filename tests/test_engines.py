@@ -22,7 +22,7 @@ def _noisy(extra=()):
 
 @pytest.mark.parametrize("extra", [
     (),
-    ("noise.rj_ui=0.02", "noise.sj_ui=0.1", "noise.sj_hz=1e8"),
+    ("noise.rj_ui=0.02", "noise.sj_ui=0.1", "noise.sj_hz=1e8", "noise.dd_ui=0.05"),
     ("link.precoding=true", "dfe.taps=2"),
     ("eq.mode=lms", "eq.train_symbols=20000", "link.pattern=random"),
     ("link.pattern=qprbs13", "adc.enob=4.5"),
@@ -61,7 +61,8 @@ def test_same_seed_same_result_other_seed_other_noise():
 def test_pulse_and_waveform_engines_give_the_same_samples(jitter):
     """Without noise the waveform engine's samples at the sampling phase equal the pulse
     engine's to 1e-9 relative; with jitter both interpolate at the same instants."""
-    extra = ["noise.rj_ui=0.03", "noise.sj_ui=0.2", "noise.sj_hz=2e8"] if jitter else \
+    extra = ["noise.rj_ui=0.03", "noise.sj_ui=0.2", "noise.sj_hz=2e8", "noise.dd_ui=0.1"] \
+        if jitter else \
             ["noise.rj_ui=0"]
     link = Link(Config.default().with_overrides(extra))
     rng = np.random.default_rng(0)

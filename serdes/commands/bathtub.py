@@ -17,8 +17,8 @@ def add_parser(sub):
                    help="image file (default bathtub.png)")
     p.add_argument("--phases", type=int, default=64, help="phases per UI")
     p.add_argument("--points", type=int, default=401, help="threshold offsets")
-    p.add_argument("--dd-ui", type=float, default=0.0,
-                   help="dual-Dirac deterministic jitter A_DD (UI)")
+    p.add_argument("--dd-ui", type=float, default=None,
+                   help="dual-Dirac jitter A_DD (UI) (default: noise.dd_ui)")
     p.add_argument("--json", action="store_true", help="also print the curves as JSON")
     p.add_argument("--dpi", type=int, default=120)
     return p
@@ -33,7 +33,7 @@ def main(args) -> int:
         raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")
     if not 16 <= args.points <= 100_000:
         raise ConfigError(f"--points = {args.points}: expected an integer in [16, 100000]")
-    if not 0 <= args.dd_ui <= 0.5:
+    if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     eng = StatisticalEngine(Link(cfg), dd_ui=args.dd_ui)
     h = eng.bathtub_horizontal(args.phases)

@@ -21,8 +21,8 @@ def add_parser(sub):
     p.add_argument("--bins", type=int, default=256, help="statistical eye: voltage bins")
     p.add_argument("--contours", default="1e-3,1e-6,1e-9,1e-12,1e-15",
                    help="statistical eye: BER contour levels, comma separated")
-    p.add_argument("--dd-ui", type=float, default=0.0,
-                   help="dual-Dirac deterministic jitter A_DD (UI) for the statistical engine")
+    p.add_argument("--dd-ui", type=float, default=None,
+                   help="dual-Dirac jitter A_DD (UI) for the statistical engine (default: noise.dd_ui)")
     p.add_argument("--dpi", type=int, default=120)
     return p
 
@@ -49,7 +49,7 @@ def main(args) -> int:
     _check_positive("--phases", args.phases, 4, 4096)
     _check_positive("--bins", args.bins, 16, 8192)
     _check_positive("--symbols", args.symbols, 1000, 10**8)
-    if not 0 <= args.dd_ui <= 0.5:
+    if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     contours = parse_bers(args.contours, "--contours")
     link = Link(cfg)

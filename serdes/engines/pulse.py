@@ -16,24 +16,32 @@ from serdes.kernels.fir import fir_valid, pulse_sum_jitter
 
 
 class Jitter:
-    """RX sampling-time offsets in UI for absolute sample indices (RJ + SJ)."""
+    """RX sampling-time offsets in UI for absolute sample indices: random (Gaussian, rms
+    ``rj_ui``, independent per sample), sinusoidal (``sj_ui`` at ``sj_hz``) and
+    dual-Dirac (+-``dd_ui`` with probability 1/2 each; the sign is held for
+    ``DD_HOLD_UI`` UI, slow against the equalizer span, which is how the statistical
+    engine treats it)."""
+
+    DD_HOLD_UI = 4096
 
     def __init__(self, link, seed: int):
         n = link.config["noise"]
         self.rj_ui = n["rj_ui"]
         self.sj_ui = n["sj_ui"]
+        self.dd_ui = n["dd_ui"]
         self.sj_rad_per_ui = 2 * np.pi * n["sj_hz"] * link.ui_s
         self._rj = rng.BlockRNG(seed, rng.RJ)
+        self._dd = rng.BlockRNG(seed, rng.DUAL_DIRAC)
         self._sj_phase = 2 * np.pi * rng.BlockRNG(seed, rng.SJ_PHASE).uniform_scalar()
 
     @property
     def active(self) -> bool:
-        return self.rj_ui > 0 or self.sj_ui > 0
+        return self.rj_ui > 0 or self.sj_ui > 0 or self.dd_ui > 0
 
     @property
     def max_ui(self) -> float:
         """A bound on |offset| (RJ taken to 8 sigma; beyond is clipped)."""
-        return 8 * self.rj_ui + self.sj_ui
+        return 8 * self.rj_ui + self.sj_ui + self.dd_ui
 
     def offsets_ui(self, k0: int, n: int) -> np.ndarray:
         out = np.zeros(n)
@@ -41,6 +49,12 @@ class Jitter:
             neg = min(max(-k0, 0), n)  # instants before the first symbol have no jitter
             out[neg:] += np.clip(self.rj_ui * self._rj.normal(k0 + neg, n - neg),
                                  -8 * self.rj_ui, 8 * self.rj_ui)
+        if self.dd_ui > 0:
+            neg = min(max(-k0, 0), n)
+            held = (k0 + neg + np.arange(n - neg)) // self.DD_HOLD_UI
+            first = int(held[0]) if held.size else 0
+            signs = self._dd.integers(first, int(held[-1]) - first + 1 if held.size else 0, 2)
+            out[neg:] += self.dd_ui * (2.0 * signs[held - first] - 1.0)
         if self.sj_ui > 0:
             k = k0 + np.arange(n, dtype=np.float64)
             out += self.sj_ui * np.sin(self.sj_rad_per_ui * k + self._sj_phase)

@@ -281,18 +281,21 @@ class StatisticalEngine:
 
     ``taps``: EqualizerTaps (default: ``design_equalizer(link)``, as the pulse engine).
     ``resolution``: grid points per Gaussian std (the grid error falls as its cube).
-    ``dd_ui``: dual-Dirac deterministic jitter amplitude A_DD (UI), not in the config.
+    ``dd_ui``: dual-Dirac deterministic jitter amplitude A_DD (UI); default: the
+    config's ``noise.dd_ui``.
     ``jitter_points``: quadrature points over the SJ period.
     ``quantization``: "uniform" (per-tap uniform LSB error) or "gaussian".
     """
 
-    def __init__(self, link, taps=None, *, resolution: float = 16.0, dd_ui: float = 0.0,
+    def __init__(self, link, taps=None, *, resolution: float = 16.0, dd_ui: float | None = None,
                  jitter_points: int = 32, quantization: str = "uniform",
                  max_bins: int = 1 << 14):
         from serdes.engines.run import design_equalizer
 
         if resolution <= 0:
             raise ValueError(f"resolution = {resolution!r}: expected a number > 0")
+        if dd_ui is None:
+            dd_ui = link.config["noise"]["dd_ui"]
         if dd_ui < 0 or dd_ui > 0.5:
             raise ValueError(f"dd_ui = {dd_ui!r}: expected a number in [0, 0.5]")
         if quantization not in ("uniform", "gaussian"):
