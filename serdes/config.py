@@ -223,13 +223,31 @@ SCHEMA: dict[str, dict[str, Field]] = {
 }
 
 
+# nested TOML tables accepted as another name of a section: [channel.reflections]
+ALIASES = {"channel.reflections": "reflections"}
+
+
+def _unnest(data: dict[str, Any]) -> dict[str, Any]:
+    """Lift nested tables named in ALIASES (e.g. [channel.reflections]) to their section."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for dotted, target in ALIASES.items():
+        outer, inner = dotted.split(".")
+        table = out.get(outer)
+        if isinstance(table, dict) and isinstance(table.get(inner), dict):
+            out.setdefault(target, {})
+            if not isinstance(out[target], dict):
+                raise ConfigError(f"[{target}] must be a table of keys")
+            out[target] = {**out[target], **table.pop(inner)}
+    return out
+
+
 class Config:
     """A validated configuration; index it as ``cfg[section][key]``."""
 
     def __init__(self, data: dict[str, dict[str, Any]] | None = None):
         merged = {s: {k: copy.deepcopy(f.default) for k, f in keys.items()}
                   for s, keys in SCHEMA.items()}
-        for section, values in (data or {}).items():
+        for section, values in _unnest(data or {}).items():
             if section not in SCHEMA:
                 raise ConfigError(f"unknown config section [{section}]: allowed sections are "
                                   + ", ".join(SCHEMA))
@@ -267,6 +285,9 @@ class Config:
                 raise ConfigError(f"--set {item!r}: expected section.key=value")
             name, raw = item.split("=", 1)
             name = name.strip()
+            for dotted, target in ALIASES.items():
+                if name.startswith(dotted + "."):
+                    name = target + name[len(dotted):]
             if name.count(".") != 1:
                 raise ConfigError(f"--set {item!r}: expected section.key=value")
             section, key = name.split(".")

@@ -113,3 +113,21 @@ def test_importing_serdes_does_not_import_matplotlib():
            "print('matplotlib' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "False"
+
+
+def test_channel_reflections_table_is_the_reflections_section(tmp_path):
+    """[channel.reflections] (as the issue tracker and users write it) and --set
+    channel.reflections.KEY mean the [reflections] section."""
+    p = tmp_path / "echo.toml"
+    p.write_text("[link]\npulse_ui = 96\n[channel]\nloss_db = 20\n[channel.reflections]\n"
+                 "echo_delay_ui = 60\necho_db = -20\n")
+    cfg = Config.from_toml(p)
+    assert cfg["channel"]["loss_db"] == 20.0
+    assert cfg["reflections"]["echo_delay_ui"] == 60.0 and cfg["reflections"]["echo_db"] == -20
+    cfg2 = Config.default().with_overrides(["link.pulse_ui=96",
+                                            "channel.reflections.echo_delay_ui=60",
+                                            "channel.loss_db=20", "reflections.echo_db=-20"])
+    assert cfg2 == cfg
+    p.write_text("[channel.reflections]\necho_dly = 60\n")
+    with pytest.raises(ConfigError, match="reflections.echo_dly"):
+        Config.from_toml(p)
