@@ -131,3 +131,16 @@ def test_channel_reflections_table_is_the_reflections_section(tmp_path):
     p.write_text("[channel.reflections]\necho_dly = 60\n")
     with pytest.raises(ConfigError, match="reflections.echo_dly"):
         Config.from_toml(p)
+
+
+def test_json_outputs_are_strict_json(tmp_path):
+    """No NaN/Infinity tokens: a quantity that does not apply is null."""
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict {c}"))
+
+    r = _cli("run", "--set", "link.symbols=20000", "--json")
+    assert r.returncode == 0, r.stderr
+    strict(r.stdout)
+    r = _cli("bathtub", "--set", "link.symbols=20000", "-o", str(tmp_path / "b.png"), "--json")
+    assert r.returncode == 0, r.stderr
+    strict(r.stdout.strip().splitlines()[-1])

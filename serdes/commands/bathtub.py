@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import add_config_options, load_config
+from serdes.commands.common import add_config_options, json_safe, load_config
 from serdes.errors import ConfigError
 
 
@@ -51,14 +51,14 @@ def main(args) -> int:
     peye.vertical_bathtub(v, ax=ax2)
     peye.save_figure(fig, args.output, dpi=args.dpi)
     if args.json:
-        print(json.dumps({
+        print(json.dumps(json_safe({
             "eyes": list(h.eye_names),
             "horizontal": {"phase_ui": h.x.tolist(), "ber": h.ber.tolist(),
                            "ber_per_eye": h.ber_per_eye.tolist()},
             "vertical": {"offset": v.x.tolist(),
                          "offset_mv": (v.x * v.volts_per_unit * 1e3).tolist(),
                          "ber_per_eye": v.ber_per_eye.tolist()},
-        }))
+        }), allow_nan=False))
     else:
         print(f"wrote {args.output}")
     return 0

@@ -1,8 +1,10 @@
-"""Options shared by the subcommands: a config file, --set overrides, --seed."""
+"""Shared by the subcommands: config options (a file, --set overrides, --seed) and strict
+JSON output."""
 
 from __future__ import annotations
 
 import argparse
+import math
 
 from serdes.config import Config
 
@@ -20,3 +22,17 @@ def load_config(args: argparse.Namespace) -> Config:
     if args.seed is not None:
         overrides.append(f"link.seed={args.seed}")
     return cfg.with_overrides(overrides) if overrides else cfg
+
+
+def json_safe(obj):
+    """The report with numpy scalars as Python numbers and non-finite floats (a quantity
+    that does not apply, e.g. a ratio with no errors) as null, so it is strict JSON."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars
+        return json_safe(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import add_config_options, load_config
+from serdes.commands.common import add_config_options, json_safe, load_config
 
 
 def add_parser(sub):
@@ -41,7 +41,7 @@ def main(args) -> int:
     cfg = load_config(args)
     report = run_link(cfg, args.engine)
     if args.json:
-        print(json.dumps(report, default=float))
+        print(json.dumps(json_safe(report), allow_nan=False))
     else:
         print(format_summary(cfg, report))
     return 0

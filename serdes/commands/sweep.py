@@ -7,7 +7,7 @@ import json
 import signal
 import sys
 
-from serdes.commands.common import add_config_options, load_config
+from serdes.commands.common import add_config_options, json_safe, load_config
 
 EPILOG = """\
 values:  START:STOP:STEP (STOP included), v1,v2,... or both (10:20:5,30);
@@ -80,7 +80,7 @@ def main(args) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     if args.json:
-        print(json.dumps(summary.to_dict(), default=float))
+        print(json.dumps(json_safe(summary.to_dict()), allow_nan=False))
     else:
         print(format_summary(summary))
     return 0
