@@ -7,15 +7,13 @@ each benchmark's extra_info and printed by -s).
 import numpy as np
 import pytest
 
-from conftest import best_time
+from conftest import LEVELS, THRESH, best_time
 from serdes.config import Config
 from serdes.engines.run import simulate
 from serdes.kernels.fir import fir_valid
 from serdes.kernels.slicer import dfe_run
 from serdes.link import Link
 
-LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
-THRESH = np.array([-2 / 3, 0.0, 2 / 3])
 N = 1_000_000
 
 

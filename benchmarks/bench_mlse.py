@@ -11,13 +11,9 @@ PAM4 with channel memory L has 4^L states and 4^(L+1) branches per symbol: memor
 import numpy as np
 import pytest
 
-from conftest import best_time
-from serdes.config import Config
+from conftest import LEVELS, best_time, compare_links
 from serdes.dsp.mlse import MlseDetector, branch_table
-from serdes.engines.run import simulate
-from serdes.link import Link
 
-LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 TARGETS = {1: [1.0, 0.7], 2: [1.0, 0.9, 0.3], 3: [1.0, 0.8, 0.3, 0.05]}
 N = 1_000_000
 DELAY = 24
@@ -84,18 +80,5 @@ def test_mlse_vs_dfe_ber_at_35db(benchmark):
              "FFE + predictor + MLSE L=1": ["eq.detector=mlse", "mlse.whitening=predictor"],
              "FFE + predictor + MLSE L=2": ["eq.detector=mlse", "mlse.whitening=predictor",
                                             "mlse.memory=2"]}
-    links = {k: Link(Config.default().with_overrides(base + v)) for k, v in cases.items()}
-    n = 1_000_000
-    results = {}
-
-    def run_all():
-        for name, link in links.items():
-            results[name] = simulate(link, symbols=n)
-
-    benchmark.pedantic(run_all, rounds=1, iterations=1)
-    print()
-    for name, r in results.items():
-        print(f"{name:28s} BER {r.ber:.3e} 95% CI [{r.ber_ci[0]:.3e}, {r.ber_ci[1]:.3e}] "
-              f"({r.bit_errors} errors, {r.symbols_per_s / 1e6:.2f} M symbols/s)")
-        benchmark.extra_info[name] = {"ber": r.ber, "ber_ci": list(r.ber_ci),
-                                      "symbols_per_s": r.symbols_per_s}
+    compare_links(benchmark, base, cases, 1_000_000,
+                  extra=lambda r: f", {r.symbols_per_s / 1e6:.2f} M symbols/s")

@@ -8,7 +8,7 @@ Run: pytest benchmarks/bench_rc.py --benchmark-only -s
 import numpy as np
 import pytest
 
-from conftest import best_time
+from conftest import LEVELS, THRESH, best_time, compare_links
 from serdes.config import Config
 from serdes.engines.run import simulate
 from serdes.kernels.fir import fir_valid
@@ -16,8 +16,6 @@ from serdes.dsp.rc import RcSettings, ReflectionCanceller
 from serdes.kernels.slicer import dfe_run
 from serdes.link import Link
 
-LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
-THRESH = np.array([-2 / 3, 0.0, 2 / 3])
 N = 1_000_000
 
 
@@ -109,18 +107,4 @@ def test_rc_vs_dense_ffe_ber(benchmark):
                                                                   "eq.mode=lms"],
              "echo, dense FFE 28 + DFE 1": echo + ["ffe.taps=28"],
              "echo, FFE 24 + dense DFE 5": echo + ["dfe.taps=5"]}
-    links = {k: Link(Config.default().with_overrides(base + v)) for k, v in cases.items()}
-    n = 3_000_000
-    results = {}
-
-    def run_all():
-        for name, link in links.items():
-            results[name] = simulate(link, symbols=n)
-
-    benchmark.pedantic(run_all, rounds=1, iterations=1)
-    print()
-    for name, r in results.items():
-        print(f"{name:44s} BER {r.ber:.3e} 95% CI [{r.ber_ci[0]:.3e}, {r.ber_ci[1]:.3e}] "
-              f"({r.bit_errors} errors) rc lags {r.rc_lags}")
-        benchmark.extra_info[name] = {"ber": r.ber, "ber_ci": list(r.ber_ci),
-                                      "rc_lags": r.rc_lags}
+    compare_links(benchmark, base, cases, 3_000_000, extra=lambda r: f", rc lags {r.rc_lags}")

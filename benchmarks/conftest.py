@@ -3,6 +3,12 @@ cache loading stay out of the numbers); ratios are computed within one run."""
 
 import time
 
+import numpy as np
+
+# normalised PAM4 levels and slicer thresholds used by the kernel benchmarks
+LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
+THRESH = np.array([-2 / 3, 0.0, 2 / 3])
+
 
 def best_time(fn, repeat=5):
     fn()  # warm up (compile / load the numba cache)
@@ -12,3 +18,28 @@ def best_time(fn, repeat=5):
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def compare_links(benchmark, base, cases, symbols, extra=lambda r: ""):
+    """Count BER on each case (config overrides on top of ``base``) in one benchmark
+    round; print one line per case with its 95 % interval and store it in extra_info."""
+    from serdes.config import Config
+    from serdes.engines.run import simulate
+    from serdes.link import Link
+
+    links = {k: Link(Config.default().with_overrides(base + v)) for k, v in cases.items()}
+    results = {}
+
+    def run_all():
+        for name, link in links.items():
+            results[name] = simulate(link, symbols=symbols)
+
+    benchmark.pedantic(run_all, rounds=1, iterations=1)
+    width = max(len(k) for k in cases)
+    print()
+    for name, r in results.items():
+        print(f"{name:{width}s} BER {r.ber:.3e} 95% CI [{r.ber_ci[0]:.3e}, {r.ber_ci[1]:.3e}] "
+              f"({r.bit_errors} errors{extra(r)})")
+        benchmark.extra_info[name] = {"ber": r.ber, "ber_ci": list(r.ber_ci),
+                                      "symbols_per_s": r.symbols_per_s, "rc_lags": r.rc_lags}
+    return results

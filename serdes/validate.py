@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from serdes.errors import ConfigError
@@ -23,3 +25,14 @@ def freq_array(f_hz) -> np.ndarray:
             raise ConfigError(f"f_hz contains {float(arr[bad].flat[0])!r}; allowed finite "
                               "frequencies >= 0 Hz")
     return arr
+
+
+def finite_float(name: str, value, allowed: str) -> float:
+    """value as a finite float, or a ConfigError naming it and what is allowed."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}={value!r} is not a number; allowed {allowed}") from None
+    if not math.isfinite(x):
+        raise ConfigError(f"{name}={x!r} is not finite; allowed {allowed}")
+    return x

@@ -37,6 +37,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from serdes.errors import ConfigError
+from serdes.validate import finite_float as _finite_float
 from serdes.validate import freq_array as _freq_array
 
 __all__ = [
@@ -66,16 +67,6 @@ _SYMBOL_RATE_RANGE_HZ = (1e8, 1e12)
 
 
 # --------------------------------------------------------------------------- checks
-def _finite_float(name: str, value, allowed: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name}={value!r} is not a number; allowed {allowed}") from None
-    if not math.isfinite(x):
-        raise ConfigError(f"{name}={x!r} is not finite; allowed {allowed}")
-    return x
-
-
 def _positive_hz(name: str, value) -> float:
     x = _finite_float(name, value, "a finite frequency > 0 Hz")
     if x <= 0.0:

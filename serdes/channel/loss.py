@@ -50,6 +50,7 @@ import math
 import numpy as np
 
 from serdes.errors import ConfigError
+from serdes.validate import finite_float as _finite
 from serdes.validate import freq_array as _freq_array
 
 __all__ = [
@@ -84,16 +85,6 @@ _TAU_RANGE = (1.0e9 / 299_792_458.0 / 1.0e3, 1.0)
 
 
 # --------------------------------------------------------------------------- checks
-def _finite(name: str, value, allowed: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name}={value!r} is not a number; allowed {allowed}") from None
-    if not math.isfinite(x):
-        raise ConfigError(f"{name}={x!r} is not finite; allowed {allowed}")
-    return x
-
-
 def _in_range(name: str, value, lo: float, hi: float, unit: str) -> float:
     allowed = f"{lo:.6g}..{hi:.6g} {unit}"
     x = _finite(name, value, allowed)
