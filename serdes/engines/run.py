@@ -14,12 +14,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from serdes import rng
 from serdes.dsp.mmse import EqualizerTaps, mmse_ffe_dfe
 from serdes.dsp.receiver import DigitalReceiver
 from serdes.signal.pam import unprecode
 from serdes.metrics.ber import ErrorCounter, align_delay
-from serdes.signal.source import SymbolSource
+from serdes.signal.source import Transmitter
 
 STOP_BLOCK = 1 << 16
 ALIGN_WINDOW = 4096
@@ -137,10 +136,7 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
                          dfe_limit=c["dfe"]["limit"], train_symbols=n_train)
     m = link.modulation_order
     levels = link.levels
-    source = SymbolSource(pattern=c["link"]["pattern"], m=m, precoding=c["link"]["precoding"],
-                          seed=seed)
-    tx_rng = rng.BlockRNG(seed, rng.TX_NOISE)
-    sigma_tx = link.tx_noise_sigma
+    transmitter = Transmitter(link, seed)
     counter = ErrorCounter(m, skip=0)
     bursts = _Bursts()
     expected = rx.latency + front.latency
@@ -165,13 +161,10 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
     k0 = 0
     while k0 < symbols:
         n = min(chunk, symbols - k0)
-        line, data = source.next(n)
+        line, data, a = transmitter.next(n)
         tx_line = np.concatenate([tx_line, line])
         tx_data = np.concatenate([tx_data, data])
-        a = levels[line]
-        if sigma_tx > 0:
-            a = a + sigma_tx * tx_rng.normal(k0, n)
-        x = front(np.ascontiguousarray(a), k0)
+        x = front(a, k0)
         ref, n_tr = None, 0
         if n_train > k0:
             idx = np.clip(np.arange(k0, k0 + n) - expected - tx_start, 0, None)

@@ -50,25 +50,19 @@ def slicer_samples(link, taps=None, *, symbols: int = 1 << 17, seed: int | None 
                    engine: str = "pulse") -> SlicerSamples:
     """Run ``symbols`` symbols through the front end and the receiver (fixed taps,
     decisions fed back as in a real DFE) and return the aligned slicer inputs."""
-    from serdes import rng
     from serdes.dsp.receiver import DigitalReceiver
     from serdes.engines.pulse import PulseFrontEnd
     from serdes.engines.run import design_equalizer
     from serdes.engines.waveform import WaveformFrontEnd
-    from serdes.signal.source import SymbolSource
+    from serdes.signal.source import Transmitter
 
     c = link.config
     seed = c["link"]["seed"] if seed is None else int(seed)
     taps = taps if taps is not None else design_equalizer(link)
     front = PulseFrontEnd(link, seed) if engine == "pulse" else WaveformFrontEnd(link, seed)
     rx = DigitalReceiver(link, taps, mode="mmse", seed=seed)
-    source = SymbolSource(pattern=c["link"]["pattern"], m=link.modulation_order,
-                          precoding=c["link"]["precoding"], seed=seed)
-    line, _ = source.next(int(symbols))
-    a = link.levels[line]
-    if link.tx_noise_sigma > 0:
-        a = a + link.tx_noise_sigma * rng.BlockRNG(seed, rng.TX_NOISE).normal(0, a.shape[0])
-    _, v = rx.process(front(np.ascontiguousarray(a), 0), 0)
+    line, _, a = Transmitter(link, seed).next(int(symbols))
+    _, v = rx.process(front(a, 0), 0)
     delay = int(getattr(rx, "latency", taps.delay)) + int(front.latency)
     warm = link.pulse.n_ui + len(taps.ffe) + delay
     if warm >= symbols:
@@ -162,20 +156,14 @@ def analog_eye(link, *, symbols: int = 20_000, seed: int | None = None, n_t: int
     """2-D histogram of the waveform engine's output over two UI (windows start half a
     UI before a sampling instant). ``reference="afe"`` divides out the VGA gain (the
     CTLE/AFE output); ``"adc"`` is the ADC input."""
-    from serdes import rng
     from serdes.engines.waveform import WaveformFrontEnd
-    from serdes.signal.source import SymbolSource
+    from serdes.signal.source import Transmitter
 
     c = link.config
     seed = c["link"]["seed"] if seed is None else int(seed)
     m = link.m
-    source = SymbolSource(pattern=c["link"]["pattern"], m=link.modulation_order,
-                          precoding=c["link"]["precoding"], seed=seed)
-    line, _ = source.next(int(symbols))
-    a = link.levels[line]
-    if link.tx_noise_sigma > 0:
-        a = a + link.tx_noise_sigma * rng.BlockRNG(seed, rng.TX_NOISE).normal(0, a.shape[0])
-    w = WaveformFrontEnd(link, seed).waveform(np.ascontiguousarray(a), 0)
+    line, _, a = Transmitter(link, seed).next(int(symbols))
+    w = WaveformFrontEnd(link, seed).waveform(a, 0)
     if reference == "afe":
         w = w / link.vga_gain
     n_ui_win = 2

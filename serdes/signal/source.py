@@ -46,3 +46,25 @@ class SymbolSource:
             return data, data
         line, self._precode_state = pam.precode(data, self.m, self._precode_state)
         return np.ascontiguousarray(line, dtype=np.uint8), data
+
+
+class Transmitter:
+    """The link's transmitted stream: ``next(n)`` returns ``(line, data, a)`` with ``a``
+    the symbol values sent (levels of ``line`` plus the TX noise of those UIs). Every
+    engine and measurement that drives the link from its config uses this one place."""
+
+    def __init__(self, link, seed: int):
+        c = link.config
+        self.levels = link.levels
+        self.sigma = link.tx_noise_sigma
+        self.source = SymbolSource(pattern=c["link"]["pattern"], m=link.modulation_order,
+                                   precoding=c["link"]["precoding"], seed=seed)
+        self._noise = rng.BlockRNG(seed, rng.TX_NOISE)
+
+    def next(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k0 = self.source.position
+        line, data = self.source.next(n)
+        a = self.levels[line]
+        if self.sigma > 0:
+            a = a + self.sigma * self._noise.normal(k0, n)
+        return line, data, np.ascontiguousarray(a)
