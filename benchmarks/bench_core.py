@@ -12,7 +12,7 @@ from serdes.config import Config
 from serdes.engines.run import simulate
 from serdes.kernels.fir import fir_valid
 from serdes.kernels.slicer import dfe_run
-from serdes.link import Link
+from serdes.build import build
 
 N = 1_000_000
 
@@ -78,14 +78,15 @@ def _numpy_pulse_engine(link, taps, n, seed=1):
 def test_end_to_end_pulse_engine(benchmark):
     """Default link without jitter: 24-tap FFE + 1-tap DFE over a 64-UI pulse."""
     cfg = Config.default().with_overrides(["noise.rj_ui=0", "link.target_errors=0"])
-    link = Link(cfg)
+    system = build(cfg)
+    link = system.link
     assert link.pulse.n_ui == 64
     n = 2_000_000
-    simulate(link, symbols=20_000)
-    result = benchmark.pedantic(lambda: simulate(link, symbols=n), rounds=3, iterations=1)
+    simulate(system, symbols=20_000)
+    result = benchmark.pedantic(lambda: simulate(system, symbols=n), rounds=3, iterations=1)
     from serdes.engines.run import design_equalizer
 
-    taps = design_equalizer(link)
+    taps = design_equalizer(system)
     n_np = 50_000
     t_np = best_time(lambda: _numpy_pulse_engine(link, taps, n_np), repeat=2) / n_np
     t_nb = benchmark.stats.stats.min / n
@@ -97,9 +98,9 @@ def test_end_to_end_pulse_engine(benchmark):
 
 def test_end_to_end_with_jitter(benchmark):
     """Default link (RJ 0.01 UI): every tap interpolated at the jittered instant."""
-    link = Link(Config.default().with_overrides(["link.target_errors=0"]))
+    system = build(Config.default().with_overrides(["link.target_errors=0"]))
     n = 1_000_000
-    simulate(link, symbols=20_000)
-    benchmark.pedantic(lambda: simulate(link, symbols=n), rounds=3, iterations=1)
+    simulate(system, symbols=20_000)
+    benchmark.pedantic(lambda: simulate(system, symbols=n), rounds=3, iterations=1)
     benchmark.extra_info.update(symbols_per_s=n / benchmark.stats.stats.min)
     print(f"\nend to end with jitter: {n / benchmark.stats.stats.min / 1e6:.2f} M symbols/s")

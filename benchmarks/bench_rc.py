@@ -14,7 +14,7 @@ from serdes.engines.run import simulate
 from serdes.kernels.fir import fir_valid
 from serdes.dsp.rc import RcSettings, ReflectionCanceller
 from serdes.kernels.slicer import dfe_run
-from serdes.link import Link
+from serdes.build import build
 
 N = 1_000_000
 
@@ -84,11 +84,12 @@ def test_rc_kernel(benchmark, signal):
 @pytest.mark.parametrize("pulse_ui,echo", [(64, False), (96, True), (128, True), (256, True)])
 def test_pulse_engine_cost_of_a_long_pulse(benchmark, pulse_ui, echo):
     extra = ["reflections.echo_delay_ui=60", "rc.taps=4"] if echo else []
-    link = Link(Config.default().with_overrides(
+    system = build(Config.default().with_overrides(
         [f"link.pulse_ui={pulse_ui}", "noise.rj_ui=0", "link.target_errors=0"] + extra))
+    link = system.link
     n = 1_000_000
-    simulate(link, symbols=20_000)
-    benchmark.pedantic(lambda: simulate(link, symbols=n), rounds=2, iterations=1)
+    simulate(system, symbols=20_000)
+    benchmark.pedantic(lambda: simulate(system, symbols=n), rounds=2, iterations=1)
     sps = n / benchmark.stats.stats.min
     benchmark.extra_info.update(pulse_ui_kept=link.pulse.n_ui, symbols_per_s=sps)
     print(f"\npulse_ui {pulse_ui} (kept {link.pulse.n_ui} UI){' + echo + RC 4' if echo else ''}:"

@@ -10,14 +10,15 @@ import pytest
 from scipy import stats
 
 from serdes.engines.statistical import StatisticalEngine
-from serdes.link import Link
+from serdes.build import build
 
 
 @pytest.fixture(scope="module")
 def engine():
-    link = Link()
+    system = build()
+    link = system.link
     assert link.pulse.n_ui == 64
-    eng = StatisticalEngine(link)
+    eng = StatisticalEngine(system)
     eng.eye(n_phases=4, n_bins=32)          # compile the kernels outside the timing
     return eng
 

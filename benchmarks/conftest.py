@@ -25,9 +25,9 @@ def compare_links(benchmark, base, cases, symbols, extra=lambda r: ""):
     round; print one line per case with its 95 % interval and store it in extra_info."""
     from serdes.config import Config
     from serdes.engines.run import simulate
-    from serdes.link import Link
+    from serdes.build import build
 
-    links = {k: Link(Config.default().with_overrides(base + v)) for k, v in cases.items()}
+    links = {k: build(Config.default().with_overrides(base + v)) for k, v in cases.items()}
     results = {}
 
     def run_all():

@@ -20,11 +20,14 @@ from functools import cached_property
 
 import numpy as np
 
-from serdes import tx as txm
+from typing import Sequence
+
 from serdes.adc import Adc
-from serdes.config import Config
 from serdes.errors import ConfigError
+from serdes.grid import Grid
+from serdes.impairments import Impairments, tx_noise_sigma
 from serdes.signal.pam import levels as pam_levels
+from serdes.stage import cascade, check_stages, describe
 
 BULK_DELAY_UI = 8  # shift so that TX pre-cursor taps never wrap around the window
 TRIM_TOL = 1e-4    # pulse UIs below this fraction of the peak are trimmed at the ends
@@ -73,119 +76,100 @@ class Noise:
 
 
 class Link:
-    """The analog link of a :class:`Config`, with derived pulse and noise models."""
+    """The analog link: TX, channel and RX stages on a :class:`~serdes.grid.Grid`, the
+    symbol levels and swing, the noise and jitter settings and the ADC it drives.
 
-    def __init__(self, config: Config | None = None):
-        self.config = config or Config.default()
-        c = self.config
-        self.symbol_rate_hz = c["link"]["symbol_rate_hz"]
-        self.ui_s = 1.0 / self.symbol_rate_hz
-        self.m = c["link"]["samples_per_ui"]
-        self.dt_s = self.ui_s / self.m
-        self.window_ui = c["link"]["window_ui"]
-        self.n_fft = self.window_ui * self.m
-        self.f_hz = np.fft.rfftfreq(self.n_fft, self.dt_s)
-        self.modulation_order = 4 if c["link"]["modulation"] == "pam4" else 2
-        self.levels = pam_levels(self.modulation_order, c["tx"]["rlm"])
-        self.adc = Adc(bits=c["adc"]["bits"], fullscale_v=c["adc"]["fullscale_v"],
-                       enob=c["adc"]["enob"])
+    ``tx``, ``channel`` and ``rx`` are sequences of stages (anything with
+    ``response(f_hz)``, see :mod:`serdes.stage`); the RX-input noise goes through the
+    ``rx`` stages only. The VGA sets its gain so that +-``clip_sigma`` x the rms ADC
+    input spans the ADC full scale. Everything derived (pulse, noise) is computed on
+    first use. Build one from a config with :func:`serdes.build.build_link`, or
+    directly::
+
+        Link(Grid(53.125e9), tx=[TxEdge(rise_time_s=6e-12)],
+             channel=[LossLine(loss_db=20, f_ref_hz=26.5625e9)],
+             rx=[ShuntPeakedAfe(m=2, bandwidth_hz=40e9)])
+    """
+
+    def __init__(self, grid: Grid | None = None, *, tx: Sequence = (), channel: Sequence = (),
+                 rx: Sequence = (), levels=None, swing_v: float = 0.4,
+                 impairments: Impairments | None = None, adc: Adc | None = None,
+                 clip_sigma: float = 4.0, pulse_ui: int = 64):
+        self.grid = grid or Grid()
+        self.tx_stages = check_stages("tx", tx)
+        self.channel_stages = check_stages("channel", channel)
+        self.rx_stages = check_stages("rx", rx)
+        self.levels = (pam_levels(4, 1.0) if levels is None
+                       else np.ascontiguousarray(levels, dtype=np.float64))
+        if self.levels.ndim != 1 or self.levels.shape[0] < 2 or np.any(np.diff(self.levels) <= 0):
+            raise ConfigError(f"levels = {levels!r}: need at least 2 increasing values")
+        self.modulation_order = int(self.levels.shape[0])
+        self.swing_v = float(swing_v)
+        self.impairments = impairments or Impairments()
+        self.adc = adc or Adc(bits=0, fullscale_v=1.0)
+        self.clip_sigma = float(clip_sigma)
+        self.pulse_ui = int(pulse_ui)
+        if self.pulse_ui > self.grid.window_ui // 2:
+            raise ConfigError(f"pulse_ui = {self.pulse_ui} must be at most half of the "
+                              f"window ({self.grid.window_ui} UI)")
+        g = self.grid
+        self.symbol_rate_hz = g.symbol_rate_hz
+        self.ui_s = g.ui_s
+        self.m = g.m
+        self.dt_s = g.dt_s
+        self.window_ui = g.window_ui
+        self.n_fft = g.n_fft
+        self.f_hz = g.f_hz
 
     # -- analog stages ------------------------------------------------------------------
     @property
     def nyquist_hz(self) -> float:
-        return self.symbol_rate_hz / 2.0
+        return self.grid.nyquist_hz
 
     @cached_property
     def h_tx(self) -> np.ndarray:
-        t = self.config["tx"]
-        return (txm.rise_filter(self.f_hz, t["rise_time_s"])
-                * txm.ffe_response(self.f_hz, t["ffe"], t["main"], self.ui_s))
-
-    @cached_property
-    def _channel(self):
-        ch = self.config["channel"]
-        if ch["model"] == "touchstone":
-            from serdes.channel.touchstone import TouchstoneChannel
-
-            return TouchstoneChannel(ch["file"], ports=ch["ports"])
-        return None
-
-    @cached_property
-    def reflections(self):
-        """The [reflections] stage (T-line cascade, via stubs, echo) in series with the
-        channel model."""
-        from serdes.channel.reflections import Reflections
-
-        return Reflections.from_config(self.config["reflections"], self.symbol_rate_hz)
+        return cascade(self.tx_stages, self.f_hz)
 
     @cached_property
     def h_channel(self) -> np.ndarray:
-        h = self._h_channel_model
-        return h * self.reflections.response(self.f_hz) if self.reflections.active else h
-
-    @cached_property
-    def _h_channel_model(self) -> np.ndarray:
-        ch = self.config["channel"]
-        if ch["model"] == "ideal":
-            return np.ones(self.f_hz.shape, dtype=np.complex128)
-        if ch["model"] == "loss":
-            from serdes.channel.loss import loss_channel_response
-
-            return loss_channel_response(self.f_hz, loss_db=ch["loss_db"],
-                                         f_ref_hz=self.nyquist_hz, include_delay=False)
-        return self._channel.response(self.f_hz)
-
-    @cached_property
-    def il_nyquist_db(self) -> float:
-        """Channel insertion loss at the Nyquist frequency (dB)."""
-        ch = self.config["channel"]
-        if ch["model"] == "ideal":
-            return 0.0
-        if ch["model"] == "loss":
-            return float(ch["loss_db"])
-        return float(self._channel.il_db(self.nyquist_hz))
-
-    @cached_property
-    def h_ctle(self) -> np.ndarray:
-        c = self.config["ctle"]
-        if c["model"] == "none":
-            return np.ones(self.f_hz.shape, dtype=np.complex128)
-        from serdes.analog import ctle
-
-        if c["model"] == "zpk":
-            return ctle.zpk_response(self.f_hz, np.asarray(c["zeros_hz"], dtype=complex),
-                                     np.asarray(c["poles_hz"], dtype=complex), c["gain"])
-        fb = self.symbol_rate_hz
-        return ctle.ctle_ieee(self.f_hz, g_dc_db=c["g_dc_db"], g_dc2_db=c["g_dc2_db"],
-                              f_z_hz=c["f_z_hz"] or fb / 2.5, f_p1_hz=c["f_p1_hz"] or fb / 2.5,
-                              f_p2_hz=c["f_p2_hz"] or fb, f_lf_hz=c["f_lf_hz"] or fb / 80.0)
-
-    @cached_property
-    def h_afe(self) -> np.ndarray:
-        from serdes.analog.peaking import shunt_peaking_response
-
-        a = self.config["afe"]
-        if a["bandwidth_hz"] == 0:
-            return np.ones(self.f_hz.shape, dtype=np.complex128)
-        return shunt_peaking_response(self.f_hz, m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"])
+        return cascade(self.channel_stages, self.f_hz)
 
     @cached_property
     def h_rx(self) -> np.ndarray:
-        """Receiver front end (CTLE x AFE), before the VGA."""
-        return self.h_ctle * self.h_afe
+        """Receiver front end (e.g. CTLE x AFE), before the VGA."""
+        return cascade(self.rx_stages, self.f_hz)
+
+    @cached_property
+    def il_nyquist_db(self) -> float:
+        """Insertion loss of the channel stages at the Nyquist frequency (dB); a stage
+        with ``il_db`` reports its own (e.g. a file's, interpolated on its data)."""
+        total = 0.0
+        for s in self.channel_stages:
+            fn = getattr(s, "il_db", None)
+            if callable(fn):
+                total += float(fn(self.nyquist_hz))
+            else:
+                h = s.response(np.array([0.0, self.nyquist_hz]))[1]
+                total += float(-20.0 * np.log10(max(abs(h), 1e-300)))
+        return total
 
     @cached_property
     def h_total(self) -> np.ndarray:
-        """TX FFE and edge, channel, CTLE, AFE; without the VGA gain."""
+        """TX, channel and RX stages with the bulk delay; without the VGA gain."""
         delay = np.exp(-2j * np.pi * self.f_hz * BULK_DELAY_UI * self.ui_s)
         return self.h_tx * self.h_channel * self.h_rx * delay
+
+    def describe(self) -> dict[str, str]:
+        """One label per part: tx, channel and rx stages."""
+        return {"tx": ", ".join(describe(s) for s in self.tx_stages) or "none",
+                "channel": ", ".join(describe(s) for s in self.channel_stages) or "ideal",
+                "rx": ", ".join(describe(s) for s in self.rx_stages) or "none"}
 
     # -- pulse response -------------------------------------------------------------------
     @cached_property
     def _pulse_window(self) -> np.ndarray:
-        swing = self.config["tx"]["swing_v"]
         rect = np.zeros(self.n_fft)
-        rect[: self.m] = swing
+        rect[: self.m] = self.swing_v
         full = np.fft.irfft(np.fft.rfft(rect) * self.h_total, n=self.n_fft)
         if not np.all(np.isfinite(full)):
             raise ConfigError("the link's pulse response is not finite: check the channel "
@@ -202,7 +186,7 @@ class Link:
     @cached_property
     def _pulse_unscaled(self) -> Pulse:
         """Pulse response of one UI of value 1 (times swing) without the VGA."""
-        return trim_pulse(self._pulse_window, self.m, self.config["link"]["pulse_ui"])
+        return trim_pulse(self._pulse_window, self.m, self.pulse_ui)
 
     @cached_property
     def vga_gain(self) -> float:
@@ -212,8 +196,7 @@ class Link:
         sig = self.level_power * float(h @ h)
         tx = self.tx_noise_sigma ** 2 * float(h @ h)
         rms = np.sqrt(sig + tx + self._noise_unscaled.variance)
-        return float(self.config["adc"]["fullscale_v"] / 2.0
-                     / (self.config["adc"]["clip_sigma"] * rms))
+        return float(self.adc.fullscale_v / 2.0 / (self.clip_sigma * rms))
 
     @cached_property
     def pulse(self) -> Pulse:
@@ -230,13 +213,12 @@ class Link:
     @cached_property
     def tx_noise_sigma(self) -> float:
         """Std of the TX noise per symbol value (unitless, like the levels)."""
-        return txm.tx_noise_sigma(self.level_power, self.config["tx"]["snr_db"])
+        return tx_noise_sigma(self.level_power, self.impairments.tx_snr_db)
 
     # -- noise --------------------------------------------------------------------------
     @cached_property
     def _noise_unscaled(self) -> Noise:
-        eta0 = self.config["noise"]["eta0_v2_per_ghz"] * 1e-9  # V^2/Hz, one-sided
-        psd = eta0 * np.abs(self.h_rx) ** 2
+        psd = self.impairments.eta0_v2_per_hz * np.abs(self.h_rx) ** 2
         return noise_model(psd, self.dt_s, self.m)
 
     @cached_property
@@ -256,30 +238,21 @@ class Link:
         return np.ascontiguousarray(h[: max(keep, self.m)])
 
     def sampled_noise_autocorr(self, lags: int) -> np.ndarray:
-        """R[k] for k = 0 .. lags-1 of all white-ish noise at the ADC output that the
-        equalizer design should know: coloured RX noise, TX noise through the pulse,
-        ADC quantization/ENOB noise and random jitter through the pulse slope."""
-        r = np.zeros(lags)
-        n = min(lags, self.noise.autocorr.shape[0])
-        r[:n] = self.noise.autocorr[:n]
-        h = self.pulse.taps
-        ac = np.correlate(h, h, mode="full")[h.shape[0] - 1:]
-        n = min(lags, ac.shape[0])
-        r[:n] += self.tx_noise_sigma ** 2 * ac[:n]
-        r[0] += self.adc.noise_v2
-        rj = self.config["noise"]["rj_ui"]
-        if rj > 0:
-            slope = (self.pulse.at_offset(0.5) - self.pulse.at_offset(-0.5)) * self.m
-            r[0] += (rj ** 2) * self.level_power * float(slope @ slope)
-        return r
+        """R[k] for k = 0 .. lags-1 of all Gaussian-modelled noise at the ADC output that
+        the equalizer design should know (:func:`serdes.impairments.design_autocorr`)."""
+        from serdes.impairments import design_autocorr
+
+        return design_autocorr(self, lags)
 
     def summary(self) -> dict:
-        c = self.config
+        d = self.describe()
         return {
             "symbol_rate_hz": self.symbol_rate_hz,
-            "modulation": c["link"]["modulation"],
-            "channel": c["channel"]["model"] + (f" {c['channel']['file']}"
-                                               if c["channel"]["model"] == "touchstone" else ""),
+            "modulation": "pam4" if self.modulation_order == 4 else
+                          ("nrz" if self.modulation_order == 2 else f"pam{self.modulation_order}"),
+            "channel": d["channel"],
+            "tx": d["tx"],
+            "rx": d["rx"],
             "il_nyquist_db": self.il_nyquist_db,
             "pulse_ui": self.pulse.n_ui,
             "cursor_v": float(self.pulse.taps[self.pulse.cursor]),

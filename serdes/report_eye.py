@@ -13,7 +13,7 @@ COUNTED_EYE_SYMBOLS = 1 << 17
 COUNTED_EYE_TARGET = 1e-3
 
 
-def eye_section(link, res, out: dict) -> None:
+def eye_section(system, res, out: dict) -> None:
     import dataclasses
 
     import numpy as np
@@ -27,7 +27,8 @@ def eye_section(link, res, out: dict) -> None:
         out["eye"] = out["stat"] = {"skipped": "the statistical engine and the slicer eye "
                                     "model FFE + DFE (+ RC) receivers, not MLSE"}
         return
-    design = design_equalizer(link)
+    link = system.link
+    design = design_equalizer(system)
     # the taps the counted run ended with (adapted ones in LMS or adaptive-RC modes)
     changes = dict(ffe=np.asarray(res.ffe_taps, dtype=np.float64),
                    dfe=np.asarray(res.dfe_taps, dtype=np.float64))
@@ -35,15 +36,15 @@ def eye_section(link, res, out: dict) -> None:
         changes.update(rc_lags=np.asarray(res.rc_lags, dtype=np.int64),
                        rc_taps=np.asarray(res.rc_taps, dtype=np.float64))
     taps = dataclasses.replace(design, **changes)
-    eng = StatisticalEngine(link, taps)
+    eng = StatisticalEngine(system, taps)
     sb = eng.ber(0.0)
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
                                  DEFAULT_TARGETS else ())
     opening = eng.eye_opening(targets=targets)
     stat_eye = opening.to_dict()
     stat_eye.update(ber_per_eye={n: float(v) for n, v in zip(sb.eye_names, sb.ber_per_eye)},
-                    sndr_db=sb.sndr_db, rlm=float(link.config["tx"]["rlm"]))
-    samples = slicer_samples(link, taps, symbols=COUNTED_EYE_SYMBOLS, seed=out.get("seed"))
+                    sndr_db=sb.sndr_db, rlm=_rlm(link.levels))
+    samples = slicer_samples(system, taps, symbols=COUNTED_EYE_SYMBOLS, seed=out.get("seed"))
     counted = counted_eye_report(samples, COUNTED_EYE_TARGET)
     out["eye"] = {
         "units": "height: normalised slicer units (outer level 1); *_mv: ADC-input referred "
@@ -70,6 +71,11 @@ def eye_section(link, res, out: dict) -> None:
     if prop is not None:
         stat["dfe_error_propagation"] = prop
     out["stat"] = stat
+
+
+def _rlm(levels) -> float:
+    """Ratio of level mismatch of the transmitted levels (1 for NRZ)."""
+    return float(3.0 * levels[2]) if len(levels) == 4 else 1.0
 
 
 _EXTRAS.append(eye_section)

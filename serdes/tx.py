@@ -37,3 +37,31 @@ def ffe_response(f_hz, taps, main, ui_s):
 def tx_noise_sigma(level_power, snr_db):
     """Standard deviation of the TX noise added to each symbol value."""
     return float(np.sqrt(level_power * 10.0 ** (-snr_db / 10.0)))
+
+
+class TxFfe:
+    """TX FFE stage: symbol-spaced taps ``taps`` with ``taps[main]`` the cursor c(0)."""
+
+    def __init__(self, *, taps, main: int, symbol_rate_hz: float):
+        self.taps = [float(c) for c in taps]
+        self.main = int(main)
+        self.ui_s = 1.0 / float(symbol_rate_hz)
+
+    def response(self, f_hz) -> np.ndarray:
+        return ffe_response(f_hz, self.taps, self.main, self.ui_s)
+
+    def describe(self) -> str:
+        return "TX FFE [" + ", ".join(f"{c:g}" for c in self.taps) + "]"
+
+
+class TxEdge:
+    """Driver edge stage: Gaussian filter with a 20-80 % rise time ``rise_time_s``."""
+
+    def __init__(self, *, rise_time_s: float):
+        self.rise_time_s = float(rise_time_s)
+
+    def response(self, f_hz) -> np.ndarray:
+        return rise_filter(f_hz, self.rise_time_s)
+
+    def describe(self) -> str:
+        return f"TX edge {self.rise_time_s * 1e12:g} ps"

@@ -10,7 +10,7 @@ from serdes.config import Config
 from serdes.engines.pulse import PulseFrontEnd
 from serdes.engines.run import simulate
 from serdes.engines.waveform import WaveformFrontEnd
-from serdes.link import Link
+from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
 
 
@@ -28,8 +28,8 @@ def _noisy(extra=()):
     ("link.pattern=qprbs13", "adc.enob=4.5"),
 ])
 def test_results_do_not_depend_on_chunk_size(extra):
-    link = Link(_noisy(extra))
-    runs = [simulate(link, symbols=150_000, chunk=c) for c in (150_000, 65_536, 7_777, 1_000)]
+    system = build(_noisy(extra))
+    runs = [simulate(system, symbols=150_000, chunk=c) for c in (150_000, 65_536, 7_777, 1_000)]
     first = runs[0]
     assert first.bit_errors > 0
     for r in runs[1:]:
@@ -40,19 +40,19 @@ def test_results_do_not_depend_on_chunk_size(extra):
 
 
 def test_target_error_stop_is_chunk_invariant_and_on_a_block_boundary():
-    link = Link(_noisy())
-    a = simulate(link, symbols=2_000_000, target_errors=300, chunk=65_536)
-    b = simulate(link, symbols=2_000_000, target_errors=300, chunk=10_000)
+    system = build(_noisy())
+    a = simulate(system, symbols=2_000_000, target_errors=300, chunk=65_536)
+    b = simulate(system, symbols=2_000_000, target_errors=300, chunk=10_000)
     assert a.stopped_by == b.stopped_by == "target_errors"
     assert (a.bit_errors, a.symbols) == (b.bit_errors, b.symbols)
     assert a.bit_errors >= 300
 
 
 def test_same_seed_same_result_other_seed_other_noise():
-    link = Link(_noisy())
-    a = simulate(link, symbols=100_000, seed=3)
-    b = simulate(link, symbols=100_000, seed=3)
-    c = simulate(link, symbols=100_000, seed=4)
+    system = build(_noisy())
+    a = simulate(system, symbols=100_000, seed=3)
+    b = simulate(system, symbols=100_000, seed=3)
+    c = simulate(system, symbols=100_000, seed=4)
     assert a.bit_errors == b.bit_errors and a.snr_db == b.snr_db
     assert a.snr_db != c.snr_db
 
@@ -64,7 +64,8 @@ def test_pulse_and_waveform_engines_give_the_same_samples(jitter):
     extra = ["noise.rj_ui=0.03", "noise.sj_ui=0.2", "noise.sj_hz=2e8", "noise.dd_ui=0.1"] \
         if jitter else \
             ["noise.rj_ui=0"]
-    link = Link(Config.default().with_overrides(extra))
+    system = build(Config.default().with_overrides(extra))
+    link = system.link
     rng = np.random.default_rng(0)
     a = rng.choice(link.levels, size=5000)
     pulse = PulseFrontEnd(link, seed=5)
@@ -83,7 +84,8 @@ def test_pulse_and_waveform_engines_give_the_same_samples(jitter):
 def test_waveform_noise_has_the_link_noise_statistics():
     """Fine-rate white noise through the front end, sampled at the symbol rate, has the
     variance and lag-1 correlation of the link's noise model (chi-square tolerance)."""
-    link = Link(Config.default().with_overrides(["noise.rj_ui=0"]))
+    system = build(Config.default().with_overrides(["noise.rj_ui=0"]))
+    link = system.link
     wave = WaveformFrontEnd(link, seed=2)
     n = 200_000
     x = wave(np.zeros(n), 0)[1000:]
@@ -99,9 +101,10 @@ def test_waveform_noise_has_the_link_noise_statistics():
 def test_engines_count_the_same_ber():
     """Counted BER of the waveform engine lies in the pulse engine's 99 % interval (and
     vice versa) on a link with about 1e-3 BER: the same model seen two ways."""
-    link = Link(_noisy())
-    p = simulate(link, symbols=200_000, engine="pulse")
-    w = simulate(link, symbols=200_000, engine="waveform")
+    system = build(_noisy())
+    link = system.link
+    p = simulate(system, symbols=200_000, engine="pulse")
+    w = simulate(system, symbols=200_000, engine="waveform")
     lo, hi = clopper_pearson(p.bit_errors, p.bits, 0.99)
     lo2, hi2 = clopper_pearson(w.bit_errors, w.bits, 0.99)
     assert max(lo, lo2) <= min(hi, hi2), (p.ber, w.ber)
@@ -109,12 +112,12 @@ def test_engines_count_the_same_ber():
 
 
 def test_memory_is_bounded_by_the_chunk_not_the_run_length():
-    link = Link(_noisy(["noise.rj_ui=0.01"]))
-    simulate(link, symbols=20_000)
+    system = build(_noisy(["noise.rj_ui=0.01"]))
+    simulate(system, symbols=20_000)
     peaks = []
     for n in (300_000, 1_200_000):
         tracemalloc.start()
-        simulate(link, symbols=n, chunk=65_536)
+        simulate(system, symbols=n, chunk=65_536)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.3 * peaks[0] + 1e6, peaks
@@ -124,8 +127,8 @@ def test_memory_is_bounded_by_the_chunk_not_the_run_length():
 def test_lms_reaches_the_mmse_ber():
     """LMS adaptation from a one-tap start reaches a BER whose 99 % interval overlaps
     that of the MMSE design on the same link."""
-    mmse = simulate(Link(_noisy()), symbols=400_000)
-    lms = simulate(Link(_noisy(["eq.mode=lms", "eq.train_symbols=100000"])),
+    mmse = simulate(build(_noisy()), symbols=400_000)
+    lms = simulate(build(_noisy(["eq.mode=lms", "eq.train_symbols=100000"])),
                    symbols=500_000)
     lo, hi = clopper_pearson(mmse.bit_errors, mmse.bits, 0.99)
     lo2, hi2 = clopper_pearson(lms.bit_errors, lms.bits, 0.99)
@@ -137,8 +140,8 @@ def test_precoding_doubles_independent_symbol_errors():
     """With 1/(1+D) precoding a single line-symbol error corrupts two decoded symbols;
     two adjacent line errors corrupt two or three. On an FFE-only receiver the decoded
     SER is therefore between 1.5x and 2x the SER without precoding (99 % intervals)."""
-    plain = simulate(Link(_noisy(["dfe.taps=0", "channel.loss_db=28"])), symbols=300_000)
-    pre = simulate(Link(_noisy(["dfe.taps=0", "channel.loss_db=28", "link.precoding=true"])),
+    plain = simulate(build(_noisy(["dfe.taps=0", "channel.loss_db=28"])), symbols=300_000)
+    pre = simulate(build(_noisy(["dfe.taps=0", "channel.loss_db=28", "link.precoding=true"])),
                    symbols=300_000)
     assert plain.symbol_errors > 200
     lo, hi = clopper_pearson(plain.symbol_errors, plain.symbols, 0.99)

@@ -10,7 +10,7 @@ import pytest
 
 from serdes.cli import main as cli
 from serdes.config import Config
-from serdes.link import Link
+from serdes.build import build
 from serdes.metrics import eye as meye
 
 OPEN = ["channel.loss_db=8", "noise.eta0_v2_per_ghz=2e-9"]   # analog eyes open
@@ -41,8 +41,8 @@ def test_rlm_ieee_definition():
 
 
 def test_slicer_samples_are_aligned_and_counted_eye_closes_with_target():
-    link = Link(Config.default().with_overrides(["dfe.taps=0"]))
-    s = meye.slicer_samples(link, symbols=1 << 15)
+    system = build(Config.default().with_overrides(["dfe.taps=0"]))
+    s = meye.slicer_samples(system, symbols=1 << 15)
     decided = np.argmin(np.abs(s.v[:, None] - s.levels[None, :]), axis=1)
     assert np.mean(decided == s.sent) > 0.999
     h3 = meye.counted_eye_heights(s, 1e-3)
@@ -53,7 +53,7 @@ def test_slicer_samples_are_aligned_and_counted_eye_closes_with_target():
 
 
 def test_analog_eye_shows_three_eyes():
-    ae = meye.analog_eye(Link(Config.default().with_overrides(OPEN)), symbols=6000)
+    ae = meye.analog_eye(build(Config.default().with_overrides(OPEN)), symbols=6000)
     assert ae.density.shape == (256, 256) and ae.density.sum() > 1e6
     assert np.all(ae.heights_v > 0)                            # three open eyes
     col = ae.density[ae.density.shape[0] // 4]                 # the first eye centre
@@ -73,13 +73,13 @@ def test_plots_write_images_with_content(tmp_path):
     from serdes.engines.statistical import StatisticalEngine
     from serdes.plot import eye as peye
 
-    link = Link(Config.default().with_overrides(OPEN))
-    eng = StatisticalEngine(link)
+    system = build(Config.default().with_overrides(OPEN))
+    eng = StatisticalEngine(system)
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
-    peye.analog_eye(meye.analog_eye(link, symbols=3000), ax=axes[0, 0])
+    peye.analog_eye(meye.analog_eye(system, symbols=3000), ax=axes[0, 0])
     se = eng.eye(n_phases=32, n_bins=128)
     peye.statistical_eye(se, ax=axes[0, 1], opening=eng.eye_opening(n_phases=16))
-    s = meye.slicer_samples(link, eng.taps, symbols=1 << 14)
+    s = meye.slicer_samples(system, eng.taps, symbols=1 << 14)
     peye.equalized_eye(s, eng.distribution(), ax=axes[0, 2])
     peye.horizontal_bathtub(eng.bathtub_horizontal(16), ax=axes[1, 0])
     peye.vertical_bathtub(eng.bathtub_vertical(0.0, 101), ax=axes[1, 1])

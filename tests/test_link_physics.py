@@ -6,7 +6,7 @@ from scipy import optimize
 
 from conftest import ideal_config
 from serdes.engines.run import simulate
-from serdes.link import Link
+from serdes.build import build, build_link
 from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn, pam_ser_awgn
 
 
@@ -20,14 +20,16 @@ def test_pam4_awgn_ber_matches_closed_form(target, symbols):
     """Counted BER on the ideal channel lies in its 99% Clopper-Pearson interval around
     the exact Gray-coded PAM4 BER for the noise the link model says it has."""
     sigma = _sigma_for_ber(target)  # in units of the outer level
-    probe = Link(ideal_config(noise={"eta0_v2_per_ghz": 1e-9}))
+    probe_sys = build(ideal_config(noise={"eta0_v2_per_ghz": 1e-9}))
+    probe = probe_sys.link
     h0 = probe.pulse.taps[probe.pulse.cursor]
     isi = np.delete(probe.pulse.taps, probe.pulse.cursor)
     assert np.max(np.abs(isi)) < 1e-9 * h0  # the link really is ISI-free
     # noise variance scales with eta0: pick eta0 so that sigma_v / h0 = sigma
     eta0 = 1e-9 * (sigma * h0) ** 2 / probe.noise.variance
-    link = Link(ideal_config(noise={"eta0_v2_per_ghz": eta0}))
-    res = simulate(link, symbols=symbols, target_errors=0, seed=7)
+    system = build(ideal_config(noise={"eta0_v2_per_ghz": eta0}))
+    link = system.link
+    res = simulate(system, symbols=symbols, target_errors=0, seed=7)
     expected = pam4_gray_ber_awgn(np.sqrt(link.noise.variance) / link.pulse.taps[link.pulse.cursor])
     assert expected == pytest.approx(target, rel=1e-6)
     lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.99)
@@ -65,7 +67,8 @@ def test_single_pole_pulse_response_matches_analytic():
     f3 = 40e9
     cfg = ideal_config(link={"samples_per_ui": 256, "window_ui": 128, "pulse_ui": 32},
                        afe={"bandwidth_hz": f3}, tx={"swing_v": 0.5})
-    link = Link(cfg)
+    system = build(cfg)
+    link = system.link
     t, p = link.pulse_full()
     tau = 1 / (2 * np.pi * f3)
     T = link.ui_s
@@ -86,7 +89,8 @@ def test_rise_time_of_tx_edge():
     # 10 GBd: the 100 ps UI lets the edge settle (plateau at 10 sigma from each edge)
     cfg = ideal_config(link={"samples_per_ui": 256, "window_ui": 128, "symbol_rate_hz": 10e9},
                        tx={"rise_time_s": tr})
-    link = Link(cfg)
+    system = build(cfg)
+    link = system.link
     t, p = link.pulse_full()
     p = np.roll(p, link.m)  # bring the leading edge away from the window wrap
     edge = p[: link.m + link.m // 2] / p[link.m + link.m // 2]
@@ -102,7 +106,7 @@ def test_noise_variance_is_eta0_times_noise_bandwidth():
     of bandwidth B: eta0 x pi B / 2 (the RC noise bandwidth), before the VGA."""
     B = 20e9
     eta0 = 1e-8
-    link = Link(ideal_config(afe={"bandwidth_hz": B}, noise={"eta0_v2_per_ghz": eta0},
+    link = build_link(ideal_config(afe={"bandwidth_hz": B}, noise={"eta0_v2_per_ghz": eta0},
                              link={"samples_per_ui": 256, "window_ui": 256}))
     expected = eta0 * 1e-9 * np.pi * B / 2
     # the fine grid integrates up to fs/2 only: the tail beyond it is B^2/(fs/2) of B pi/2
@@ -113,7 +117,8 @@ def test_noise_variance_is_eta0_times_noise_bandwidth():
 
 
 def test_noise_fir_reproduces_autocorrelation():
-    link = Link()
+    system = build()
+    link = system.link
     g = link.noise.fir
     ac = np.correlate(g, g, mode="full")[g.shape[0] - 1:]
     r = link.noise.autocorr
@@ -132,7 +137,7 @@ def test_mmse_predicted_snr_matches_counted_snr():
 
     cfg = Config.default().with_overrides(["adc.bits=0", "noise.rj_ui=0", "dfe.taps=0",
                                            "channel.loss_db=30"])
-    res = simulate(Link(cfg), symbols=400_000, target_errors=0)
+    res = simulate(build(cfg), symbols=400_000, target_errors=0)
     assert res.snr_db == pytest.approx(res.predicted_snr_db, abs=0.15)
 
 
@@ -140,12 +145,14 @@ def test_nrz_awgn_ber_matches_q_function():
     """NRZ over the ideal channel: BER = Q(1/sigma), counted inside its 99 % interval."""
     from serdes.metrics.ber import q_function
 
-    probe = Link(ideal_config(link={"modulation": "nrz"}, noise={"eta0_v2_per_ghz": 1e-9}))
+    probe_sys = build(ideal_config(link={"modulation": "nrz"}, noise={"eta0_v2_per_ghz": 1e-9}))
+    probe = probe_sys.link
     h0 = probe.pulse.taps[probe.pulse.cursor]
     sigma = 1 / 3.3  # BER about 5e-4
     eta0 = 1e-9 * (sigma * h0) ** 2 / probe.noise.variance
-    link = Link(ideal_config(link={"modulation": "nrz"}, noise={"eta0_v2_per_ghz": eta0}))
-    res = simulate(link, symbols=1_000_000, target_errors=0)
+    system = build(ideal_config(link={"modulation": "nrz"}, noise={"eta0_v2_per_ghz": eta0}))
+    link = system.link
+    res = simulate(system, symbols=1_000_000, target_errors=0)
     expected = float(q_function(link.pulse.taps[link.pulse.cursor] / np.sqrt(link.noise.variance)))
     lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.99)
     assert res.bits == res.symbols

@@ -6,7 +6,7 @@ import pytest
 from serdes.channel.touchstone import read_sdd21
 from serdes.config import Config
 from serdes.engines.run import simulate
-from serdes.link import Link
+from serdes.build import build
 
 
 @pytest.mark.parametrize("name, il", [
@@ -17,7 +17,8 @@ def test_touchstone_link(channels_dir, name, il):
     path = channels_dir / name
     cfg = Config.default().with_overrides(["channel.model=touchstone",
                                            f"channel.file={path}", "noise.rj_ui=0"])
-    link = Link(cfg)
+    system = build(cfg)
+    link = system.link
     # the reported IL at Nyquist is the file's, within the authors' label rounding
     assert link.il_nyquist_db == pytest.approx(il, abs=0.5)
     # the link's channel response on its grid follows the file between file points
@@ -28,5 +29,5 @@ def test_touchstone_link(channels_dir, name, il):
     # a causal pulse: nothing of note arrives before the main cursor's pre-cursor span
     p = link.pulse
     assert p.dropped_energy < 1e-3
-    res = simulate(link, symbols=100_000)
+    res = simulate(system, symbols=100_000)
     assert res.snr_db == pytest.approx(res.predicted_snr_db, abs=0.3)

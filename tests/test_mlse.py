@@ -21,7 +21,7 @@ from serdes.dsp.mlse import MlseDetector, branch_table
 from serdes.dsp.whitening import autocorr_normalized, measure_whitening, noise_predictor
 from serdes.engines.run import simulate
 from serdes.kernels.slicer import dfe_run
-from serdes.link import Link
+from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
 
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
@@ -159,18 +159,19 @@ LOSS35 = ["channel.loss_db=35", "noise.rj_ui=0", "link.target_errors=0"]
 
 
 def _link(*extra):
-    return Link(Config.default().with_overrides(LOSS35 + list(extra)))
+    """The system (link, source, receiver, run) of the 35 dB test link."""
+    return build(Config.default().with_overrides(LOSS35 + list(extra)))
 
 
 @pytest.mark.parametrize("memory", [1, 2])
 def test_whitening_output_is_whiter_than_its_input(memory):
     link = _link("eq.detector=mlse", "mlse.whitening=predictor", f"mlse.memory={memory}")
-    taps = design_receiver(link)
+    taps = design_receiver(link.link, link.receiver)
     n = 100_000
     w = measure_whitening(link, taps, symbols=n, lags=6)
     print(f"\nmemory {memory}: whitening {np.round(taps.whitening, 3)}; rho before "
           f"{np.round(w['before'], 3)}, after {np.round(w['after'], 3)}")
-    n_used = n - (link.pulse.n_ui + len(taps.ffe) + 64)
+    n_used = n - (link.link.pulse.n_ui + len(taps.ffe) + 64)
 
     def se(rho):  # Bartlett's standard error of a sample autocorrelation
         return np.sqrt((1 + 2 * np.sum(rho[1:] ** 2)) / n_used)

@@ -15,7 +15,7 @@ from serdes.dsp.design import design_receiver, select_rc_lags
 from serdes.dsp.rc import RcSettings, ReflectionCanceller, ring_size
 from serdes.engines.run import design_equalizer, simulate
 from serdes.kernels.rc import ffe_dfe_rc
-from serdes.link import Link
+from serdes.build import build, build_link, build_receiver
 
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 THRESH = np.array([-2 / 3, 0.0, 2 / 3])
@@ -129,7 +129,7 @@ def test_select_lags_and_design_find_the_echo():
 
     cfg = Config.default().with_overrides(["link.pulse_ui=96", "reflections.echo_delay_ui=60",
                                            "rc.taps=4"])
-    t = design_receiver(Link(cfg))
+    t = design_receiver(build_link(cfg), build_receiver(cfg))
     assert 60 in t.rc_lags
     assert t.rc_taps[list(t.rc_lags).index(60)] == pytest.approx(0.1, abs=0.005)
     # the residual no longer holds the echo, and matches the predicted SNR
@@ -140,7 +140,7 @@ def _run(*extra, symbols=1_000_000):
     cfg = Config.default().with_overrides(
         ["link.pulse_ui=96", "noise.rj_ui=0", "tx.snr_db=22", "link.target_errors=0"]
         + list(extra))
-    return simulate(Link(cfg), symbols=symbols)
+    return simulate(build(cfg), symbols=symbols)
 
 
 ECHO = ("reflections.echo_delay_ui=60", "reflections.echo_db=-20")
@@ -176,9 +176,9 @@ def test_adaptive_rc_with_lms_is_chunk_invariant():
     cfg = Config.default().with_overrides(
         ["link.pulse_ui=96", "tx.snr_db=22", "link.target_errors=0", *ECHO, "rc.taps=3",
          "rc.mode=adaptive", "rc.search_symbols=4000", "eq.mode=lms", "eq.train_symbols=6000"])
-    link = Link(cfg)
-    a = simulate(link, symbols=40_000, chunk=1 << 16).to_dict()
-    b = simulate(link, symbols=40_000, chunk=3001).to_dict()
+    system = build(cfg)
+    a = simulate(system, symbols=40_000, chunk=1 << 16).to_dict()
+    b = simulate(system, symbols=40_000, chunk=3001).to_dict()
     for d in (a, b):
         d.pop("elapsed_s"), d.pop("symbols_per_s")
     assert b.pop("snr_db") == pytest.approx(a.pop("snr_db"), rel=1e-12)  # summed per chunk
@@ -187,11 +187,11 @@ def test_adaptive_rc_with_lms_is_chunk_invariant():
 
 
 def test_receiver_wiring_and_defaults():
-    link = Link(Config.default().with_overrides(["rc.taps=2", "rc.span_ui=40"]))
-    taps = design_equalizer(link)
+    system = build(Config.default().with_overrides(["rc.taps=2", "rc.span_ui=40"]))
+    taps = design_equalizer(system)
     assert len(taps.rc_lags) == 2 and all(2 <= j <= 40 for j in taps.rc_lags)
     rc = ReflectionCanceller(RcSettings(taps=2, span_ui=40, mode="adaptive"), lags=(),
                              taps=(), first_lag=2, level_power=S2, search_start=100)
     assert rc.warmup_symbols == 100 + 64 + 16384 and not rc.placed
     # without rc.taps the default link keeps the plain equalizer
-    assert type(design_equalizer(Link(Config.default()))).__name__ == "EqualizerTaps"
+    assert type(design_equalizer(build(Config.default()))).__name__ == "EqualizerTaps"

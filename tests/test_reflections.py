@@ -17,7 +17,7 @@ from serdes.channel.reflections import (C0_M_PER_S, Reflections, Segment, Stub,
 from serdes.cli import main
 from serdes.config import Config
 from serdes.errors import ConfigError
-from serdes.link import Link
+from serdes.build import build, build_link
 
 # time responses: a Gaussian pulse of sigma_f = 60 GHz (sigma_t = 2.65 ps) on a grid with
 # df = 50 MHz (20 ns window) up to 640 GHz, where the Gaussian is exp(-57) small
@@ -112,7 +112,7 @@ def test_link_pulse_carries_the_echo():
     for db, pol in ((-20.0, "positive"), (-14.0, "negative")):
         cfg = base.with_overrides(["reflections.echo_delay_ui=60", f"reflections.echo_db={db}",
                                    f"reflections.echo_polarity={pol}"])
-        p0, p1 = Link(base), Link(cfg)
+        p0, p1 = build_link(base), build_link(cfg)
         a = 10 ** (db / 20) * (1 if pol == "positive" else -1)
         h0 = p0.pulse.taps / p0.vga_gain
         h1 = p1.pulse.taps / p1.vga_gain
@@ -131,11 +131,12 @@ def test_cascade_config_and_touchstone(channels_dir):
         "reflections.segment_lengths_mm=[20, 8, 20]", "reflections.segment_z0_ohm=[50, 40, 50]",
         "reflections.segment_loss_db_per_mm=[0.02]", "reflections.stub_positions=[3]",
         "reflections.stub_lengths_mm=[1.2]"])
-    link = Link(cfg)
+    system = build(cfg)
+    link = system.link
     refl = Reflections.from_config(cfg["reflections"], link.symbol_rate_hz)
     assert len(refl.segments) == 3 and refl.segments[1].loss_db_per_mm == 0.02
     np.testing.assert_allclose(link.h_channel,
-                               link._channel.response(link.f_hz) * refl.response(link.f_hz))
+                               link.channel_stages[0].response(link.f_hz) * refl.response(link.f_hz))
     assert np.all(np.isfinite(link.pulse.taps))
 
 

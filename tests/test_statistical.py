@@ -23,7 +23,7 @@ from serdes.engines.run import simulate
 from serdes.engines.statistical import (StatisticalEngine, dfe_error_propagation,
                                         distribution_from_cursors, gray_bit_errors)
 from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
-from serdes.link import Link
+from serdes.build import build
 from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn, pam_ser_awgn
 
 PAM4 = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
@@ -129,8 +129,9 @@ AWGN = ["channel.model=ideal", "ctle.model=none", "afe.peaking_m=0", "afe.bandwi
 
 @pytest.mark.parametrize("eta0", [3e-6, 8e-7, 5e-7])
 def test_awgn_link_matches_closed_form(eta0):
-    link = Link(Config.default().with_overrides(AWGN + [f"noise.eta0_v2_per_ghz={eta0}"]))
-    eng = StatisticalEngine(link)
+    system = build(Config.default().with_overrides(AWGN + [f"noise.eta0_v2_per_ghz={eta0}"]))
+    link = system.link
+    eng = StatisticalEngine(system)
     w = float(eng.taps.ffe[0])
     sigma = abs(w) * np.sqrt(link.noise.autocorr[0])
     r = eng.ber()
@@ -186,10 +187,10 @@ AGREEMENT = {
 
 @pytest.mark.parametrize("name", list(AGREEMENT))
 def test_statistical_agrees_with_counted_ffe_only(name):
-    link = Link(Config.default().with_overrides(["dfe.taps=0"] + AGREEMENT[name]))
-    eng = StatisticalEngine(link)
+    system = build(Config.default().with_overrides(["dfe.taps=0"] + AGREEMENT[name]))
+    eng = StatisticalEngine(system)
     stat = eng.ber().ber
-    res = simulate(link, symbols=8_000_000, target_errors=110, taps=eng.taps)
+    res = simulate(system, symbols=8_000_000, target_errors=110, taps=eng.taps)
     assert res.bit_errors >= 100, "the count needs at least 100 errors to judge"
     ratio = res.ber / stat
     lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.95)
@@ -200,13 +201,13 @@ def test_statistical_agrees_with_counted_ffe_only(name):
 
 
 def test_dfe_error_propagation_reported_and_predicted():
-    link = Link(Config.default().with_overrides(["channel.loss_db=28",
+    system = build(Config.default().with_overrides(["channel.loss_db=28",
                                                  "noise.eta0_v2_per_ghz=3e-8"]))
-    eng = StatisticalEngine(link)
+    eng = StatisticalEngine(system)
     assert eng.b.shape[0] == 1 and eng.b[0] > 0.3
     stat = eng.ber().ber
     prop = dfe_error_propagation(eng)
-    res = simulate(link, symbols=2_000_000, target_errors=300, taps=eng.taps)
+    res = simulate(system, symbols=2_000_000, target_errors=300, taps=eng.taps)
     lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.99)
     print(f"\nDFE: counted {res.ber:.3e} [{lo:.3e}, {hi:.3e}], statistical (correct "
           f"feedback) {stat:.3e}, counted/stat {res.ber / stat:.2f}, Markov ratio "
@@ -223,11 +224,11 @@ def test_dfe_error_propagation_reported_and_predicted():
 def test_eye_height_shrinks_with_noise():
     base = Config.default().with_overrides(["channel.loss_db=10", "dfe.taps=0", "adc.bits=8",
                                             "adc.enob=6.5"])
-    taps = StatisticalEngine(Link(base)).taps    # fixed receiver, more and more noise
+    taps = StatisticalEngine(build(base)).taps    # fixed receiver, more and more noise
     heights = []
     for eta0 in np.geomspace(1e-9, 2e-7, 5):
-        link = Link(base.with_overrides([f"noise.eta0_v2_per_ghz={eta0}"]))
-        eng = StatisticalEngine(link, taps)
+        system = build(base.with_overrides([f"noise.eta0_v2_per_ghz={eta0}"]))
+        eng = StatisticalEngine(system, taps)
         v = eng.bathtub_vertical(0.0, n_points=801)
         op = eng.eye_opening(targets=(1e-15,), vertical=v, n_phases=16)
         heights.append(op.height[0].min())
@@ -236,8 +237,8 @@ def test_eye_height_shrinks_with_noise():
 
 
 def test_bathtubs_and_eye_are_consistent():
-    link = Link(Config.default().with_overrides(["channel.loss_db=15"]))
-    eng = StatisticalEngine(link)
+    system = build(Config.default().with_overrides(["channel.loss_db=15"]))
+    eng = StatisticalEngine(system)
     h = eng.bathtub_horizontal(32)
     k0 = int(np.argmin(np.abs(h.x)))
     sb = eng.ber(0.0)
@@ -259,10 +260,10 @@ def test_bathtubs_and_eye_are_consistent():
 def test_counted_eye_agrees_with_statistical_at_1e_3():
     from serdes.metrics.eye import counted_eye_heights, slicer_samples
 
-    link = Link(Config.default().with_overrides(["dfe.taps=0", "channel.loss_db=20",
+    system = build(Config.default().with_overrides(["dfe.taps=0", "channel.loss_db=20",
                                                  "noise.eta0_v2_per_ghz=1e-7"]))
-    eng = StatisticalEngine(link)
-    s = slicer_samples(link, eng.taps, symbols=1 << 17)
+    eng = StatisticalEngine(system)
+    s = slicer_samples(system, eng.taps, symbols=1 << 17)
     counted = counted_eye_heights(s, 1e-3)
     stat = eng.eye_opening(targets=(1e-3,), n_phases=16).height[0]
     # the counted 1e-3 boundary rests on ~260 samples per side: a few % of the height
@@ -270,25 +271,25 @@ def test_counted_eye_agrees_with_statistical_at_1e_3():
 
 
 def test_clip_probability_small_at_default():
-    eng = StatisticalEngine(Link())
+    eng = StatisticalEngine(build())
     p = eng.clip_probability()
     assert 0 <= p < 1e-9
 
 
 def test_rejects_bad_options():
-    link = Link()
+    system = build()
     with pytest.raises(ValueError, match="resolution"):
-        StatisticalEngine(link, resolution=0)
+        StatisticalEngine(system, resolution=0)
     with pytest.raises(ValueError, match="dd_ui"):
-        StatisticalEngine(link, dd_ui=0.9)
+        StatisticalEngine(system, dd_ui=0.9)
 
 
 def test_dual_dirac_jitter_averages_shifted_phases():
-    link = Link(Config.default().with_overrides(["noise.sj_ui=0", "channel.loss_db=15"]))
-    taps = StatisticalEngine(link).taps
+    system = build(Config.default().with_overrides(["noise.sj_ui=0", "channel.loss_db=15"]))
+    taps = StatisticalEngine(system).taps
     a = 0.05
-    dd = StatisticalEngine(link, taps, dd_ui=a).ber(0.0).ber
-    plain = StatisticalEngine(link, taps)
+    dd = StatisticalEngine(system, taps, dd_ui=a).ber(0.0).ber
+    plain = StatisticalEngine(system, taps)
     ref = 0.5 * (plain.ber(a).ber + plain.ber(-a).ber)
     assert abs(dd / ref - 1) < 1e-9
     assert dd > plain.ber(0.0).ber

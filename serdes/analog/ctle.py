@@ -311,3 +311,43 @@ def peaking_db(
         )
         best = max(best, -float(res.fun))
     return max(0.0, 20.0 * math.log10(best / h0))
+
+
+class IeeeCtle:
+    """CTLE stage of the IEEE 802.3 reference form (:func:`ctle_ieee`); pole/zero
+    frequencies left at 0 take the reference values for ``symbol_rate_hz``
+    (f_z = f_p1 = f_b/2.5, f_p2 = f_b, f_LF = f_b/80)."""
+
+    def __init__(self, *, g_dc_db: float, g_dc2_db: float = 0.0, symbol_rate_hz: float,
+                 f_z_hz: float = 0.0, f_p1_hz: float = 0.0, f_p2_hz: float = 0.0,
+                 f_lf_hz: float = 0.0):
+        fb = float(symbol_rate_hz)
+        self.g_dc_db = float(g_dc_db)
+        self.g_dc2_db = float(g_dc2_db)
+        self.f_z_hz = float(f_z_hz) or fb / 2.5
+        self.f_p1_hz = float(f_p1_hz) or fb / 2.5
+        self.f_p2_hz = float(f_p2_hz) or fb
+        self.f_lf_hz = float(f_lf_hz) or fb / 80.0
+
+    def response(self, f_hz) -> np.ndarray:
+        return ctle_ieee(f_hz, g_dc_db=self.g_dc_db, g_dc2_db=self.g_dc2_db, f_z_hz=self.f_z_hz,
+                         f_p1_hz=self.f_p1_hz, f_p2_hz=self.f_p2_hz, f_lf_hz=self.f_lf_hz)
+
+    def describe(self) -> str:
+        return f"CTLE ieee (g_dc {self.g_dc_db:g} dB" + (
+            f", g_dc2 {self.g_dc2_db:g} dB)" if self.g_dc2_db else ")")
+
+
+class ZpkCtle:
+    """CTLE stage from zeros and poles in Hz (s/2pi) and a gain (:func:`zpk_response`)."""
+
+    def __init__(self, *, zeros_hz, poles_hz, gain: float = 1.0):
+        self.zeros_hz = np.asarray(zeros_hz, dtype=complex)
+        self.poles_hz = np.asarray(poles_hz, dtype=complex)
+        self.gain = float(gain)
+
+    def response(self, f_hz) -> np.ndarray:
+        return zpk_response(f_hz, self.zeros_hz, self.poles_hz, self.gain)
+
+    def describe(self) -> str:
+        return f"CTLE zpk ({self.zeros_hz.size} zeros, {self.poles_hz.size} poles)"

@@ -170,3 +170,18 @@ def shunt_peaking_response(f_hz, *, m: float, bandwidth_hz: float) -> np.ndarray
     else:
         h = (1.0 + st / mm) / (1.0 + st + st * st / mm)
     return np.asarray(h, dtype=np.complex128)
+
+
+class ShuntPeakedAfe:
+    """AFE stage: a shunt-peaked (series R-L load with C) amplifier of peaking factor
+    ``m`` and -3 dB bandwidth ``bandwidth_hz`` (:func:`shunt_peaking_response`)."""
+
+    def __init__(self, *, m: float, bandwidth_hz: float):
+        self.m = float(m)
+        self.bandwidth_hz = float(bandwidth_hz)
+
+    def response(self, f_hz) -> np.ndarray:
+        return shunt_peaking_response(f_hz, m=self.m, bandwidth_hz=self.bandwidth_hz)
+
+    def describe(self) -> str:
+        return f"AFE m={self.m:g} BW {self.bandwidth_hz / 1e9:g} GHz"

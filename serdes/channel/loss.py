@@ -221,3 +221,25 @@ def loss_channel_response(
         f_hz, length_mm=length, a1=a1, a2=a2, tau_ns_per_mm=tau_ns_per_mm,
         gamma0_per_mm=gamma0_per_mm, include_delay=include_delay,
     )
+
+
+class LossLine:
+    """Channel stage: the Annex 93A line scaled to ``loss_db`` at ``f_ref_hz`` (its delay
+    left out: the link adds one bulk delay of its own)."""
+
+    def __init__(self, *, loss_db: float, f_ref_hz: float):
+        self.loss_db = float(loss_db)
+        self.f_ref_hz = float(f_ref_hz)
+
+    def response(self, f_hz) -> np.ndarray:
+        return loss_channel_response(np.asarray(f_hz, dtype=np.float64), loss_db=self.loss_db,
+                                     f_ref_hz=self.f_ref_hz, include_delay=False)
+
+    def il_db(self, f_hz) -> float:
+        if f_hz == self.f_ref_hz:
+            return self.loss_db
+        h = self.response(np.array([0.0, float(f_hz)]))[1]
+        return float(-20.0 * np.log10(abs(h)))
+
+    def describe(self) -> str:
+        return "loss"

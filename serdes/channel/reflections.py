@@ -164,13 +164,14 @@ class Reflections:
 
     def __init__(self, *, segments=(), stubs=(), z_ref_ohm: float = 50.0,
                  loss_ref_hz: float = 26.5625e9, echo_delay_s: float = 0.0,
-                 echo_amplitude: float = 0.0):
+                 echo_amplitude: float = 0.0, ui_s: float | None = None):
         self.segments = tuple(segments)
         self.stubs = tuple(stubs)
         self.z_ref_ohm = float(z_ref_ohm)
         self.loss_ref_hz = float(loss_ref_hz)
         self.echo_delay_s = float(echo_delay_s)
         self.echo_amplitude = float(echo_amplitude)
+        self.ui_s = ui_s  # for describe(): echo delays in UI
 
     @classmethod
     def from_config(cls, r: dict, symbol_rate_hz: float) -> "Reflections":
@@ -194,7 +195,7 @@ class Reflections:
             amp = 10 ** (r["echo_db"] / 20.0) * (1 if r["echo_polarity"] == "positive" else -1)
         return cls(segments=segments, stubs=stubs, z_ref_ohm=r["z_ref_ohm"],
                    loss_ref_hz=r["loss_ref_hz"], echo_delay_s=r["echo_delay_ui"] / symbol_rate_hz,
-                   echo_amplitude=amp)
+                   echo_amplitude=amp, ui_s=1.0 / symbol_rate_hz)
 
     @property
     def active(self) -> bool:
@@ -215,7 +216,8 @@ class Reflections:
             h = h * echo_response(f, delay_s=self.echo_delay_s, amplitude=self.echo_amplitude)
         return h
 
-    def describe(self, ui_s: float) -> str:
+    def describe(self, ui_s: float | None = None) -> str:
+        ui_s = ui_s or self.ui_s
         parts = []
         if self.segments:
             parts.append(f"{len(self.segments)} segments ("
@@ -225,7 +227,8 @@ class Reflections:
             parts.append(f"{len(self.stubs)} stubs ("
                          + ", ".join(f"{s.length_mm:g} mm" for s in self.stubs) + ")")
         if self.echo_amplitude:
+            at = (f"{self.echo_delay_s / ui_s:g} UI" if ui_s
+                  else f"{self.echo_delay_s * 1e12:g} ps")
             parts.append(f"echo {20 * np.log10(abs(self.echo_amplitude)):.1f} dB "
-                         f"{'+' if self.echo_amplitude > 0 else '-'} at "
-                         f"{self.echo_delay_s / ui_s:g} UI")
+                         f"{'+' if self.echo_amplitude > 0 else '-'} at {at}")
         return ", ".join(parts) if parts else "none"

@@ -570,6 +570,9 @@ class TouchstoneChannel:
         """Insertion loss ``-20 log10 |SDD21(f0)|`` in dB (interpolated)."""
         return insertion_loss_db(self.f_hz, self.sdd21, f0_hz)
 
+    def describe(self) -> str:
+        return f"touchstone {self.path}"
+
     def passivity_max(self) -> float:
         """Largest singular value of the raw single-ended S matrix over all frequencies."""
         return float(self._sigma_max.max())

@@ -26,7 +26,7 @@ def add_parser(sub):
 
 def main(args) -> int:
     from serdes.engines.statistical import StatisticalEngine
-    from serdes.link import Link
+    from serdes.build import build
 
     cfg = load_config(args)
     if not 4 <= args.phases <= 4096:
@@ -35,7 +35,7 @@ def main(args) -> int:
         raise ConfigError(f"--points = {args.points}: expected an integer in [16, 100000]")
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
-    eng = StatisticalEngine(Link(cfg), dd_ui=args.dd_ui)
+    eng = StatisticalEngine(build(cfg), dd_ui=args.dd_ui)
     h = eng.bathtub_horizontal(args.phases)
     v = eng.bathtub_vertical(0.0, args.points)
 

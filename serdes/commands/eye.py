@@ -43,7 +43,7 @@ def _check_positive(name: str, value, lo: int = 1, hi: int = 1 << 24):
 
 
 def main(args) -> int:
-    from serdes.link import Link
+    from serdes.build import build
 
     cfg = load_config(args)
     _check_positive("--phases", args.phases, 4, 4096)
@@ -52,7 +52,7 @@ def main(args) -> int:
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     contours = parse_bers(args.contours, "--contours")
-    link = Link(cfg)
+    link = build(cfg)  # the whole system: link, source, receiver, run
     from serdes.plot import new_axes
     from serdes.plot import eye as peye
 

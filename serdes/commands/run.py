@@ -19,16 +19,20 @@ def add_parser(sub):
 
 def run_link(cfg, engine: str = "pulse") -> dict:
     """Simulate ``cfg`` and return the report as a plain dict (the --json object)."""
+    from serdes.build import build
     from serdes.engines.run import simulate
-    from serdes.link import Link
 
-    link = Link(cfg)
-    res = simulate(link, engine=engine)
+    system = build(cfg)
+    link = system.link
+    res = simulate(system, engine=engine)
     out = res.to_dict()
+    from serdes.channel.reflections import Reflections
+
+    refl = [s for s in link.channel_stages if isinstance(s, Reflections)]
     out.update(link=link.summary(), il_nyquist_db=link.il_nyquist_db, engine=engine,
-               seed=cfg["link"]["seed"], reflections=link.reflections.describe(link.ui_s))
+               seed=system.run.seed, reflections=refl[0].describe() if refl else "none")
     for extra in _EXTRAS:
-        extra(link, res, out)
+        extra(system, res, out)
     return out
 
 

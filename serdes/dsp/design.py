@@ -26,17 +26,17 @@ rescaled so that f_d = 1. ``mmse_ffe_dfe`` is the special case F = 1..n_dfe.
 
 In a notebook::
 
+    from serdes.build import build
     from serdes.config import Config
-    from serdes.link import Link
     from serdes.engines.run import design_equalizer, simulate
     from serdes.dsp.whitening import measure_whitening
 
-    link = Link(Config.default().with_overrides(
+    system = build(Config.default().with_overrides(
         ["channel.loss_db=35", "eq.detector=mlse", "mlse.whitening=predictor"]))
-    taps = design_equalizer(link)          # a ReceiverTaps
-    taps.whitening, taps.target            # [1, -p1], the Viterbi target
-    measure_whitening(link, taps)["after"] # error autocorrelation after the filter
-    simulate(link, symbols=10**6).ber_ci
+    taps = design_equalizer(system)          # a ReceiverTaps
+    taps.whitening, taps.target              # [1, -p1], the Viterbi target
+    measure_whitening(system, taps)["after"] # error autocorrelation after the filter
+    simulate(system, symbols=10**6).ber_ci
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from serdes.dsp.mmse import EqualizerTaps, mmse_ffe_free
+from serdes.dsp.spec import ReceiverSpec
 from serdes.dsp.whitening import ffe_error_autocorr, noise_predictor
 
 
@@ -103,46 +104,37 @@ def select_rc_lags(combined: np.ndarray, delay: int, *, taps: int, first: int,
     return np.sort(cand[order]).astype(np.int64)
 
 
-def rc_first_lag(config) -> int:
-    """First lag the RC may take: after the DFE taps, or, with the MLSE, at the Viterbi
-    decision delay (the canceller needs final decisions)."""
-    if config["eq"]["detector"] == "mlse":
-        return config["mlse"]["traceback"]
-    return config["dfe"]["taps"] + 1
-
-
-def design_receiver(link) -> ReceiverTaps:
-    """FFE, DFE, RC, whitening and MLSE target for the link's config (see the module
-    notes); with ``eq.mode = 'lms'`` the starting point of the adaptation."""
-    c = link.config
+def design_receiver(link, spec: ReceiverSpec) -> ReceiverTaps:
+    """FFE, DFE, RC, whitening and MLSE target of the receiver ``spec`` on ``link`` (see
+    the module notes); with ``spec.mode = 'lms'`` the starting point of the adaptation."""
     h = link.pulse.taps
     cursor = link.pulse.cursor
     s2 = link.level_power
-    n_taps, n_pre = c["ffe"]["taps"], c["ffe"]["pre"]
+    n_taps, n_pre = spec.ffe_taps, spec.ffe_pre
     d = cursor + n_pre
-    detector = c["eq"]["detector"]
+    detector = spec.detector
     mlse = detector == "mlse"
-    memory = c["mlse"]["memory"] if mlse else 0
-    n_dfe = 0 if mlse else c["dfe"]["taps"]
-    rc = c["rc"]
-    by_target = mlse and c["mlse"]["whitening"] == "target"
+    memory = spec.mlse.memory if mlse else 0
+    n_dfe = 0 if mlse else spec.dfe_taps
+    rc = spec.rc
+    by_target = mlse and spec.mlse.whitening == "target"
     base = list(range(1, (memory if by_target else n_dfe) + 1))
     rn = link.sampled_noise_autocorr(n_taps + memory + 2)
 
     w, f, Rn = mmse_ffe_free(h, cursor, rn, n_taps=n_taps, n_pre=n_pre, free_lags=base,
                              level_power=s2)
     rc_lags = _int_array()
-    if rc["taps"] and rc["mode"] == "pulse":
-        rc_lags = select_rc_lags(f, d, taps=rc["taps"], first=rc_first_lag(c),
-                                 span=rc["span_ui"])
+    if rc.taps and rc.mode == "pulse":
+        rc_lags = select_rc_lags(f, d, taps=rc.taps, first=spec.rc_first_lag,
+                                 span=rc.span_ui)
         w, f, Rn = mmse_ffe_free(h, cursor, rn, n_taps=n_taps, n_pre=n_pre,
                                  free_lags=base + rc_lags.tolist(), level_power=s2)
     rc_taps = f[d + rc_lags] if rc_lags.size else np.zeros(0)
-    if rc["taps"] and rc["mode"] == "adaptive":
+    if rc.taps and rc.mode == "adaptive":
         rc_lags, rc_taps = _int_array(), np.zeros(0)  # placed at run time
     b = np.zeros(n_dfe)
     m = min(n_dfe, f.shape[0] - d - 1)
-    b[:m] = np.clip(f[d + 1:d + 1 + m], -c["dfe"]["limit"], c["dfe"]["limit"])
+    b[:m] = np.clip(f[d + 1:d + 1 + m], -spec.dfe_limit, spec.dfe_limit)
 
     resid = f.copy()
     resid[d] = 0.0
@@ -162,7 +154,7 @@ def design_receiver(link) -> ReceiverTaps:
         err = s2 * float(resid @ resid) + float(w @ Rn @ w)
     snr = 10 * np.log10(s2 / err) if err > 0 else np.inf
 
-    if c["eq"]["mode"] == "lms":
+    if spec.mode == "lms":
         w = np.zeros(n_taps)
         w[n_pre] = 1.0 / h[cursor]
         b = np.zeros(n_dfe)
@@ -171,4 +163,4 @@ def design_receiver(link) -> ReceiverTaps:
                         combined=f, predicted_snr_db=float(snr), detector=detector,
                         rc_lags=rc_lags, rc_taps=np.ascontiguousarray(rc_taps, dtype=float),
                         whitening=whitening, target=target,
-                        traceback=c["mlse"]["traceback"] if mlse else 0)
+                        traceback=spec.mlse.traceback if mlse else 0)

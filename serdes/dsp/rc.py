@@ -44,12 +44,6 @@ class RcSettings:
     mu: float = 2e-3
     search_symbols: int = 16384
 
-    @classmethod
-    def from_config(cls, config) -> "RcSettings":
-        r = config["rc"]
-        return cls(taps=r["taps"], span_ui=r["span_ui"], mode=r["mode"], mu=r["mu"],
-                   search_symbols=r["search_symbols"])
-
 
 def ring_size(span: int) -> int:
     """Smallest power of two holding decisions span UI back."""

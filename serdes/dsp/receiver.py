@@ -29,7 +29,7 @@ class DigitalReceiver:
 
     Decision k is about the symbol ``latency`` UIs before ADC sample k. The RC and the
     MLSE come from ``taps`` (a :class:`serdes.dsp.design.ReceiverTaps`) and ``rc``
-    (default: the link's [rc] section); ``train_symbols`` delays the adaptive RC search
+    (the canceller's settings; default: off); ``train_symbols`` delays the adaptive RC search
     until the LMS training is over.
     """
 
@@ -54,7 +54,7 @@ class DigitalReceiver:
         self._adc_rng = rng.BlockRNG(seed, rng.ADC_NOISE)
         self.detector = getattr(taps, "detector", "dfe")
         self.latency = getattr(taps, "latency", taps.delay)
-        rc = RcSettings.from_config(link.config) if rc is None else rc
+        rc = RcSettings() if rc is None else rc
         rc_lags = getattr(taps, "rc_lags", np.zeros(0, dtype=np.int64))
         rc_taps = getattr(taps, "rc_taps", np.zeros(0))
         self.rc = self.mlse = None

@@ -67,7 +67,7 @@ def colour(rho: np.ndarray) -> float:
     return float(np.sum(np.asarray(rho)[1:] ** 2))
 
 
-def measure_whitening(link, taps, *, symbols: int = 200_000, seed: int | None = None,
+def measure_whitening(system, taps, *, symbols: int = 200_000, seed: int | None = None,
                       lags: int = 6) -> dict:
     """Measure the error autocorrelation before the whitening filter (FFE output minus
     the sent symbol) and after it (whitened samples minus the target applied to the sent
@@ -80,7 +80,8 @@ def measure_whitening(link, taps, *, symbols: int = 200_000, seed: int | None = 
     from serdes.engines.pulse import PulseFrontEnd
     from serdes.kernels.fir import fir_valid
 
-    seed = link.config["link"]["seed"] if seed is None else seed
+    link = system.link
+    seed = system.run.seed if seed is None else seed
     data = rngm.BlockRNG(seed, rngm.DATA).integers(0, symbols, link.modulation_order)
     a = link.levels[data]
     x = PulseFrontEnd(link, seed)(np.ascontiguousarray(a), 0)

@@ -25,11 +25,11 @@ class Jitter:
     DD_HOLD_UI = 4096
 
     def __init__(self, link, seed: int):
-        n = link.config["noise"]
-        self.rj_ui = n["rj_ui"]
-        self.sj_ui = n["sj_ui"]
-        self.dd_ui = n["dd_ui"]
-        self.sj_rad_per_ui = 2 * np.pi * n["sj_hz"] * link.ui_s
+        n = link.impairments
+        self.rj_ui = n.rj_ui
+        self.sj_ui = n.sj_ui
+        self.dd_ui = n.dd_ui
+        self.sj_rad_per_ui = 2 * np.pi * n.sj_hz * link.ui_s
         self._rj = rng.BlockRNG(seed, rng.RJ)
         self._dd = rng.BlockRNG(seed, rng.DUAL_DIRAC)
         self._sj_phase = 2 * np.pi * rng.BlockRNG(seed, rng.SJ_PHASE).uniform_scalar()

@@ -55,21 +55,22 @@ class RunResult:
         return d
 
 
-def design_equalizer(link) -> EqualizerTaps:
-    """FFE/DFE taps for the link's config: joint MMSE, or the LMS starting point. With a
-    reflection canceller or the MLSE detector, a :class:`serdes.dsp.design.ReceiverTaps`
-    that also holds the RC taps, the whitening filter and the Viterbi target."""
-    c = link.config
-    if c["rc"]["taps"] or c["eq"]["detector"] != "dfe":
+def design_equalizer(system) -> EqualizerTaps:
+    """FFE/DFE taps of a :class:`~serdes.system.System`'s receiver: joint MMSE, or the LMS
+    starting point. With a reflection canceller or the MLSE detector, a
+    :class:`serdes.dsp.design.ReceiverTaps` that also holds the RC taps, the whitening
+    filter and the Viterbi target."""
+    link, spec = system.link, system.receiver
+    if spec.rc.taps or spec.detector != "dfe":
         from serdes.dsp.design import design_receiver
 
-        return design_receiver(link)
+        return design_receiver(link, spec)
     h = link.pulse.taps
-    n_taps, n_pre, n_dfe = c["ffe"]["taps"], c["ffe"]["pre"], c["dfe"]["taps"]
+    n_taps, n_pre, n_dfe = spec.ffe_taps, spec.ffe_pre, spec.dfe_taps
     mmse = mmse_ffe_dfe(h, link.pulse.cursor, link.sampled_noise_autocorr(n_taps),
                         n_taps=n_taps, n_pre=n_pre, n_dfe=n_dfe,
-                        level_power=link.level_power, dfe_limit=c["dfe"]["limit"])
-    if c["eq"]["mode"] == "mmse":
+                        level_power=link.level_power, dfe_limit=spec.dfe_limit)
+    if spec.mode == "mmse":
         return mmse
     w = np.zeros(n_taps)
     w[n_pre] = 1.0 / h[link.pulse.cursor]
@@ -114,34 +115,35 @@ class _Bursts:
         return self.hist
 
 
-def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
+def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
              target_errors: int | None = None, chunk: int | None = None,
              seed: int | None = None, taps: EqualizerTaps | None = None) -> RunResult:
-    """Count errors on ``link`` with the pulse (default) or waveform engine."""
+    """Count errors on a :class:`~serdes.system.System` with the pulse (default) or
+    waveform engine; arguments left at None take the system's :class:`RunSpec`."""
     from serdes.engines.pulse import PulseFrontEnd
     from serdes.engines.waveform import WaveformFrontEnd
 
-    c = link.config
-    symbols = c["link"]["symbols"] if symbols is None else int(symbols)
-    target = c["link"]["target_errors"] if target_errors is None else int(target_errors)
-    chunk = c["link"]["chunk_symbols"] if chunk is None else int(chunk)
-    seed = c["link"]["seed"] if seed is None else int(seed)
+    link, spec, run = system.link, system.receiver, system.run
+    symbols = run.symbols if symbols is None else int(symbols)
+    target = run.target_errors if target_errors is None else int(target_errors)
+    chunk = run.chunk_symbols if chunk is None else int(chunk)
+    seed = run.seed if seed is None else int(seed)
     t0 = time.perf_counter()
 
-    taps = taps or design_equalizer(link)
+    taps = taps or design_equalizer(system)
     front = (PulseFrontEnd(link, seed) if engine == "pulse" else WaveformFrontEnd(link, seed))
-    mode = c["eq"]["mode"]
-    n_train = c["eq"]["train_symbols"] if mode == "lms" else 0
-    rx = DigitalReceiver(link, taps, mode=mode, seed=seed, mu=c["eq"]["mu"],
-                         dfe_limit=c["dfe"]["limit"], train_symbols=n_train)
+    mode = spec.mode
+    n_train = spec.train_symbols if mode == "lms" else 0
+    rx = DigitalReceiver(link, taps, mode=mode, seed=seed, mu=spec.mu,
+                         dfe_limit=spec.dfe_limit, rc=spec.rc, train_symbols=n_train)
     m = link.modulation_order
     levels = link.levels
-    transmitter = Transmitter(link, seed)
+    transmitter = Transmitter(link, system.source, seed)
     counter = ErrorCounter(m, skip=0)
     bursts = _Bursts()
     expected = rx.latency + front.latency
     max_delay = expected + link.pulse.n_ui + 8
-    skip = link.pulse.n_ui + c["ffe"]["taps"] + max_delay + 64 + max(n_train,
+    skip = link.pulse.n_ui + spec.ffe_taps + max_delay + 64 + max(n_train,
                                                                      rx.warmup_symbols)
     if skip + ALIGN_WINDOW + max_delay > symbols:
         skip = 0 if symbols <= ALIGN_WINDOW else max(0, symbols - ALIGN_WINDOW - max_delay)
@@ -171,7 +173,7 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
             ref, n_tr = levels[tx_line[idx]], min(n, n_train - k0)
         dec, v = rx.process(x, k0, ref_levels=ref, n_train=n_tr)
         dd = dec
-        if c["link"]["precoding"]:
+        if system.source.precoding:
             dd, precode_state = unprecode(dec, m, precode_state)
         dec_line = np.concatenate([dec_line, dec])
         dec_data = np.concatenate([dec_data, dd])

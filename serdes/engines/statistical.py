@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import toeplitz
 
+from serdes.impairments import rx_thermal_autocorr
 from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
 
 EYE_NAMES_PAM4 = ("lower", "middle", "upper")
@@ -279,7 +280,9 @@ class StatisticalEngine:
     """Statistical BER, bathtubs and eyes of a Link with a given equalizer (FFE, DFE and
     reflection-canceller taps; decisions assumed correct).
 
-    ``taps``: EqualizerTaps (default: ``design_equalizer(link)``, as the pulse engine).
+    ``system``: a :class:`~serdes.system.System`; ``taps``: EqualizerTaps (default:
+    ``design_equalizer(system)``, as the pulse engine). The noise contributions come from
+    :mod:`serdes.impairments`, the same functions the equalizer design uses.
     ``resolution``: grid points per Gaussian std (the grid error falls as its cube).
     ``dd_ui``: dual-Dirac deterministic jitter amplitude A_DD (UI); default: the
     config's ``noise.dd_ui``.
@@ -287,22 +290,24 @@ class StatisticalEngine:
     ``quantization``: "uniform" (per-tap uniform LSB error) or "gaussian".
     """
 
-    def __init__(self, link, taps=None, *, resolution: float = 16.0, dd_ui: float | None = None,
-                 jitter_points: int = 32, quantization: str = "uniform",
-                 max_bins: int = 1 << 14):
+    def __init__(self, system, taps=None, *, resolution: float = 16.0,
+                 dd_ui: float | None = None, jitter_points: int = 32,
+                 quantization: str = "uniform", max_bins: int = 1 << 14):
         from serdes.engines.run import design_equalizer
 
+        link = system.link
         if resolution <= 0:
             raise ValueError(f"resolution = {resolution!r}: expected a number > 0")
         if dd_ui is None:
-            dd_ui = link.config["noise"]["dd_ui"]
+            dd_ui = link.impairments.dd_ui
         if dd_ui < 0 or dd_ui > 0.5:
             raise ValueError(f"dd_ui = {dd_ui!r}: expected a number in [0, 0.5]")
         if quantization not in ("uniform", "gaussian"):
             raise ValueError(f"quantization = {quantization!r}: expected 'uniform' or "
                              "'gaussian'")
+        self.system = system
         self.link = link
-        self.taps = taps if taps is not None else design_equalizer(link)
+        self.taps = taps if taps is not None else design_equalizer(system)
         if getattr(self.taps, "detector", "dfe") != "dfe":
             raise ValueError("the statistical engine models FFE + DFE (+ reflection "
                              "canceller) receivers, not the MLSE detector")
@@ -311,7 +316,7 @@ class StatisticalEngine:
         self.jitter_points = int(jitter_points)
         self.quantization = quantization
         self.max_bins = int(max_bins)
-        c = link.config
+        imp = link.impairments
         self.m_levels = link.levels.shape[0]
         self.levels = np.asarray(link.levels, dtype=np.float64)
         self.thresholds = (self.levels[1:] + self.levels[:-1]) / 2.0
@@ -325,18 +330,16 @@ class StatisticalEngine:
         self.ui_s = link.ui_s
         self.volts_per_unit = float(self.pulse.taps[self.pulse.cursor])
         n = self.w.shape[0]
-        r = np.zeros(n)
-        k = min(n, link.noise.autocorr.shape[0])
-        r[:k] = link.noise.autocorr[:k]
+        r = rx_thermal_autocorr(link, n)
         self.rx_var = float(self.w @ toeplitz(r) @ self.w)
         self.sigma_tx = float(link.tx_noise_sigma)
         adc = link.adc
         ww = float(self.w @ self.w)
         self.enob_var = adc.enob_noise_sigma_v ** 2 * ww
         self.lsb = adc.lsb_v
-        self.rj_ui = float(c["noise"]["rj_ui"])
-        self.sj_ui = float(c["noise"]["sj_ui"])
-        self.sj_rad_per_ui = 2 * np.pi * c["noise"]["sj_hz"] * link.ui_s
+        self.rj_ui = float(imp.rj_ui)
+        self.sj_ui = float(imp.sj_ui)
+        self.sj_rad_per_ui = 2 * np.pi * imp.sj_hz * link.ui_s
         self.jitter = self._jitter_quadrature()
         self._cache: dict = {}
 
@@ -535,7 +538,7 @@ class StatisticalEngine:
         sndr = 10 * np.log10(self.es / mse)
         rel = float("nan")
         if error_estimate:
-            coarse = StatisticalEngine(self.link, self.taps, resolution=self.resolution / 2,
+            coarse = StatisticalEngine(self.system, self.taps, resolution=self.resolution / 2,
                                        dd_ui=self.dd_ui, jitter_points=self.jitter_points,
                                        quantization=self.quantization,
                                        max_bins=self.max_bins).ber(offset_ui).ber

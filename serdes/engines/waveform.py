@@ -29,7 +29,7 @@ class WaveformFrontEnd:
         self.m = link.m
         self.jitter = Jitter(link, seed)
         self.latency = int(np.ceil(self.jitter.max_ui)) + 2
-        eta0 = link.config["noise"]["eta0_v2_per_ghz"] * 1e-9
+        eta0 = link.impairments.eta0_v2_per_hz
         self.noise_sigma = np.sqrt(eta0 / (2.0 * link.dt_s)) if noise else 0.0
         self.h_rx = link.h_rx_impulse
         self._noise_rng = rng.BlockRNG(seed, WAVE_NOISE)

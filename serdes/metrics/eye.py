@@ -46,7 +46,7 @@ class SlicerSamples:
     volts_per_unit: float
 
 
-def slicer_samples(link, taps=None, *, symbols: int = 1 << 17, seed: int | None = None,
+def slicer_samples(system, taps=None, *, symbols: int = 1 << 17, seed: int | None = None,
                    engine: str = "pulse") -> SlicerSamples:
     """Run ``symbols`` symbols through the front end and the receiver (fixed taps,
     decisions fed back as in a real DFE) and return the aligned slicer inputs."""
@@ -56,12 +56,12 @@ def slicer_samples(link, taps=None, *, symbols: int = 1 << 17, seed: int | None 
     from serdes.engines.waveform import WaveformFrontEnd
     from serdes.signal.source import Transmitter
 
-    c = link.config
-    seed = c["link"]["seed"] if seed is None else int(seed)
-    taps = taps if taps is not None else design_equalizer(link)
+    link = system.link
+    seed = system.run.seed if seed is None else int(seed)
+    taps = taps if taps is not None else design_equalizer(system)
     front = PulseFrontEnd(link, seed) if engine == "pulse" else WaveformFrontEnd(link, seed)
-    rx = DigitalReceiver(link, taps, mode="mmse", seed=seed)
-    line, _, a = Transmitter(link, seed).next(int(symbols))
+    rx = DigitalReceiver(link, taps, mode="mmse", seed=seed, rc=system.receiver.rc)
+    line, _, a = Transmitter(link, system.source, seed).next(int(symbols))
     _, v = rx.process(front(a, 0), 0)
     delay = int(getattr(rx, "latency", taps.delay)) + int(front.latency)
     warm = link.pulse.n_ui + len(taps.ffe) + delay
@@ -151,7 +151,7 @@ class AnalogEye:
         return int(round((self.t_s[-1] - self.t_s[0] + self.t_s[1] - self.t_s[0]) / self.ui_s))
 
 
-def analog_eye(link, *, symbols: int = 20_000, seed: int | None = None, n_t: int = 256,
+def analog_eye(system, *, symbols: int = 20_000, seed: int | None = None, n_t: int = 256,
                n_v: int = 256, reference: str = "afe") -> AnalogEye:
     """2-D histogram of the waveform engine's output over two UI (windows start half a
     UI before a sampling instant). ``reference="afe"`` divides out the VGA gain (the
@@ -159,10 +159,10 @@ def analog_eye(link, *, symbols: int = 20_000, seed: int | None = None, n_t: int
     from serdes.engines.waveform import WaveformFrontEnd
     from serdes.signal.source import Transmitter
 
-    c = link.config
-    seed = c["link"]["seed"] if seed is None else int(seed)
+    link = system.link
+    seed = system.run.seed if seed is None else int(seed)
     m = link.m
-    line, _, a = Transmitter(link, seed).next(int(symbols))
+    line, _, a = Transmitter(link, system.source, seed).next(int(symbols))
     w = WaveformFrontEnd(link, seed).waveform(a, 0)
     if reference == "afe":
         w = w / link.vga_gain

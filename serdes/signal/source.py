@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from serdes import rng
@@ -48,17 +50,25 @@ class SymbolSource:
         return np.ascontiguousarray(line, dtype=np.uint8), data
 
 
+@dataclass(frozen=True)
+class SourceSpec:
+    """What is sent: the data ``pattern`` (see :data:`serdes.config.PATTERNS`) and
+    whether 1/(1+D) precoding is on."""
+
+    pattern: str = "prbs31"
+    precoding: bool = False
+
+
 class Transmitter:
     """The link's transmitted stream: ``next(n)`` returns ``(line, data, a)`` with ``a``
     the symbol values sent (levels of ``line`` plus the TX noise of those UIs). Every
-    engine and measurement that drives the link from its config uses this one place."""
+    engine and measurement that drives a link uses this one place."""
 
-    def __init__(self, link, seed: int):
-        c = link.config
+    def __init__(self, link, source: SourceSpec, seed: int):
         self.levels = link.levels
         self.sigma = link.tx_noise_sigma
-        self.source = SymbolSource(pattern=c["link"]["pattern"], m=link.modulation_order,
-                                   precoding=c["link"]["precoding"], seed=seed)
+        self.source = SymbolSource(pattern=source.pattern, m=link.modulation_order,
+                                   precoding=source.precoding, seed=seed)
         self._noise = rng.BlockRNG(seed, rng.TX_NOISE)
 
     def next(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

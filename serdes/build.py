@@ -1,0 +1,134 @@
+"""The builder: the one place that reads a :class:`~serdes.config.Config`.
+
+It turns config sections into typed objects: the grid and the analog stages of a
+:class:`~serdes.link.Link`, the :class:`~serdes.impairments.Impairments`, the ADC, and
+the :class:`~serdes.dsp.spec.ReceiverSpec`, :class:`~serdes.signal.source.SourceSpec` and
+:class:`~serdes.system.RunSpec` of a :class:`~serdes.system.System`. Everything
+downstream takes those objects, never config strings.
+
+    >>> from serdes.build import build
+    >>> system = build(Config.default().with_overrides(["channel.loss_db=30"]))
+    >>> system.link.pulse.taps      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from serdes.adc import Adc
+from serdes.config import Config
+from serdes.dsp.rc import RcSettings
+from serdes.dsp.spec import MlseSettings, ReceiverSpec
+from serdes.grid import Grid
+from serdes.impairments import Impairments
+from serdes.link import Link
+from serdes.signal.pam import levels as pam_levels
+from serdes.signal.source import SourceSpec
+from serdes.system import RunSpec, System
+
+
+def build_grid(cfg: Config) -> Grid:
+    lk = cfg["link"]
+    return Grid(symbol_rate_hz=lk["symbol_rate_hz"], samples_per_ui=lk["samples_per_ui"],
+                window_ui=lk["window_ui"])
+
+
+def build_tx_stages(cfg: Config) -> list:
+    from serdes.tx import TxEdge, TxFfe
+
+    t = cfg["tx"]
+    return [TxEdge(rise_time_s=t["rise_time_s"]),
+            TxFfe(taps=t["ffe"], main=t["main"], symbol_rate_hz=cfg["link"]["symbol_rate_hz"])]
+
+
+def build_channel_stages(cfg: Config) -> list:
+    """The channel model, then the [reflections] cascade in series if it has any."""
+    from serdes.channel.reflections import Reflections
+    from serdes.stage import Ideal
+
+    ch = cfg["channel"]
+    fb = cfg["link"]["symbol_rate_hz"]
+    if ch["model"] == "ideal":
+        stages = [Ideal()]
+    elif ch["model"] == "loss":
+        from serdes.channel.loss import LossLine
+
+        stages = [LossLine(loss_db=ch["loss_db"], f_ref_hz=fb / 2.0)]
+    else:
+        from serdes.channel.touchstone import TouchstoneChannel
+
+        stages = [TouchstoneChannel(ch["file"], ports=ch["ports"])]
+    refl = Reflections.from_config(cfg["reflections"], fb)
+    if refl.active:
+        stages.append(refl)
+    return stages
+
+
+def build_rx_stages(cfg: Config) -> list:
+    """CTLE (unless 'none'), then the shunt-peaked AFE (unless its bandwidth is 0)."""
+    c, a = cfg["ctle"], cfg["afe"]
+    stages = []
+    if c["model"] == "ieee":
+        from serdes.analog.ctle import IeeeCtle
+
+        stages.append(IeeeCtle(g_dc_db=c["g_dc_db"], g_dc2_db=c["g_dc2_db"],
+                               symbol_rate_hz=cfg["link"]["symbol_rate_hz"], f_z_hz=c["f_z_hz"],
+                               f_p1_hz=c["f_p1_hz"], f_p2_hz=c["f_p2_hz"], f_lf_hz=c["f_lf_hz"]))
+    elif c["model"] == "zpk":
+        from serdes.analog.ctle import ZpkCtle
+
+        stages.append(ZpkCtle(zeros_hz=c["zeros_hz"], poles_hz=c["poles_hz"], gain=c["gain"]))
+    if a["bandwidth_hz"] > 0:
+        from serdes.analog.peaking import ShuntPeakedAfe
+
+        stages.append(ShuntPeakedAfe(m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"]))
+    return stages
+
+
+def build_impairments(cfg: Config) -> Impairments:
+    n = cfg["noise"]
+    return Impairments(eta0_v2_per_hz=n["eta0_v2_per_ghz"] * 1e-9, tx_snr_db=cfg["tx"]["snr_db"],
+                       rj_ui=n["rj_ui"], sj_ui=n["sj_ui"], sj_hz=n["sj_hz"], dd_ui=n["dd_ui"])
+
+
+def build_adc(cfg: Config) -> Adc:
+    a = cfg["adc"]
+    return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"])
+
+
+def build_link(cfg: Config | None = None) -> Link:
+    """The analog :class:`~serdes.link.Link` of a config (default: the built-in link)."""
+    cfg = cfg or Config.default()
+    m = 4 if cfg["link"]["modulation"] == "pam4" else 2
+    return Link(build_grid(cfg), tx=build_tx_stages(cfg), channel=build_channel_stages(cfg),
+                rx=build_rx_stages(cfg), levels=pam_levels(m, cfg["tx"]["rlm"]),
+                swing_v=cfg["tx"]["swing_v"], impairments=build_impairments(cfg),
+                adc=build_adc(cfg), clip_sigma=cfg["adc"]["clip_sigma"],
+                pulse_ui=cfg["link"]["pulse_ui"])
+
+
+def build_receiver(cfg: Config) -> ReceiverSpec:
+    r, e, ml = cfg["rc"], cfg["eq"], cfg["mlse"]
+    return ReceiverSpec(
+        ffe_taps=cfg["ffe"]["taps"], ffe_pre=cfg["ffe"]["pre"], dfe_taps=cfg["dfe"]["taps"],
+        dfe_limit=cfg["dfe"]["limit"], mode=e["mode"], mu=e["mu"],
+        train_symbols=e["train_symbols"], detector=e["detector"],
+        rc=RcSettings(taps=r["taps"], span_ui=r["span_ui"], mode=r["mode"], mu=r["mu"],
+                      search_symbols=r["search_symbols"]),
+        mlse=MlseSettings(memory=ml["memory"], whitening=ml["whitening"],
+                          traceback=ml["traceback"]))
+
+
+def build_source(cfg: Config) -> SourceSpec:
+    return SourceSpec(pattern=cfg["link"]["pattern"], precoding=cfg["link"]["precoding"])
+
+
+def build_run(cfg: Config) -> RunSpec:
+    lk = cfg["link"]
+    return RunSpec(symbols=lk["symbols"], target_errors=lk["target_errors"],
+                   chunk_symbols=lk["chunk_symbols"], seed=lk["seed"])
+
+
+def build(cfg: Config | None = None) -> System:
+    """The whole :class:`~serdes.system.System` of a config (default: the built-in link)."""
+    cfg = cfg or Config.default()
+    return System(link=build_link(cfg), source=build_source(cfg), receiver=build_receiver(cfg),
+                  run=build_run(cfg))

@@ -1,0 +1,124 @@
+"""The impairment budget: every noise, jitter and quantization contribution, declared once.
+
+:class:`Impairments` holds the settings (SI units); the functions below turn them, with
+a :class:`serdes.link.Link`, into the second-order statistics that both the equalizer
+design (:mod:`serdes.dsp.design`) and the statistical engine use, so neither can drift
+from the other:
+
+=============  ============================================================  =========
+contribution   model at the ADC output (volts), per symbol-spaced sample      function
+=============  ============================================================  =========
+rx_thermal     white noise eta0 (one-sided, V^2/Hz) at the RX input through   rx_thermal_autocorr
+               the RX stages and the VGA: R[k] = int S(f) cos(2 pi f k T) df
+tx             white noise on the symbol values, variance E[a^2] 10^-SNR/10,  tx_autocorr
+               through the pulse: sigma_tx^2 (h * h~)[k]
+adc            quantization LSB^2/12 plus the ENOB noise (white)              adc_variance
+rj             Gaussian sampling jitter, first order: rj^2 E[a^2] |p'|^2     rj_variance
+               (lag 0 only; the sampling instants are independent)
+sj, dd         sinusoidal and dual-Dirac jitter: bounded, handled by the
+               engines as phase offsets, not as noise
+=============  ============================================================  =========
+
+Each has its own closed-form test in ``tests/test_impairments.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from serdes.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Impairments:
+    """Noise and jitter settings of a link.
+
+    ``eta0_v2_per_hz``: one-sided RX-input noise PSD (V^2/Hz); ``tx_snr_db``: SNR_TX
+    (inf: no TX noise); ``rj_ui``: random sampling jitter (rms UI); ``sj_ui``/``sj_hz``:
+    sinusoidal sampling jitter amplitude (UI) and frequency; ``dd_ui``: dual-Dirac
+    amplitude (UI).
+    """
+
+    eta0_v2_per_hz: float = 8.2e-18
+    tx_snr_db: float = 33.0
+    rj_ui: float = 0.01
+    sj_ui: float = 0.0
+    sj_hz: float = 1e6
+    dd_ui: float = 0.0
+
+    def __post_init__(self):
+        for name in ("eta0_v2_per_hz", "rj_ui", "sj_ui", "sj_hz", "dd_ui"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise ConfigError(f"{name} = {v!r}: must be a finite number >= 0")
+        if not (self.tx_snr_db >= 0):
+            raise ConfigError(f"tx_snr_db = {self.tx_snr_db!r}: must be >= 0 (inf: no TX noise)")
+
+    @property
+    def jitter_active(self) -> bool:
+        return self.rj_ui > 0 or self.sj_ui > 0 or self.dd_ui > 0
+
+
+def tx_noise_sigma(level_power: float, snr_db: float) -> float:
+    """Std of the TX noise per symbol value (unitless, like the levels)."""
+    if np.isinf(snr_db):
+        return 0.0
+    return float(np.sqrt(level_power * 10.0 ** (-snr_db / 10.0)))
+
+
+def rx_thermal_autocorr(link, lags: int) -> np.ndarray:
+    """R[k], k < lags, of the RX-input noise at the ADC input (V^2)."""
+    r = np.zeros(lags)
+    ac = link.noise.autocorr
+    n = min(lags, ac.shape[0])
+    r[:n] = ac[:n]
+    return r
+
+
+def tx_autocorr(link, lags: int) -> np.ndarray:
+    """R[k] of the TX noise through the sampled pulse (V^2)."""
+    h = link.pulse.taps
+    ac = np.correlate(h, h, mode="full")[h.shape[0] - 1:]
+    r = np.zeros(lags)
+    n = min(lags, ac.shape[0])
+    r[:n] = link.tx_noise_sigma ** 2 * ac[:n]
+    return r
+
+
+def adc_variance(link) -> float:
+    """White noise power of the ADC: quantization plus ENOB noise (V^2)."""
+    return float(link.adc.noise_v2)
+
+
+def pulse_slope(link) -> np.ndarray:
+    """Symbol-spaced slope of the pulse at the sampling phase (V per UI), central
+    difference over one fine sample."""
+    p = link.pulse
+    return (p.at_offset(0.5) - p.at_offset(-0.5)) * p.m
+
+
+def rj_variance(link) -> float:
+    """Sampling-jitter noise power to first order: rj^2 E[a^2] sum_j p'_j^2 (V^2)."""
+    rj = link.impairments.rj_ui
+    if rj <= 0:
+        return 0.0
+    s = pulse_slope(link)
+    return float(rj ** 2 * link.level_power * float(s @ s))
+
+
+def budget(link, lags: int) -> dict[str, np.ndarray]:
+    """Each Gaussian-modelled contribution as an autocorrelation R[k], k < lags (V^2)."""
+    white = np.zeros(lags)
+    adc = white.copy()
+    adc[0] = adc_variance(link)
+    rj = white.copy()
+    rj[0] = rj_variance(link)
+    return {"rx_thermal": rx_thermal_autocorr(link, lags), "tx": tx_autocorr(link, lags),
+            "adc": adc, "jitter": rj}
+
+
+def design_autocorr(link, lags: int) -> np.ndarray:
+    """The noise autocorrelation the equalizer design uses: the sum of :func:`budget`."""
+    return np.sum(list(budget(link, lags).values()), axis=0)
