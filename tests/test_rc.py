@@ -193,5 +193,12 @@ def test_receiver_wiring_and_defaults():
     rc = ReflectionCanceller(RcSettings(taps=2, span_ui=40, mode="adaptive"), lags=(),
                              taps=(), first_lag=2, level_power=S2, search_start=100)
     assert rc.warmup_symbols == 100 + 64 + 16384 and not rc.placed
-    # without rc.taps the default link keeps the plain equalizer
-    assert type(design_equalizer(build(Config.default()))).__name__ == "EqualizerTaps"
+    # without rc.taps the default link keeps the plain FFE -> DFE chain (no canceller)
+    from serdes.dsp.blocks import DfeSlicer, RcDfe
+    from serdes.dsp.receiver import build_chain
+
+    plain = build(Config.default())
+    taps = design_equalizer(plain)
+    assert taps.rc_lags.size == 0 and taps.detector == "dfe"
+    chain = build_chain(plain.link, taps, plain.receiver, seed=1)
+    assert chain.find(DfeSlicer) is not None and chain.find(RcDfe) is None

@@ -1,107 +1,83 @@
-"""The digital receiver shared by the pulse and waveform engines.
+"""The digital receiver a :class:`~serdes.dsp.spec.ReceiverSpec` asks for, as a
+:class:`~serdes.dsp.blocks.Chain` of blocks:
 
-ADC samples -> quantizer (with ENOB noise) -> FFE -> DFE/slicer, or FFE + DFE adapted
-by LMS; with a reflection canceller (serdes.dsp.rc) FFE -> RC + DFE/slicer; with
-``eq.detector = "mlse"`` FFE -> RC -> whitening -> Viterbi (serdes.dsp.mlse). State
-(filter histories, DFE decisions, adaptive taps, trellis) lives in the object, so
-processing a stream in chunks gives the same decisions as one piece.
+* MMSE taps, DFE detector:      ADC -> FFE -> DFE/slicer
+* with a reflection canceller:  ADC -> FFE -> RC + DFE/slicer
+* LMS adaptation:               ADC -> adaptive FFE + DFE (+ RC)
+* MLSE detector:                ADC -> FFE -> whitening (+ RC) + Viterbi
+
+Decision k is about the symbol ``chain.latency`` UIs before ADC sample k.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from serdes import rng
+from serdes.dsp.blocks import (AdaptiveFfeDfe, AdcBlock, Chain, DfeSlicer, Ffe, Mlse,
+                               RcDfe, thresholds_for)
 from serdes.dsp.mlse import MlseDetector
-from serdes.dsp.mmse import EqualizerTaps
-from serdes.dsp.rc import RcSettings, ReflectionCanceller
-from serdes.kernels.fir import fir_valid
-from serdes.kernels.slicer import dfe_run, ffe_dfe_lms
+from serdes.dsp.rc import ReflectionCanceller
+from serdes.dsp.spec import ReceiverSpec
+
+__all__ = ["build_chain", "chain_taps", "thresholds_for"]
 
 
-def thresholds_for(levels: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray((levels[1:] + levels[:-1]) / 2.0)
+def lms_steps(link, taps, mu: float) -> tuple[float, float]:
+    """Normalised LMS: the step of each tap relative to the power in its tap line."""
+    x_power = link.level_power * float(link.pulse.taps @ link.pulse.taps) + link.noise.variance
+    mu_w = mu / (len(taps.ffe) * x_power)
+    mu_b = mu / (max(len(taps.dfe), 1) * link.level_power)
+    return mu_w, mu_b
 
 
-class DigitalReceiver:
-    """ADC + FFE + DFE with explicit state; ``process(x, k0)`` takes ADC-input samples
-    whose first sample has absolute index k0 and returns (decisions, slicer inputs).
+def build_chain(link, taps, spec: ReceiverSpec, *, seed: int, adapt: bool | None = None) -> Chain:
+    """The receiver chain for ``taps`` (a :class:`serdes.dsp.design.ReceiverTaps`) on
+    ``link``. ``adapt`` (default: ``spec.mode == 'lms'``) selects LMS adaptation."""
+    adapt = spec.mode == "lms" if adapt is None else bool(adapt)
+    levels = np.ascontiguousarray(link.levels, dtype=np.float64)
+    blocks: list = [AdcBlock(link.adc, seed=seed)]
+    rc = spec.rc
+    if taps.detector == "mlse":
+        det = MlseDetector(levels, target=taps.target, whitening=taps.whitening,
+                           traceback=taps.traceback, rc_lags=taps.rc_lags, rc_taps=taps.rc_taps)
+        blocks += [Ffe(taps.ffe), Mlse(det)]
+        return Chain(blocks, latency=taps.latency)
+    use_rc = bool(rc.taps) and (rc.mode == "adaptive" or taps.rc_lags.size)
+    if adapt:
+        canceller = None
+        if use_rc:
+            canceller = ReflectionCanceller(rc, lags=taps.rc_lags, taps=taps.rc_taps,
+                                            first_lag=len(taps.dfe) + 1,
+                                            level_power=link.level_power,
+                                            search_start=spec.train_symbols)
+        mu_w, mu_b = lms_steps(link, taps, spec.mu)
+        blocks.append(AdaptiveFfeDfe(ffe=taps.ffe, dfe=taps.dfe, levels=levels, mu_w=mu_w,
+                                     mu_b=mu_b, dfe_limit=spec.dfe_limit, rc=canceller))
+    elif use_rc:
+        blocks += [Ffe(taps.ffe),
+                   RcDfe(rc, dfe_taps=taps.dfe, levels=levels, lags=taps.rc_lags,
+                         taps=taps.rc_taps, first_lag=len(taps.dfe) + 1,
+                         level_power=link.level_power, dfe_limit=spec.dfe_limit)]
+    else:
+        blocks += [Ffe(taps.ffe), DfeSlicer(taps.dfe, levels)]
+    return Chain(blocks, latency=taps.latency)
 
-    Decision k is about the symbol ``latency`` UIs before ADC sample k. The RC and the
-    MLSE come from ``taps`` (a :class:`serdes.dsp.design.ReceiverTaps`) and ``rc``
-    (the canceller's settings; default: off); ``train_symbols`` delays the adaptive RC search
-    until the LMS training is over.
-    """
 
-    def __init__(self, link, taps: EqualizerTaps, *, mode: str = "mmse", seed: int = 0,
-                 mu: float = 1e-2, dfe_limit: float = 1.0, rc: RcSettings | None = None,
-                 train_symbols: int = 0):
-        self.adc = link.adc
-        self.levels = np.ascontiguousarray(link.levels, dtype=np.float64)
-        self.thresholds = thresholds_for(self.levels)
-        self.ffe = np.array(taps.ffe, dtype=np.float64)
-        self.dfe = np.array(taps.dfe, dtype=np.float64)
-        self.delay = taps.delay
-        self.mode = mode
-        # normalised LMS: the step is relative to the power in each tap line
-        x_power = link.level_power * float(link.pulse.taps @ link.pulse.taps) \
-            + link.noise.variance
-        self.mu_w = mu / (self.ffe.shape[0] * x_power)
-        self.mu_b = mu / (max(self.dfe.shape[0], 1) * link.level_power)
-        self.dfe_limit = dfe_limit
-        self._x_hist = np.zeros(self.ffe.shape[0] - 1)
-        self._dfe_hist = np.zeros(self.dfe.shape[0])
-        self._adc_rng = rng.BlockRNG(seed, rng.ADC_NOISE)
-        self.detector = getattr(taps, "detector", "dfe")
-        self.latency = getattr(taps, "latency", taps.delay)
-        rc = RcSettings() if rc is None else rc
-        rc_lags = getattr(taps, "rc_lags", np.zeros(0, dtype=np.int64))
-        rc_taps = getattr(taps, "rc_taps", np.zeros(0))
-        self.rc = self.mlse = None
-        if self.detector == "mlse":
-            self.mlse = MlseDetector(self.levels, target=taps.target, whitening=taps.whitening,
-                                     traceback=taps.traceback, rc_lags=rc_lags, rc_taps=rc_taps)
-        elif rc.taps and (rc.mode == "adaptive" or rc_lags.size):
-            self.rc = ReflectionCanceller(
-                rc, lags=rc_lags, taps=rc_taps, first_lag=self.dfe.shape[0] + 1,
-                level_power=link.level_power, search_start=train_symbols if mode == "lms" else 0)
-
-    @property
-    def warmup_symbols(self) -> int:
-        """Decisions to leave uncounted beyond the usual warm-up (RC placement search)."""
-        return self.rc.warmup_symbols if self.rc is not None else 0
-
-    @property
-    def rc_lags(self) -> np.ndarray:
-        if self.rc is not None:
-            return self.rc.lags
-        return self.mlse.rc_lags if self.mlse is not None else np.zeros(0, dtype=np.int64)
-
-    @property
-    def rc_taps(self) -> np.ndarray:
-        if self.rc is not None:
-            return self.rc.taps
-        return self.mlse.rc_taps if self.mlse is not None else np.zeros(0)
-
-    def process(self, x_v: np.ndarray, k0: int, ref_levels: np.ndarray | None = None,
-                n_train: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        n = x_v.shape[0]
-        extra = self._adc_rng.normal(k0, n) if self.adc.enob_noise_sigma_v > 0 else None
-        q = self.adc(x_v, extra)
-        x_ext = np.concatenate([self._x_hist, q])
-        if self.ffe.shape[0] > 1:
-            self._x_hist = x_ext[-(self.ffe.shape[0] - 1):].copy()
-        if self.rc is not None:
-            return self.rc.run(x_ext, self.ffe, self.dfe, self._dfe_hist, self.levels,
-                               self.thresholds, ref_levels, n_train, self.mu_w, self.mu_b,
-                               self.dfe_limit, self.mode == "lms")
-        if self.mode == "lms":
-            ref = (np.zeros(n) if ref_levels is None
-                   else np.ascontiguousarray(ref_levels, dtype=np.float64))
-            return ffe_dfe_lms(x_ext, self.ffe, self.dfe, self.levels, self.thresholds,
-                               self._dfe_hist, ref, n_train, self.mu_w, self.mu_b,
-                               self.dfe_limit)
-        z = fir_valid(x_ext, self.ffe)
-        if self.mlse is not None:
-            return self.mlse.process(z)
-        return dfe_run(z, self.dfe, self.levels, self.thresholds, self._dfe_hist)
+def chain_taps(chain: Chain) -> dict:
+    """The taps a chain holds now (after adaptation): ffe, dfe, rc_lags, rc_taps."""
+    out = {"ffe": np.zeros(0), "dfe": np.zeros(0), "rc_lags": np.zeros(0, dtype=np.int64),
+           "rc_taps": np.zeros(0)}
+    for b in chain.blocks:
+        if isinstance(b, AdaptiveFfeDfe):
+            out.update(ffe=b.ffe, dfe=b.dfe)
+            if b.rc is not None:
+                out.update(rc_lags=b.rc.lags, rc_taps=b.rc.taps)
+        elif isinstance(b, Ffe):
+            out["ffe"] = b.taps
+        elif isinstance(b, DfeSlicer):
+            out["dfe"] = b.taps
+        elif isinstance(b, RcDfe):
+            out.update(dfe=b.dfe, rc_lags=b.rc.lags, rc_taps=b.rc.taps)
+        elif isinstance(b, Mlse):
+            out.update(rc_lags=b.detector.rc_lags, rc_taps=b.detector.rc_taps)
+    return out

@@ -1,10 +1,7 @@
-"""The counted-BER loop shared by the pulse and waveform engines.
-
-Symbols stream in chunks through: source -> levels + TX noise -> front end (pulse or
-waveform engine) -> digital receiver -> error counter. Counting starts after a warm-up
-(histories filled, LMS trained) and the latency is found by correlation. The run stops
-at the symbol limit, or at the first 65536-symbol block boundary where the bit-error
-count reaches the target, so a given seed gives the same result for any chunk size.
+"""Counted BER of a :class:`~serdes.system.System`: the equalizer design and
+:func:`simulate`, which runs the one streaming :class:`~serdes.pipeline.Pipeline`
+(source -> pulse or waveform front end -> receiver chain) with the error counter, burst
+histogram, SNR meter and any extra observers attached to the same run.
 """
 
 from __future__ import annotations
@@ -14,14 +11,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from serdes.dsp.design import ReceiverTaps
 from serdes.dsp.mmse import EqualizerTaps, mmse_ffe_dfe
-from serdes.dsp.receiver import DigitalReceiver
-from serdes.signal.pam import unprecode
-from serdes.metrics.ber import ErrorCounter, align_delay
+from serdes.dsp.receiver import build_chain, chain_taps
+from serdes.metrics.ber import ErrorCounter
+from serdes.pipeline import Bursts, Pipeline, SnrMeter
 from serdes.signal.source import Transmitter
-
-STOP_BLOCK = 1 << 16
-ALIGN_WINDOW = 4096
 
 
 @dataclass
@@ -55,7 +50,7 @@ class RunResult:
         return d
 
 
-def design_equalizer(system) -> EqualizerTaps:
+def design_equalizer(system) -> ReceiverTaps:
     """FFE/DFE taps of a :class:`~serdes.system.System`'s receiver: joint MMSE, or the LMS
     starting point. With a reflection canceller or the MLSE detector, a
     :class:`serdes.dsp.design.ReceiverTaps` that also holds the RC taps, the whitening
@@ -71,166 +66,74 @@ def design_equalizer(system) -> EqualizerTaps:
                         n_taps=n_taps, n_pre=n_pre, n_dfe=n_dfe,
                         level_power=link.level_power, dfe_limit=spec.dfe_limit)
     if spec.mode == "mmse":
-        return mmse
+        return ReceiverTaps(ffe=mmse.ffe, dfe=mmse.dfe, delay=mmse.delay,
+                            combined=mmse.combined, predicted_snr_db=mmse.predicted_snr_db)
     w = np.zeros(n_taps)
     w[n_pre] = 1.0 / h[link.pulse.cursor]
-    return EqualizerTaps(ffe=w, dfe=np.zeros(n_dfe), delay=mmse.delay, combined=mmse.combined,
-                         predicted_snr_db=mmse.predicted_snr_db)
+    return ReceiverTaps(ffe=w, dfe=np.zeros(n_dfe), delay=mmse.delay, combined=mmse.combined,
+                        predicted_snr_db=mmse.predicted_snr_db)
 
 
-class _Bursts:
-    """Histogram of runs of consecutive symbol errors, carried across chunks."""
+def front_end(system, engine: str, seed: int):
+    """The pulse (default) or waveform engine's front end of a system."""
+    from serdes.engines.pulse import PulseFrontEnd
+    from serdes.engines.waveform import WaveformFrontEnd
 
-    def __init__(self):
-        self.hist: dict[int, int] = {}
-        self.run = 0
+    if engine == "pulse":
+        return PulseFrontEnd(system.link, seed)
+    if engine == "waveform":
+        return WaveformFrontEnd(system.link, seed)
+    raise ValueError(f"engine = {engine!r}: expected 'pulse' or 'waveform'")
 
-    def add(self, err: np.ndarray) -> None:
-        if not err.any():
-            if self.run:
-                self.hist[self.run] = self.hist.get(self.run, 0) + 1
-                self.run = 0
-            return
-        e = np.concatenate([[0], err.astype(np.int8), [0]])
-        d = np.diff(e)
-        starts = np.nonzero(d == 1)[0]
-        ends = np.nonzero(d == -1)[0]
-        lengths = ends - starts
-        open_end = err[-1]
-        if self.run and err[0]:
-            lengths[0] += self.run
-        elif self.run:
-            self.hist[self.run] = self.hist.get(self.run, 0) + 1
-        self.run = 0
-        if open_end:
-            self.run = int(lengths[-1])
-            lengths = lengths[:-1]
-        for L in lengths:
-            self.hist[int(L)] = self.hist.get(int(L), 0) + 1
 
-    def close(self) -> dict[int, int]:
-        if self.run:
-            self.hist[self.run] = self.hist.get(self.run, 0) + 1
-            self.run = 0
-        return self.hist
+def pipeline(system, taps: ReceiverTaps, *, engine: str = "pulse", seed: int,
+             receiver=None) -> Pipeline:
+    """The streaming pipeline of a system with the receiver chain for ``taps`` (or the
+    given ``receiver`` chain, e.g. one with a block of your own)."""
+    link, spec = system.link, system.receiver
+    rx = receiver if receiver is not None else build_chain(link, taps, spec, seed=seed)
+    counter = ErrorCounter(link.modulation_order, skip=0)
+    return Pipeline(Transmitter(link, system.source, seed), front_end(system, engine, seed), rx,
+                    levels=link.levels, modulation_order=link.modulation_order,
+                    bit_errors_of=counter.bit_errors_of, precoding=system.source.precoding,
+                    train_symbols=spec.train_symbols if spec.mode == "lms" else 0,
+                    pulse_ui=link.pulse.n_ui, ffe_taps=len(taps.ffe))
 
 
 def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
              target_errors: int | None = None, chunk: int | None = None,
-             seed: int | None = None, taps: EqualizerTaps | None = None) -> RunResult:
+             seed: int | None = None, taps: EqualizerTaps | None = None, receiver=None,
+             observers=(), progress=None) -> RunResult:
     """Count errors on a :class:`~serdes.system.System` with the pulse (default) or
-    waveform engine; arguments left at None take the system's :class:`RunSpec`."""
-    from serdes.engines.pulse import PulseFrontEnd
-    from serdes.engines.waveform import WaveformFrontEnd
-
-    link, spec, run = system.link, system.receiver, system.run
+    waveform engine; arguments left at None take the system's :class:`RunSpec`.
+    ``receiver``: a chain of your own instead of the one the spec asks for;
+    ``observers``: more observers of the same run (e.g. a
+    :class:`~serdes.pipeline.SlicerCapture`); ``progress(done, total)``: called after
+    each chunk. Ctrl-C stops the run and returns what was counted
+    (``stopped_by = "interrupted"``)."""
+    link, run = system.link, system.run
     symbols = run.symbols if symbols is None else int(symbols)
     target = run.target_errors if target_errors is None else int(target_errors)
     chunk = run.chunk_symbols if chunk is None else int(chunk)
     seed = run.seed if seed is None else int(seed)
     t0 = time.perf_counter()
-
     taps = taps or design_equalizer(system)
-    front = (PulseFrontEnd(link, seed) if engine == "pulse" else WaveformFrontEnd(link, seed))
-    mode = spec.mode
-    n_train = spec.train_symbols if mode == "lms" else 0
-    rx = DigitalReceiver(link, taps, mode=mode, seed=seed, mu=spec.mu,
-                         dfe_limit=spec.dfe_limit, rc=spec.rc, train_symbols=n_train)
-    m = link.modulation_order
-    levels = link.levels
-    transmitter = Transmitter(link, system.source, seed)
-    counter = ErrorCounter(m, skip=0)
-    bursts = _Bursts()
-    expected = rx.latency + front.latency
-    max_delay = expected + link.pulse.n_ui + 8
-    skip = link.pulse.n_ui + spec.ffe_taps + max_delay + 64 + max(n_train,
-                                                                     rx.warmup_symbols)
-    if skip + ALIGN_WINDOW + max_delay > symbols:
-        skip = 0 if symbols <= ALIGN_WINDOW else max(0, symbols - ALIGN_WINDOW - max_delay)
-
-    # buffers with the absolute index of their first element
-    tx_line = np.zeros(0, dtype=np.uint8)
-    tx_data = np.zeros(0, dtype=np.uint8)
-    tx_start = 0
-    dec_line = np.zeros(0, dtype=np.uint8)
-    dec_data = np.zeros(0, dtype=np.uint8)
-    dec_v = np.zeros(0)
-    dec_start = 0
-    delay = None
-    precode_state = 0
-    sq_err = sq_sig = 0.0
-    stopped_by = "symbols"
-    k0 = 0
-    while k0 < symbols:
-        n = min(chunk, symbols - k0)
-        line, data, a = transmitter.next(n)
-        tx_line = np.concatenate([tx_line, line])
-        tx_data = np.concatenate([tx_data, data])
-        x = front(a, k0)
-        ref, n_tr = None, 0
-        if n_train > k0:
-            idx = np.clip(np.arange(k0, k0 + n) - expected - tx_start, 0, None)
-            ref, n_tr = levels[tx_line[idx]], min(n, n_train - k0)
-        dec, v = rx.process(x, k0, ref_levels=ref, n_train=n_tr)
-        dd = dec
-        if system.source.precoding:
-            dd, precode_state = unprecode(dec, m, precode_state)
-        dec_line = np.concatenate([dec_line, dec])
-        dec_data = np.concatenate([dec_data, dd])
-        dec_v = np.concatenate([dec_v, v])
-        k0 += n
-        if delay is None and k0 >= skip + ALIGN_WINDOW:
-            seg = dec_line[skip - dec_start:skip - dec_start + ALIGN_WINDOW]
-            delay = align_delay(seg, skip, tx_line, tx_start, max_delay)
-        stop_at = None
-        if delay is not None:
-            first = max(dec_start, skip)
-            sel = np.arange(first, k0) - dec_start
-            txi = np.arange(first, k0) - delay - tx_start
-            rx_d, tx_d = dec_data[sel], tx_data[txi]
-            sym_err = rx_d != tx_d
-            bit_err = counter.bit_errors_of(rx_d, tx_d)
-            if target > 0 and bit_err.size and counter.bit_errors + bit_err.sum() >= target:
-                # stop at the first block boundary (absolute decision index) with enough errors
-                ks = np.arange(first, k0)
-                cum = counter.bit_errors + np.cumsum(bit_err)
-                ok = np.nonzero(((ks + 1) % STOP_BLOCK == 0) & (cum >= target))[0]
-                if ok.size:
-                    stop_at = int(ok[0]) + 1
-                    sel, txi, sym_err, bit_err = (sel[:stop_at], txi[:stop_at],
-                                                  sym_err[:stop_at], bit_err[:stop_at])
-            counter.add(int(sym_err.sum()), int(bit_err.sum()), int(sel.size))
-            bursts.add(sym_err)
-            sig = levels[tx_line[txi]]
-            err = dec_v[sel] - sig
-            sq_err += float(np.sum(err * err))  # pairwise sum: no BLAS-thread dependence
-            sq_sig += float(np.sum(sig * sig))
-            # counted: drop the decisions and the symbols no later decision can refer to
-            dec_line, dec_data, dec_v = dec_line[:0], dec_data[:0], dec_v[:0]
-            dec_start = k0
-            drop = max(0, k0 - max_delay - 1 - tx_start)
-        else:
-            # before alignment keep what the alignment window needs
-            drop = max(0, min(skip, k0) - max_delay - 1 - tx_start)
-            cut = max(0, min(skip, k0) - dec_start)
-            dec_line, dec_data, dec_v = dec_line[cut:], dec_data[cut:], dec_v[cut:]
-            dec_start += cut
-        tx_line, tx_data = tx_line[drop:], tx_data[drop:]
-        tx_start += drop
-        if stop_at is not None:
-            stopped_by = "target_errors"
-            break
-
+    pipe = pipeline(system, taps, engine=engine, seed=seed, receiver=receiver)
+    counter = ErrorCounter(link.modulation_order, skip=0)
+    bursts, snr = Bursts(), SnrMeter(link.levels)
+    out = pipe.run(symbols, chunk=chunk, observers=[counter, bursts, snr, *observers],
+                   target_errors=target, progress=progress)
     elapsed = time.perf_counter() - t0
-    snr = 10 * np.log10(sq_sig / sq_err) if sq_err > 0 else float("inf")
+    now = chain_taps(pipe.rx)
+    detector = getattr(taps, "detector", "dfe")
     return RunResult(
         symbols=counter.symbols, bits=counter.bits, bit_errors=counter.bit_errors,
         symbol_errors=counter.symbol_errors, ber=counter.ber, ber_ci=counter.ber_ci(),
-        ser=counter.ser, snr_db=float(snr), predicted_snr_db=taps.predicted_snr_db,
-        latency=-1 if delay is None else int(delay),
-        ffe_taps=[float(t) for t in rx.ffe], dfe_taps=[float(t) for t in rx.dfe],
-        elapsed_s=elapsed, symbols_per_s=k0 / elapsed if elapsed > 0 else float("inf"),
-        stopped_by=stopped_by, bursts=bursts.close(), detector=rx.detector,
-        rc_lags=[int(j) for j in rx.rc_lags], rc_taps=[float(t) for t in rx.rc_taps],
+        ser=counter.ser, snr_db=float(snr.snr_db), predicted_snr_db=taps.predicted_snr_db,
+        latency=out.latency, ffe_taps=[float(t) for t in now["ffe"]],
+        dfe_taps=[float(t) for t in now["dfe"]], elapsed_s=elapsed,
+        symbols_per_s=out.decisions / elapsed if elapsed > 0 else float("inf"),
+        stopped_by=out.stopped_by, bursts=bursts.close(), detector=detector,
+        rc_lags=[int(j) for j in now["rc_lags"]], rc_taps=[float(t) for t in now["rc_taps"]],
         whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
-        mlse_target=([float(t) for t in taps.target] if rx.detector == "mlse" else []))
+        mlse_target=([float(t) for t in taps.target] if detector == "mlse" else []))

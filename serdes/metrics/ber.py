@@ -69,6 +69,10 @@ class ErrorCounter:
         self.symbol_errors += symbol_errors
         self.bit_errors += bit_errors
 
+    def observe(self, rec) -> None:
+        """Pipeline observer: count an aligned chunk (:class:`serdes.pipeline.Aligned`)."""
+        self.add(int(rec.sym_err.sum()), int(rec.bit_err.sum()), int(rec.sym_err.shape[0]))
+
     @property
     def ber(self) -> float:
         return self.bit_errors / self.bits if self.bits else float("nan")

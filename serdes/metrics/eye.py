@@ -48,27 +48,26 @@ class SlicerSamples:
 
 def slicer_samples(system, taps=None, *, symbols: int = 1 << 17, seed: int | None = None,
                    engine: str = "pulse") -> SlicerSamples:
-    """Run ``symbols`` symbols through the front end and the receiver (fixed taps,
-    decisions fed back as in a real DFE) and return the aligned slicer inputs."""
-    from serdes.dsp.receiver import DigitalReceiver
-    from serdes.engines.pulse import PulseFrontEnd
-    from serdes.engines.run import design_equalizer
-    from serdes.engines.waveform import WaveformFrontEnd
-    from serdes.signal.source import Transmitter
+    """``symbols`` aligned slicer inputs from the pipeline (front end and receiver chain
+    with fixed ``taps``, decisions fed back as in a real DFE), after its warm-up."""
+    from serdes.dsp.receiver import build_chain
+    from serdes.engines.run import design_equalizer, pipeline
+    from serdes.pipeline import SlicerCapture
 
     link = system.link
     seed = system.run.seed if seed is None else int(seed)
     taps = taps if taps is not None else design_equalizer(system)
-    front = PulseFrontEnd(link, seed) if engine == "pulse" else WaveformFrontEnd(link, seed)
-    rx = DigitalReceiver(link, taps, mode="mmse", seed=seed, rc=system.receiver.rc)
-    line, _, a = Transmitter(link, system.source, seed).next(int(symbols))
-    _, v = rx.process(front(a, 0), 0)
-    delay = int(getattr(rx, "latency", taps.delay)) + int(front.latency)
-    warm = link.pulse.n_ui + len(taps.ffe) + delay
-    if warm >= symbols:
-        raise ValueError(f"symbols = {symbols}: need more than {warm} to fill the equalizer")
-    return SlicerSamples(sent=line[warm - delay:symbols - delay], v=v[warm:],
-                         levels=np.asarray(link.levels, dtype=np.float64),
+    chain = build_chain(link, taps, system.receiver, seed=seed, adapt=False)
+    pipe = pipeline(system, taps, engine=engine, seed=seed, receiver=chain)
+    cap = SlicerCapture(int(symbols))
+    total = int(symbols) + pipe.warm + 4096
+    pipe.run(total, chunk=min(total, 1 << 16), observers=[cap])
+    return capture_samples(cap, link)
+
+
+def capture_samples(cap, link) -> SlicerSamples:
+    """The :class:`SlicerSamples` of a :class:`~serdes.pipeline.SlicerCapture`."""
+    return SlicerSamples(sent=cap.sent, v=cap.v, levels=np.asarray(link.levels, dtype=np.float64),
                          volts_per_unit=float(link.pulse.taps[link.pulse.cursor]))
 
 
