@@ -107,7 +107,9 @@ class Link:
         if ch["model"] == "touchstone":
             from serdes.channel.touchstone import TouchstoneChannel
 
-            return TouchstoneChannel(ch["file"], ports=ch["ports"])
+            # used as the thru; the data must reach Nyquist (see TouchstoneChannel)
+            return TouchstoneChannel(ch["file"], ports=ch["ports"], thru=True,
+                                     f_needed_hz=self.nyquist_hz)
         return None
 
     @cached_property
