@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import copy
 import math
-import tomllib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from serdes.errors import ConfigError, FileFormatError
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser as the tomli package
+    import tomli as tomllib
+
+#: Config files larger than this are refused before they are read.
+MAX_CONFIG_BYTES = 1 << 20
 
 PATTERNS = ("prbs7", "prbs9", "prbs11", "prbs13", "prbs15", "prbs23", "prbs31",
             "qprbs13", "random")
@@ -131,7 +139,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
         "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
         "f_lf_hz": F(float, 0.0, "low-frequency pole/zero (0: f_b/80)", 0.0, 1e12),
-        "zeros_hz": F(list, [], "zpk model: zeros (Hz, s/2pi; real parts)", length=(0, 16)),
+        "zeros_hz": F(list, [], "zpk model: zeros (Hz, s/2pi; real, <= 0)", length=(0, 16)),
         "poles_hz": F(list, [], "zpk model: poles (Hz, s/2pi; real, negative)", length=(0, 16)),
         "gain": F(float, 1.0, "zpk model: gain", 1e-6, 1e6),
     },
@@ -266,15 +274,23 @@ class Config:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Config":
+        """Read a TOML config file (UTF-8 text, at most 1 MB).
+
+        A relative ``channel.file`` in the file is taken relative to the file's own
+        folder (``--set channel.file=...`` on the command line stays relative to the
+        current directory).
+        """
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise FileFormatError(f"cannot read config {path}: {exc.strerror}") from None
+        text = _read_config_text(path)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise FileFormatError(f"config {path} is not valid TOML: {exc}") from None
+        channel = data.get("channel")
+        if isinstance(channel, dict):
+            file = channel.get("file")
+            if isinstance(file, str) and file and not os.path.isabs(file):
+                channel["file"] = os.path.abspath(path.parent / file)
         return cls(data)
 
     def with_overrides(self, assignments: Iterable[str]) -> "Config":
@@ -347,6 +363,10 @@ class Config:
             raise ConfigError("noise.sj_hz must be > 0 when noise.sj_ui > 0")
         if d["ctle"]["model"] == "zpk" and not d["ctle"]["poles_hz"]:
             raise ConfigError("ctle.poles_hz must list at least one pole when ctle.model = 'zpk'")
+        if any(z > 0 for z in d["ctle"]["zeros_hz"]):
+            raise ConfigError(f"ctle.zeros_hz = {d['ctle']['zeros_hz']}: zeros must be <= 0 "
+                              "(left half plane or origin; a right-half-plane zero is not a "
+                              "minimum-phase CTLE)")
         if any(p >= 0 for p in d["ctle"]["poles_hz"]):
             raise ConfigError(f"ctle.poles_hz = {d['ctle']['poles_hz']}: poles must be negative "
                               "(left half plane)")
@@ -413,6 +433,26 @@ def _check_dsp(d: dict) -> None:
                           f"{rc['taps']}: the canceller reaches lags {first}..span_ui (after "
                           + ("the Viterbi decision delay mlse.traceback)"
                              if eq["detector"] == "mlse" else "the DFE taps)"))
+
+
+def _read_config_text(path: Path) -> str:
+    """The text of a config file: a regular file of at most MAX_CONFIG_BYTES, UTF-8."""
+    try:
+        if not path.is_file():
+            why = "no such file" if not path.exists() else "not a regular file"
+            raise FileFormatError(f"cannot read config {path}: {why}")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise FileFormatError(f"cannot read config {path}: {exc.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise FileFormatError(f"config {path} is larger than {MAX_CONFIG_BYTES >> 20} MB: "
+                              "not a link configuration")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(f"config {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                              f"at offset {exc.start}): a config is a TOML text file") from None
 
 
 def _field(section: str, key: str) -> Field:
