@@ -4,10 +4,17 @@ Reading
 -------
 :func:`read_sdd21` reads a 4-port single-ended ``.s4p`` file and returns the
 differential-mode thru ``SDD21``, or a 2-port ``.s2p`` file and returns its ``S21``.
-Parsing is done by scikit-rf; every failure (missing file, garbage text, wrong
-number of ports, non-increasing frequencies, NaNs) is reported as one
-:class:`~serdes.errors.FileFormatError` line naming the file, and a bad ``ports``
-argument as a :class:`~serdes.errors.ConfigError`.
+The file is read as text only (at most ``MAX_FILE_BYTES`` = 200 MB, UTF-8, no NUL
+bytes) and parsed by the strict Touchstone v1 parser here: the ``#`` options line
+(Hz/kHz/MHz/GHz; S parameters only; RI/MA/DB; ``R`` ohms; defaults GHz S MA R 50),
+``!`` comments, records spread over several lines (4-port), with or without a DC
+point.  It never hands the path to ``skrf.Network``, which tries to unpickle a file
+(arbitrary code execution from a crafted "channel file").  Every failure (missing,
+too large or binary file, garbage text, wrong number of ports, a frequency that
+does not increase anywhere in the file, Touchstone v2 keywords, noise data, NaNs)
+is reported as one :class:`~serdes.errors.FileFormatError` line naming the file,
+and a bad ``ports`` argument as a :class:`~serdes.errors.ConfigError`.
+:class:`TouchstoneChannel` adds the thru and Nyquist-band checks the link uses.
 
 Mixed-mode conversion (explicit formula).  For ``ports="ab,cd"`` the single-ended
 thru paths are ``a->b`` and ``c->d``, the differential input pair is ``(a, c)`` (``a``
