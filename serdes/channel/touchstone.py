@@ -281,7 +281,8 @@ def _parse_touchstone(p: Path, text: str, nports: int) -> tuple[np.ndarray, np.n
                 raise FileFormatError(
                     f"{p}, line {lineno}: frequency {f_rec:g} Hz does not follow "
                     f"{last_f:g} Hz; frequencies must be >= 0 and strictly increasing"
-                    + (" (noise parameter data are not read)" if nports == 2 else "")
+                    + (" (2-port noise-parameter data are not supported either)"
+                       if nports == 2 else "")
                 )
         cur.extend(vals)
         if len(cur) > per_rec:
