@@ -150,9 +150,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
                    "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
     },
     "adc": {
-        "bits": F(int, 7, "ADC resolution (0: no quantization)", 0, 16),
+        "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),
         "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
-        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: ideal)", 0.0, 16.0),
+        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: no ENOB noise)", 0.0, 16.0),
         "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
                         1.0, 20.0),
     },
