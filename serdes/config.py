@@ -145,7 +145,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
         "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI)", 0.0, 2.0),
-        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency", 0.0, 1e11),
+        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency; below link.symbol_rate_hz / 2 "
+                   "and not a fraction p/q (q < 32) of the symbol rate (it would alias)",
+                   0.0, 1e11),
         "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
                    "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
     },
@@ -345,6 +347,8 @@ class Config:
                               f"{d['adc']['bits']}")
         if d["noise"]["sj_ui"] > 0 and d["noise"]["sj_hz"] <= 0:
             raise ConfigError("noise.sj_hz must be > 0 when noise.sj_ui > 0")
+        if d["noise"]["sj_ui"] > 0:
+            _check_sj(d)
         if d["ctle"]["model"] == "zpk" and not d["ctle"]["poles_hz"]:
             raise ConfigError("ctle.poles_hz must list at least one pole when ctle.model = 'zpk'")
         if any(p >= 0 for p in d["ctle"]["poles_hz"]):
@@ -354,6 +358,31 @@ class Config:
         if d["link"]["pulse_ui"] > d["link"]["window_ui"] // 2:
             raise ConfigError(f"link.pulse_ui = {d['link']['pulse_ui']} must be at most half of "
                               f"link.window_ui = {d['link']['window_ui']}")
+
+
+SJ_MIN_PHASES = 32  # sampled SJ must visit at least this many phases (statistical quadrature)
+
+
+def _check_sj(d: dict) -> None:
+    """Sinusoidal jitter is sampled once per UI. At or above half the symbol rate it aliases
+    (at exactly f_b/2 the instants see +-A sin(phi0), at f_b a fixed offset A sin(phi0), set
+    by the starting phase), and at a ratio sj_hz / symbol_rate = p/q with small q the run
+    visits only q phases: the counted BER then depends on the random starting phase while
+    the statistical engine averages over all phases. Both are refused."""
+    fb = d["link"]["symbol_rate_hz"]
+    f = d["noise"]["sj_hz"]
+    if f >= fb / 2:
+        raise ConfigError(f"noise.sj_hz = {f:g} aliases when sampled once per UI: it must be "
+                          f"below link.symbol_rate_hz / 2 = {fb / 2:g}")
+    r = f / fb
+    n = d["link"]["symbols"]
+    for q in range(2, SJ_MIN_PHASES):
+        p = round(r * q)
+        if p >= 1 and abs(r - p / q) * q * n < 1.0:
+            raise ConfigError(f"noise.sj_hz = {f:g} is {p}/{q} of link.symbol_rate_hz: sampled "
+                              f"once per UI it visits only {q} phases, so the result depends on "
+                              f"the starting phase; move noise.sj_hz off rational fractions p/q "
+                              f"of the symbol rate with q < {SJ_MIN_PHASES}")
 
 
 def _check_dsp(d: dict) -> None:

@@ -35,3 +35,22 @@ def test_summary_says_what_the_adc_models(capsys):
                  "--set", "adc.enob=0"]) == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("rx"))
     assert "ADC unquantized (no ENOB noise)" in line
+
+
+# -- sinusoidal jitter that aliases at the symbol rate ------------------------------------
+@pytest.mark.parametrize("sj_hz, words", [
+    ("26.5625e9", ["noise.sj_hz", "aliases", "symbol_rate_hz / 2"]),
+    ("53.125e9", ["noise.sj_hz", "aliases"]),
+    ("13.28125e9", ["noise.sj_hz", "1/4", "phases"]),
+    ("17.708333333333332e9", ["noise.sj_hz", "1/3", "phases"]),
+])
+def test_aliasing_sj_is_refused(sj_hz, words, capsys):
+    code = main(["run", "--set", "noise.sj_ui=0.1", "--set", f"noise.sj_hz={sj_hz}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert all(w in err for w in words), err
+
+
+def test_sj_off_the_degenerate_fractions_is_accepted():
+    for f in ("1e6", "13.3e9", "26.5e9"):
+        Config.default().with_overrides(["noise.sj_ui=0.1", f"noise.sj_hz={f}"])
