@@ -100,8 +100,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
                            0, 10**12),
         "seed": F(int, 1, "seed of every random stream", 0, 2**63 - 1),
         "samples_per_ui": F(int, 32, "oversampling of the fine time grid", 8, 256),
-        "pulse_ui": F(int, 64, "longest pulse response kept (UI)", 8, 4096),
-        "window_ui": F(int, 1024, "FFT window of the linear model (UI)", 64, 16384),
+        "pulse_ui": F(int, 64, "pulse response kept (UI); longer where a reflection "
+                     "reaches past it (up to window_ui / 2)", 8, 4096),
+        "window_ui": F(int, 1024, "FFT window of the linear model (UI); doubled while the "
+                      "response reaches past it (up to 16384)", 64, 16384),
         "chunk_symbols": F(int, 1 << 16, "symbols per streamed chunk", 256, 1 << 24),
     },
     "tx": {

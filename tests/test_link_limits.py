@@ -54,3 +54,69 @@ def test_aliasing_sj_is_refused(sj_hz, words, capsys):
 def test_sj_off_the_degenerate_fractions_is_accepted():
     for f in ("1e6", "13.3e9", "26.5e9"):
         Config.default().with_overrides(["noise.sj_ui=0.1", f"noise.sj_hz={f}"])
+
+
+# -- reflections past the kept pulse span ---------------------------------------------------
+CASCADE = ["reflections.segment_lengths_mm=[20,150,20]", "reflections.segment_z0_ohm=[50,32,50]"]
+
+
+def test_default_pulse_keeps_its_64_ui():
+    lk = Link(Config.default())
+    assert lk.pulse.n_ui == 64 and lk.window_ui == 1024
+    assert lk.pulse.dropped_peak < 1e-2
+
+
+def test_pulse_span_grows_to_hold_a_late_reflection():
+    """The 150 mm 32-ohm segment returns an echo 4.3 % of the cursor about 106 UI after it:
+    past the default 64-UI span, it must be kept, not dropped."""
+    lk = Link(Config.default().with_overrides(CASCADE))
+    p = lk.pulse
+    h = p.taps / p.taps[p.cursor]
+    assert p.n_ui > 106 + p.cursor
+    assert np.max(np.abs(h[p.cursor + 90:p.cursor + 120])) > 0.03  # the echo is in
+    assert p.dropped_peak < 1e-2
+    assert p.dropped_energy < 1e-3
+
+
+def test_late_reflection_counts_like_a_long_pulse(capsys):
+    """The counted BER with the automatic span agrees with an explicitly long pulse (both
+    99 % intervals overlap; the dropped echo used to give 1.1e-5 against 5.7e-5); the
+    dropped energy is reported."""
+    from serdes.metrics.ber import clopper_pearson
+
+    args = ["run", "--json", "--set", "link.symbols=2000000", "--set", "link.target_errors=0"]
+    for ov in CASCADE:
+        args += ["--set", ov]
+    out = []
+    for extra in ([], ["--set", "link.pulse_ui=256"]):
+        assert main(args + extra) == 0
+        out.append(json.loads(capsys.readouterr().out))
+    auto, long = out
+    assert 0 <= auto["pulse_dropped_energy"] < 1e-3 and auto["link"]["pulse_ui"] >= 128
+    lo, hi = clopper_pearson(auto["bit_errors"], auto["bits"], 0.99)
+    lo2, hi2 = clopper_pearson(long["bit_errors"], long["bits"], 0.99)
+    assert lo <= hi2 and lo2 <= hi, (auto["ber"], long["ber"])
+
+
+# -- delays longer than the FFT window -------------------------------------------------------
+def test_window_grows_for_a_delay_past_it():
+    """A 1434 mm 30-ohm segment: the pulse arrives after 509 UI and its echo 1016 UI later,
+    past the 1024-UI window; wrapped, the echo sat 8 UI before the cursor at 0.06 of it."""
+    lk = Link(Config.default().with_overrides(["reflections.segment_lengths_mm=[1434]",
+                                               "reflections.segment_z0_ohm=[30]"]))
+    assert lk.window_ui >= 4096
+    t, p = lk.pulse_full()
+    ui = t / lk.ui_s
+    ipk = int(np.argmax(p))
+    assert np.max(np.abs(p[ui < ui[ipk] - 4])) < 1e-3 * p[ipk]
+    # the echo is kept in the pulse: Gamma^2 = (20/80)^2 of the main pulse, 1016 UI later
+    h = lk.pulse.taps / lk.pulse.taps[lk.pulse.cursor]
+    assert np.max(np.abs(h[lk.pulse.cursor + 1000:lk.pulse.cursor + 1030])) > 0.03
+
+
+def test_delay_past_the_largest_window_is_refused(capsys):
+    code = main(["run", "--set", "reflections.segment_lengths_mm=[10000,10000,10000]",
+                 "--set", "reflections.segment_z0_ohm=[30,30,30]", "--set", "link.window_ui=16384"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "link.window_ui = 16384" in err and "wrap" in err
