@@ -436,13 +436,13 @@ def _check_dsp(d: dict) -> None:
         if rc["taps"] and rc["mode"] == "adaptive":
             raise ConfigError("rc.mode = 'adaptive' is not available with eq.detector = "
                               "'mlse': use rc.mode = 'pulse'")
-        first = ml["traceback"]
+        first = ml["memory"] + 1
     else:
         first = d["dfe"]["taps"] + 1
     if rc["taps"] and rc["span_ui"] < first + rc["taps"] - 1:
         raise ConfigError(f"rc.span_ui = {rc['span_ui']} leaves no room for rc.taps = "
                           f"{rc['taps']}: the canceller reaches lags {first}..span_ui (after "
-                          + ("the Viterbi decision delay mlse.traceback)"
+                          + ("the MLSE target memory mlse.memory)"
                              if eq["detector"] == "mlse" else "the DFE taps)"))
 
 
