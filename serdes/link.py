@@ -118,8 +118,9 @@ class Link:
                 raise ConfigError(
                     f"link.window_ui = {self.config['link']['window_ui']}: the pulse response "
                     f"still holds {beyond:.2g} of its peak after {w} UI (delays longer than "
-                    f"the FFT window wrap around) and the window stops at {MAX_WINDOW_UI} UI; "
-                    "shorten the reflection delays")
+                    f"the FFT window wrap around) and the window stops at {MAX_WINDOW_UI} UI"
+                    + ("; shorten the reflection delays" if self.reflections.active else
+                       ": the channel response does not decay"))
             w *= 2
 
     @cached_property
