@@ -104,10 +104,10 @@ def select_rc_lags(combined: np.ndarray, delay: int, *, taps: int, first: int,
 
 
 def rc_first_lag(config) -> int:
-    """First lag the RC may take: after the DFE taps, or, with the MLSE, at the Viterbi
-    decision delay (the canceller needs final decisions)."""
+    """First lag the RC may take: after the DFE taps, or, with the MLSE, after the
+    target memory (lags below the Viterbi decision delay use its tentative decisions)."""
     if config["eq"]["detector"] == "mlse":
-        return config["mlse"]["traceback"]
+        return config["mlse"]["memory"] + 1
     return config["dfe"]["taps"] + 1
 
 

@@ -47,6 +47,7 @@ class RunResult:
     rc_taps: list[float] = field(default_factory=list)
     whitening_taps: list[float] = field(default_factory=lambda: [1.0])
     mlse_target: list[float] = field(default_factory=list)
+    pulse_dropped_energy: float = 0.0  # fraction of the pulse energy outside the kept span
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -231,4 +232,5 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
         stopped_by=stopped_by, bursts=bursts.close(), detector=rx.detector,
         rc_lags=[int(j) for j in rx.rc_lags], rc_taps=[float(t) for t in rx.rc_taps],
         whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
-        mlse_target=([float(t) for t in taps.target] if rx.detector == "mlse" else []))
+        mlse_target=([float(t) for t in taps.target] if rx.detector == "mlse" else []),
+        pulse_dropped_energy=float(link.pulse.dropped_energy))
