@@ -35,7 +35,11 @@ def main(args) -> int:
         raise ConfigError(f"--points = {args.points}: expected an integer in [16, 100000]")
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
-    eng = StatisticalEngine(Link(cfg), dd_ui=args.dd_ui)
+    from serdes.metrics.eye import receiver_taps
+
+    link = Link(cfg)
+    taps, note = receiver_taps(link)
+    eng = StatisticalEngine(link, taps, dd_ui=args.dd_ui)
     h = eng.bathtub_horizontal(args.phases)
     v = eng.bathtub_vertical(0.0, args.points)
 
@@ -52,6 +56,7 @@ def main(args) -> int:
     peye.save_figure(fig, args.output, dpi=args.dpi)
     if args.json:
         print(json.dumps(json_safe({
+            "taps": note, "ffe_taps": eng.w.tolist(), "dfe_taps": eng.b.tolist(),
             "eyes": list(h.eye_names),
             "horizontal": {"phase_ui": h.x.tolist(), "ber": h.ber.tolist(),
                            "ber_per_eye": h.ber_per_eye.tolist()},
@@ -60,5 +65,5 @@ def main(args) -> int:
                          "ber_per_eye": v.ber_per_eye.tolist()},
         }), allow_nan=False))
     else:
-        print(f"wrote {args.output}")
+        print(f"wrote {args.output} ({note})")
     return 0

@@ -53,6 +53,11 @@ def main(args) -> int:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     contours = parse_bers(args.contours, "--contours")
     link = Link(cfg)
+    taps = note = None
+    if args.kind != "analog":
+        from serdes.metrics.eye import receiver_taps
+
+        taps, note = receiver_taps(link)
     from serdes.plot import new_axes
     from serdes.plot import eye as peye
 
@@ -66,7 +71,7 @@ def main(args) -> int:
     elif args.kind == "statistical":
         from serdes.engines.statistical import StatisticalEngine
 
-        eng = StatisticalEngine(link, dd_ui=args.dd_ui)
+        eng = StatisticalEngine(link, taps, dd_ui=args.dd_ui)
         se = eng.eye(n_phases=args.phases, n_bins=args.bins)
         op = eng.eye_opening(targets=contours)
         peye.statistical_eye(se, ax=ax, contours=contours, opening=op)
@@ -75,10 +80,10 @@ def main(args) -> int:
         from serdes.engines.statistical import StatisticalEngine
         from serdes.metrics.eye import slicer_samples
 
-        eng = StatisticalEngine(link, dd_ui=args.dd_ui)
-        s = slicer_samples(link, eng.taps, symbols=args.symbols or (1 << 17))
+        eng = StatisticalEngine(link, taps, dd_ui=args.dd_ui)
+        s = slicer_samples(link, taps, symbols=args.symbols or (1 << 17))
         peye.equalized_eye(s, eng.distribution(), ax=ax)
         what = f"equalized eye, {s.v.shape[0]:,} symbols"
     peye.save_figure(ax.figure, args.output, dpi=args.dpi)
-    print(f"wrote {args.output} ({what})")
+    print(f"wrote {args.output} ({what}" + (f"; {note})" if note else ")"))
     return 0

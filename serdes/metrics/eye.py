@@ -34,6 +34,38 @@ def opening_from_bathtub(x: np.ndarray, ber: np.ndarray, target: float,
     return float(hi - lo)
 
 
+# ======================================================================= which taps
+def taps_of_result(design, res):
+    """``design`` (the designed taps) with the FFE, DFE and RC taps a counted run
+    (:class:`serdes.engines.run.RunResult`) ended with: the adapted ones with LMS."""
+    import dataclasses
+
+    changes = dict(ffe=np.asarray(res.ffe_taps, dtype=np.float64),
+                   dfe=np.asarray(res.dfe_taps, dtype=np.float64))
+    if hasattr(design, "rc_lags"):
+        changes.update(rc_lags=np.asarray(res.rc_lags, dtype=np.int64),
+                       rc_taps=np.asarray(res.rc_taps, dtype=np.float64))
+    return dataclasses.replace(design, **changes)
+
+
+def receiver_taps(link, *, seed: int | None = None):
+    """The taps the receiver works with, and a few words saying where they come from.
+
+    ``eq.mode = 'mmse'``: the designed taps. ``'lms'``: the taps the LMS adaptation
+    reaches, from a run of the pulse engine over the training block and one more
+    65536-symbol block of decision-directed adaptation (not the starting point of the
+    adaptation, a 1-tap FFE that would draw a closed eye)."""
+    from serdes.engines.run import STOP_BLOCK, design_equalizer, simulate
+
+    design = design_equalizer(link)
+    c = link.config
+    if c["eq"]["mode"] != "lms":
+        return design, "MMSE taps"
+    n = c["eq"]["train_symbols"] + STOP_BLOCK
+    res = simulate(link, symbols=n, target_errors=0, seed=seed)
+    return taps_of_result(design, res), f"LMS taps adapted over {n:,} symbols"
+
+
 # ====================================================================== counted eyes
 @dataclass
 class SlicerSamples:
