@@ -34,3 +34,22 @@ def test_statistical_eye_with_lms_names_its_taps(tmp_path, capsys):
     assert cli(["eye", "-o", str(out), "--phases", "8", "--bins", "32", "--dpi", "20",
                 "--set", "eq.mode=lms"]) == 0
     assert "LMS taps adapted over" in capsys.readouterr().out
+
+
+# ===================================================================== LMS divergence
+@pytest.mark.parametrize("loss, mu", [(30, 0.5), (10, 0.5)])
+def test_diverging_lms_is_refused_naming_eq_mu(capsys, loss, mu):
+    # 30 dB: the taps blow up (SNR -2139 dB was reported); 10 dB: the training converges,
+    # then the decision-directed loop locks onto a wrong solution (BER 0.47)
+    assert cli(["run", "--set", "eq.mode=lms", "--set", f"eq.mu={mu}", "--set",
+                f"channel.loss_db={loss}", "--set", "link.symbols=400000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"serdes: error: eq.mu = {mu:g}: the LMS adaptation diverged")
+    assert "0 < eq.mu <" in err and err.count("\n") == 1
+
+
+def test_converging_lms_is_not_refused(capsys):
+    assert cli(["run", "--json", "--set", "eq.mode=lms", "--set", "eq.mu=0.1", "--set",
+                "channel.loss_db=30", "--set", "link.symbols=400000"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["snr_db"] > r["predicted_snr_db"] - 1.5 and r["ber"] < 5e-3
