@@ -53,3 +53,23 @@ def test_converging_lms_is_not_refused(capsys):
                 "channel.loss_db=30", "--set", "link.symbols=400000"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["snr_db"] > r["predicted_snr_db"] - 1.5 and r["ber"] < 5e-3
+
+
+# ============================================================================= --dpi
+@pytest.mark.parametrize("command", [["eye"], ["eye", "--kind", "analog"], ["bathtub"],
+                                     ["plot", "results.csv"]])
+@pytest.mark.parametrize("dpi", ["100000", "0"])
+def test_dpi_is_checked_the_same_way_everywhere(tmp_path, capsys, command, dpi):
+    # eye --dpi 100000 tried to allocate the canvas (MemoryError traceback)
+    out = tmp_path / "x.png"
+    assert cli(command + ["--dpi", dpi, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"serdes: error: --dpi = {dpi}: expected an integer in [10, 1200]\n"
+    assert not out.exists()
+
+
+def test_dpi_has_help(capsys):
+    for command in ("eye", "bathtub", "plot"):
+        with pytest.raises(SystemExit):
+            cli([command, "--help"])
+        assert "dots per inch" in capsys.readouterr().out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.commands.common import (add_config_options, add_dpi_option, check_dpi,
+                                    json_safe, load_config)
 from serdes.errors import ConfigError
 
 
@@ -20,7 +21,7 @@ def add_parser(sub):
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) (default: noise.dd_ui)")
     p.add_argument("--json", action="store_true", help="also print the curves as JSON")
-    p.add_argument("--dpi", type=int, default=120)
+    add_dpi_option(p)
     return p
 
 
@@ -29,6 +30,7 @@ def main(args) -> int:
     from serdes.link import Link
 
     cfg = load_config(args)
+    check_dpi(args.dpi)
     if not 4 <= args.phases <= 4096:
         raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")
     if not 16 <= args.points <= 100_000:

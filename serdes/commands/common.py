@@ -7,6 +7,9 @@ import argparse
 import math
 
 from serdes.config import Config
+from serdes.errors import ConfigError
+
+DPI_RANGE = (10, 1200)
 
 
 def add_config_options(p: argparse.ArgumentParser) -> None:
@@ -36,3 +39,19 @@ def json_safe(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+def add_dpi_option(p: argparse.ArgumentParser, default: int = 120) -> None:
+    lo, hi = DPI_RANGE
+    p.add_argument("--dpi", type=int, default=default,
+                   help=f"resolution of the image in dots per inch, {lo} to {hi} "
+                        f"(default {default})")
+
+
+def check_dpi(dpi: int) -> int:
+    """--dpi of every image-writing command: the same range everywhere (a huge value
+    would try to allocate gigabytes for the canvas)."""
+    lo, hi = DPI_RANGE
+    if not lo <= dpi <= hi:
+        raise ConfigError(f"--dpi = {dpi}: expected an integer in [{lo}, {hi}]")
+    return dpi

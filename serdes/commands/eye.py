@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from serdes.commands.common import add_config_options, load_config
+from serdes.commands.common import add_config_options, add_dpi_option, check_dpi, load_config
 from serdes.errors import ConfigError
 
 
@@ -23,7 +23,7 @@ def add_parser(sub):
                    help="statistical eye: BER contour levels, comma separated")
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) for the statistical engine (default: noise.dd_ui)")
-    p.add_argument("--dpi", type=int, default=120)
+    add_dpi_option(p)
     return p
 
 
@@ -46,6 +46,7 @@ def main(args) -> int:
     from serdes.link import Link
 
     cfg = load_config(args)
+    check_dpi(args.dpi)
     _check_positive("--phases", args.phases, 4, 4096)
     _check_positive("--bins", args.bins, 16, 8192)
     _check_positive("--symbols", args.symbols, 1000, 10**8)
