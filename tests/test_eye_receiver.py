@@ -73,3 +73,20 @@ def test_dpi_has_help(capsys):
         with pytest.raises(SystemExit):
             cli([command, "--help"])
         assert "dots per inch" in capsys.readouterr().out
+
+
+# ============================================================================= MLSE
+@pytest.mark.parametrize("command", [["eye"], ["eye", "--kind", "equalized"], ["bathtub"]])
+def test_slicer_eyes_with_mlse_are_refused_in_one_line(tmp_path, capsys, command):
+    out = tmp_path / "x.png"
+    assert cli(command + ["-o", str(out), "--set", "eq.detector=mlse"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("serdes: error: eq.detector = mlse: the ") and err.count("\n") == 1
+    assert "--kind analog" in err and not out.exists()
+
+
+def test_analog_eye_with_mlse_is_drawn(tmp_path, capsys):
+    out = tmp_path / "x.png"
+    assert cli(["eye", "--kind", "analog", "--symbols", "2000", "--dpi", "20", "-o", str(out),
+                "--set", "eq.detector=mlse"]) == 0
+    assert out.exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from serdes.commands.common import (add_config_options, add_dpi_option, check_dpi,
-                                    json_safe, load_config)
+                                    json_safe, load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -31,6 +31,7 @@ def main(args) -> int:
 
     cfg = load_config(args)
     check_dpi(args.dpi)
+    refuse_mlse(cfg, "the bathtub (statistical engine)")
     if not 4 <= args.phases <= 4096:
         raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")
     if not 16 <= args.points <= 100_000:

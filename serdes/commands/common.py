@@ -55,3 +55,13 @@ def check_dpi(dpi: int) -> int:
     if not lo <= dpi <= hi:
         raise ConfigError(f"--dpi = {dpi}: expected an integer in [{lo}, {hi}]")
     return dpi
+
+
+def refuse_mlse(cfg, what: str) -> None:
+    """The statistical engine and the slicer eye model an FFE + DFE (+ RC) slicer; with
+    the Viterbi detector there is no slicer whose input they could draw."""
+    if cfg["eq"]["detector"] == "mlse":
+        raise ConfigError(
+            f"eq.detector = mlse: {what} models an FFE + DFE slicer, not the Viterbi "
+            "detector; use eq.detector=dfe, `serdes eye --kind analog` (the waveform "
+            "before the DSP) or `serdes run` (counted BER of the MLSE)")

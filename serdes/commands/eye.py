@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from serdes.commands.common import add_config_options, add_dpi_option, check_dpi, load_config
+from serdes.commands.common import (add_config_options, add_dpi_option, check_dpi,
+                                    load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -47,6 +48,8 @@ def main(args) -> int:
 
     cfg = load_config(args)
     check_dpi(args.dpi)
+    if args.kind != "analog":
+        refuse_mlse(cfg, f"the {args.kind} eye")
     _check_positive("--phases", args.phases, 4, 4096)
     _check_positive("--bins", args.bins, 16, 8192)
     _check_positive("--symbols", args.symbols, 1000, 10**8)
