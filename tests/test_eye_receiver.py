@@ -129,3 +129,33 @@ def test_analog_eye_memory_does_not_grow_with_the_symbols():
     # the whole-waveform version held ~9.5 KB per symbol (380 MB here); streamed: ~35 MB
     assert eye.density.sum() > 40_000 * 200
     assert peak < 80e6, peak / 1e6
+
+
+# ========================================================================= progress
+@pytest.mark.parametrize("command, unit", [
+    (["eye", "--kind", "analog", "--symbols", "5000"], "symbols"),
+    (["eye", "--phases", "8", "--bins", "32"], "distributions"),
+    (["bathtub", "--phases", "8", "--points", "16"], "distributions"),
+])
+def test_long_eyes_and_bathtubs_show_progress_on_request(tmp_path, capsys, command, unit):
+    out = tmp_path / "x.png"
+    base = command + ["--dpi", "20", "-o", str(out)]
+    assert cli(base + ["--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "\r" in err and f" {unit}" in err and "elapsed" in err
+    assert err.endswith("\r\x1b[K")                    # erased at the end
+    assert cli(base) == 0                              # not a terminal: nothing drawn
+    assert capsys.readouterr().err == ""
+
+
+def test_count_progress_line():
+    import io
+
+    from serdes.commands.common import CountProgress
+
+    s = io.StringIO()
+    bar = CountProgress(1000, "symbols", label="analog eye", enabled=True, stream=s)
+    bar(1000)
+    assert "analog eye: [" in s.getvalue() and "1,000/1,000 symbols" in s.getvalue()
+    bar.close()
+    assert s.getvalue().endswith("\r\x1b[K")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import (add_config_options, add_dpi_option, check_dpi,
+from serdes.commands.common import (CountProgress, add_config_options, add_dpi_option,
+                                    add_progress_options, check_dpi, count_distributions,
                                     json_safe, load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
@@ -22,6 +23,7 @@ def add_parser(sub):
                    help="dual-Dirac jitter A_DD (UI) (default: noise.dd_ui)")
     p.add_argument("--json", action="store_true", help="also print the curves as JSON")
     add_dpi_option(p)
+    add_progress_options(p)
     return p
 
 
@@ -43,8 +45,13 @@ def main(args) -> int:
     link = Link(cfg)
     taps, note = receiver_taps(link)
     eng = StatisticalEngine(link, taps, dd_ui=args.dd_ui)
-    h = eng.bathtub_horizontal(args.phases)
-    v = eng.bathtub_vertical(0.0, args.points)
+    bar = CountProgress(None, "distributions", label="bathtub", enabled=args.progress)
+    count_distributions(eng, bar)
+    try:
+        h = eng.bathtub_horizontal(args.phases)
+        v = eng.bathtub_vertical(0.0, args.points)
+    finally:
+        bar.close()
 
     import matplotlib
 

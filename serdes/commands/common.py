@@ -8,6 +8,7 @@ import math
 
 from serdes.config import Config
 from serdes.errors import ConfigError
+from serdes.sweep.progress import Progress, _clock
 
 DPI_RANGE = (10, 1200)
 
@@ -65,3 +66,74 @@ def refuse_mlse(cfg, what: str) -> None:
             f"eq.detector = mlse: {what} models an FFE + DFE slicer, not the Viterbi "
             "detector; use eq.detector=dfe, `serdes eye --kind analog` (the waveform "
             "before the DSP) or `serdes run` (counted BER of the MLSE)")
+
+
+def add_progress_options(p: argparse.ArgumentParser) -> None:
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="always draw the progress line on stderr (default: only on a "
+                          "terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never draw the progress line")
+
+
+class CountProgress(Progress):
+    """The sweep's stderr progress line for any count (symbols, distributions, ...):
+    ``bar(done)`` or ``bar(done, total)`` redraws it (at most ten times a second, only
+    on a terminal unless ``enabled``); ``total=None`` shows the count without a bar.
+    ``close()`` erases it."""
+
+    def __init__(self, total: int | None, unit: str, *, label: str = "",
+                 enabled: bool | None = None, stream=None):
+        super().__init__(total or 0, stream=stream, enabled=enabled)
+        self.total = total
+        self.unit = unit
+        self.label = label
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        if total is not None:
+            self.total = total
+        self.done = done
+        self.draw()
+
+    def tick(self, n: int = 1) -> None:
+        self(self.done + n)
+
+    def draw(self, force: bool = False) -> None:
+        if self.total is None:
+            total, self.total = None, self.done + 1   # never "finished": rate-limited
+            try:
+                super().draw(force)
+            finally:
+                self.total = total
+        else:
+            super().draw(force)
+
+    def text(self) -> str:
+        import time
+
+        elapsed = time.monotonic() - self._t0
+        head = f"{self.label}: " if self.label else ""
+        if not self.total:
+            return f"{head}{self.done:,} {self.unit}  {_clock(elapsed)} elapsed"
+        frac = min(self.done / self.total, 1.0)
+        fill = int(round(frac * self.width))
+        bar = "#" * fill + "-" * (self.width - fill)
+        eta = ("ETA 0:00" if frac >= 1 else
+               f"ETA {_clock(elapsed * (1 - frac) / frac)}" if frac > 0 and elapsed > 0
+               else "ETA --:--")
+        return (f"{head}[{bar}] {self.done:,}/{self.total:,} {self.unit}  "
+                f"{_clock(elapsed)} elapsed  {eta}")
+
+
+def count_distributions(engine, bar: CountProgress) -> None:
+    """Tick ``bar`` for every slicer distribution the statistical engine computes (the
+    unit of work of its eyes and bathtubs)."""
+    compute = engine.distribution
+
+    def counted(*args, **kwargs):
+        out = compute(*args, **kwargs)
+        bar.tick()
+        return out
+
+    engine.distribution = counted

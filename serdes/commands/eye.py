@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from serdes.commands.common import (add_config_options, add_dpi_option, check_dpi,
+from serdes.commands.common import (CountProgress, add_config_options, add_dpi_option,
+                                    add_progress_options, check_dpi, count_distributions,
                                     load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
@@ -25,6 +26,7 @@ def add_parser(sub):
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) for the statistical engine (default: noise.dd_ui)")
     add_dpi_option(p)
+    add_progress_options(p)
     return p
 
 
@@ -66,16 +68,32 @@ def main(args) -> int:
     from serdes.plot import eye as peye
 
     ax = new_axes(figsize=(7.5, 4.8), file_backend=True)
+    bar = CountProgress(None, "distributions", label=f"{args.kind} eye",
+                        enabled=args.progress)
+    try:
+        what = _draw(args, link, taps, contours, ax, bar)
+    finally:
+        bar.close()
+    peye.save_figure(ax.figure, args.output, dpi=args.dpi)
+    print(f"wrote {args.output} ({what}" + (f"; {note})" if note else ")"))
+    return 0
+
+
+def _draw(args, link, taps, contours, ax, bar) -> str:
+    from serdes.plot import eye as peye
+
     if args.kind == "analog":
         from serdes.metrics.eye import analog_eye
 
-        ae = analog_eye(link, symbols=args.symbols or 20_000)
+        bar.unit = "symbols"
+        ae = analog_eye(link, symbols=args.symbols or 20_000, progress=bar)
         peye.analog_eye(ae, ax=ax)
         what = f"analog eye, {int(ae.density.sum()):,} points"
     elif args.kind == "statistical":
         from serdes.engines.statistical import StatisticalEngine
 
         eng = StatisticalEngine(link, taps, dd_ui=args.dd_ui)
+        count_distributions(eng, bar)
         se = eng.eye(n_phases=args.phases, n_bins=args.bins)
         op = eng.eye_opening(targets=contours)
         peye.statistical_eye(se, ax=ax, contours=contours, opening=op)
@@ -85,9 +103,8 @@ def main(args) -> int:
         from serdes.metrics.eye import slicer_samples
 
         eng = StatisticalEngine(link, taps, dd_ui=args.dd_ui)
+        count_distributions(eng, bar)
         s = slicer_samples(link, taps, symbols=args.symbols or (1 << 17))
         peye.equalized_eye(s, eng.distribution(), ax=ax)
         what = f"equalized eye, {s.v.shape[0]:,} symbols"
-    peye.save_figure(ax.figure, args.output, dpi=args.dpi)
-    print(f"wrote {args.output} ({what}" + (f"; {note})" if note else ")"))
-    return 0
+    return what
