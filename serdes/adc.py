@@ -5,6 +5,10 @@ q = fullscale_v / 2**B and quantization noise q^2/12. An ENOB below B is modelle
 extra white Gaussian noise so that the total equals that of an ideal ENOB-bit
 converter: sigma^2 = (fullscale_v / 2**ENOB)^2 / 12 (the full-scale-sine SINAD
 6.02 ENOB + 1.76 dB).
+
+``bits = 0`` means no quantizer (no clipping, no quantization noise); an ENOB > 0 still
+adds its noise, the whole (fullscale_v / 2**ENOB)^2 / 12, so ``enob = 0`` is the only
+noiseless ADC.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class Adc:
     @property
     def enob_noise_sigma_v(self) -> float:
         """Std of the extra Gaussian noise that brings the ADC down to its ENOB."""
-        if not self.bits or self.enob <= 0 or self.enob >= self.bits:
+        if self.enob <= 0 or (self.bits and self.enob >= self.bits):
             return 0.0
         total = (self.fullscale_v / 2.0 ** self.enob) ** 2 / 12.0
         return float(np.sqrt(total - self.quantization_noise_v2))
@@ -42,6 +46,14 @@ class Adc:
     def noise_v2(self) -> float:
         """Total white noise power the ADC adds (quantization + ENOB)."""
         return self.quantization_noise_v2 + self.enob_noise_sigma_v ** 2
+
+    def describe(self) -> str:
+        """What the ADC model applies, for summaries."""
+        noise = f"ENOB {self.enob:g}" if self.enob > 0 else "no ENOB noise"
+        if not self.bits:
+            return f"ADC unquantized ({noise})"
+        return f"ADC {self.bits} b ({noise})" if self.enob > 0 and self.enob < self.bits \
+            else f"ADC {self.bits} b (ideal quantizer)"
 
     def __call__(self, x_v, extra_noise=None):
         x = np.ascontiguousarray(x_v, dtype=np.float64)

@@ -55,7 +55,9 @@ def build_channel_stages(cfg: Config) -> list:
     else:
         from serdes.channel.touchstone import TouchstoneChannel
 
-        stages = [TouchstoneChannel(ch["file"], ports=ch["ports"])]
+        # used as the thru: it must be one, and its data must reach Nyquist
+        stages = [TouchstoneChannel(ch["file"], ports=ch["ports"], thru=True,
+                                    f_needed_hz=fb / 2.0)]
     refl = Reflections.from_config(cfg["reflections"], fb)
     if refl.active:
         stages.append(refl)

@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import copy
 import math
-import tomllib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from serdes.errors import ConfigError, FileFormatError
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser as the tomli package
+    import tomli as tomllib
+
+#: Config files larger than this are refused before they are read.
+MAX_CONFIG_BYTES = 1 << 20
 
 PATTERNS = ("prbs7", "prbs9", "prbs11", "prbs13", "prbs15", "prbs23", "prbs31",
             "qprbs13", "random")
@@ -100,8 +108,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
                            0, 10**12),
         "seed": F(int, 1, "seed of every random stream", 0, 2**63 - 1),
         "samples_per_ui": F(int, 32, "oversampling of the fine time grid", 8, 256),
-        "pulse_ui": F(int, 64, "longest pulse response kept (UI)", 8, 4096),
-        "window_ui": F(int, 1024, "FFT window of the linear model (UI)", 64, 16384),
+        "pulse_ui": F(int, 64, "pulse response kept (UI); longer where a reflection "
+                     "reaches past it (up to window_ui / 2)", 8, 4096),
+        "window_ui": F(int, 1024, "FFT window of the linear model (UI); doubled while the "
+                      "response reaches past it (up to 16384)", 64, 16384),
         "chunk_symbols": F(int, 1 << 16, "symbols per streamed chunk", 256, 1 << 24),
     },
     "tx": {
@@ -131,7 +141,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
         "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
         "f_lf_hz": F(float, 0.0, "low-frequency pole/zero (0: f_b/80)", 0.0, 1e12),
-        "zeros_hz": F(list, [], "zpk model: zeros (Hz, s/2pi; real parts)", length=(0, 16)),
+        "zeros_hz": F(list, [], "zpk model: zeros (Hz, s/2pi; real, <= 0)", length=(0, 16)),
         "poles_hz": F(list, [], "zpk model: poles (Hz, s/2pi; real, negative)", length=(0, 16)),
         "gain": F(float, 1.0, "zpk model: gain", 1e-6, 1e6),
     },
@@ -145,14 +155,16 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
         "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI)", 0.0, 2.0),
-        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency", 0.0, 1e11),
+        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency; below link.symbol_rate_hz / 2 "
+                   "and not a fraction p/q (q < 32) of the symbol rate (it would alias)",
+                   0.0, 1e11),
         "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
                    "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
     },
     "adc": {
-        "bits": F(int, 7, "ADC resolution (0: no quantization)", 0, 16),
+        "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),
         "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
-        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: ideal)", 0.0, 16.0),
+        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: no ENOB noise)", 0.0, 16.0),
         "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
                         1.0, 20.0),
     },
@@ -266,15 +278,23 @@ class Config:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Config":
+        """Read a TOML config file (UTF-8 text, at most 1 MB).
+
+        A relative ``channel.file`` in the file is taken relative to the file's own
+        folder (``--set channel.file=...`` on the command line stays relative to the
+        current directory).
+        """
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise FileFormatError(f"cannot read config {path}: {exc.strerror}") from None
+        text = _read_config_text(path)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise FileFormatError(f"config {path} is not valid TOML: {exc}") from None
+        channel = data.get("channel")
+        if isinstance(channel, dict):
+            file = channel.get("file")
+            if isinstance(file, str) and file and not os.path.isabs(file):
+                channel["file"] = os.path.abspath(path.parent / file)
         return cls(data)
 
     def with_overrides(self, assignments: Iterable[str]) -> "Config":
@@ -345,8 +365,14 @@ class Config:
                               f"{d['adc']['bits']}")
         if d["noise"]["sj_ui"] > 0 and d["noise"]["sj_hz"] <= 0:
             raise ConfigError("noise.sj_hz must be > 0 when noise.sj_ui > 0")
+        if d["noise"]["sj_ui"] > 0:
+            _check_sj(d)
         if d["ctle"]["model"] == "zpk" and not d["ctle"]["poles_hz"]:
             raise ConfigError("ctle.poles_hz must list at least one pole when ctle.model = 'zpk'")
+        if any(z > 0 for z in d["ctle"]["zeros_hz"]):
+            raise ConfigError(f"ctle.zeros_hz = {d['ctle']['zeros_hz']}: zeros must be <= 0 "
+                              "(left half plane or origin; a right-half-plane zero is not a "
+                              "minimum-phase CTLE)")
         if any(p >= 0 for p in d["ctle"]["poles_hz"]):
             raise ConfigError(f"ctle.poles_hz = {d['ctle']['poles_hz']}: poles must be negative "
                               "(left half plane)")
@@ -354,6 +380,31 @@ class Config:
         if d["link"]["pulse_ui"] > d["link"]["window_ui"] // 2:
             raise ConfigError(f"link.pulse_ui = {d['link']['pulse_ui']} must be at most half of "
                               f"link.window_ui = {d['link']['window_ui']}")
+
+
+SJ_MIN_PHASES = 32  # sampled SJ must visit at least this many phases (statistical quadrature)
+
+
+def _check_sj(d: dict) -> None:
+    """Sinusoidal jitter is sampled once per UI. At or above half the symbol rate it aliases
+    (at exactly f_b/2 the instants see +-A sin(phi0), at f_b a fixed offset A sin(phi0), set
+    by the starting phase), and at a ratio sj_hz / symbol_rate = p/q with small q the run
+    visits only q phases: the counted BER then depends on the random starting phase while
+    the statistical engine averages over all phases. Both are refused."""
+    fb = d["link"]["symbol_rate_hz"]
+    f = d["noise"]["sj_hz"]
+    if f >= fb / 2:
+        raise ConfigError(f"noise.sj_hz = {f:g} aliases when sampled once per UI: it must be "
+                          f"below link.symbol_rate_hz / 2 = {fb / 2:g}")
+    r = f / fb
+    n = d["link"]["symbols"]
+    for q in range(2, SJ_MIN_PHASES):
+        p = round(r * q)
+        if p >= 1 and abs(r - p / q) * q * n < 1.0:
+            raise ConfigError(f"noise.sj_hz = {f:g} is {p}/{q} of link.symbol_rate_hz: sampled "
+                              f"once per UI it visits only {q} phases, so the result depends on "
+                              f"the starting phase; move noise.sj_hz off rational fractions p/q "
+                              f"of the symbol rate with q < {SJ_MIN_PHASES}")
 
 
 def _check_dsp(d: dict) -> None:
@@ -405,14 +456,34 @@ def _check_dsp(d: dict) -> None:
         if rc["taps"] and rc["mode"] == "adaptive":
             raise ConfigError("rc.mode = 'adaptive' is not available with eq.detector = "
                               "'mlse': use rc.mode = 'pulse'")
-        first = ml["traceback"]
+        first = ml["memory"] + 1
     else:
         first = d["dfe"]["taps"] + 1
     if rc["taps"] and rc["span_ui"] < first + rc["taps"] - 1:
         raise ConfigError(f"rc.span_ui = {rc['span_ui']} leaves no room for rc.taps = "
                           f"{rc['taps']}: the canceller reaches lags {first}..span_ui (after "
-                          + ("the Viterbi decision delay mlse.traceback)"
+                          + ("the MLSE target memory mlse.memory)"
                              if eq["detector"] == "mlse" else "the DFE taps)"))
+
+
+def _read_config_text(path: Path) -> str:
+    """The text of a config file: a regular file of at most MAX_CONFIG_BYTES, UTF-8."""
+    try:
+        if not path.is_file():
+            why = "no such file" if not path.exists() else "not a regular file"
+            raise FileFormatError(f"cannot read config {path}: {why}")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise FileFormatError(f"cannot read config {path}: {exc.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise FileFormatError(f"config {path} is larger than {MAX_CONFIG_BYTES >> 20} MB: "
+                              "not a link configuration")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(f"config {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                              f"at offset {exc.start}): a config is a TOML text file") from None
 
 
 def _field(section: str, key: str) -> Field:

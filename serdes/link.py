@@ -5,12 +5,19 @@ LTI, so it is evaluated once on an FFT grid (``window_ui`` UI long, ``samples_pe
 samples per UI) and turned into:
 
 * the pulse response ``p(t)`` of one symbol of unit value on the fine grid, trimmed
-  to at most ``pulse_ui`` UI around its main cursor (:class:`Pulse`);
+  to ``pulse_ui`` UI around its main cursor, or longer where the response needs it
+  (:class:`Pulse`, see :meth:`Link._pulse_unscaled`);
 * the noise at the ADC input: the RX-input white noise (one-sided PSD eta0) filtered
   by CTLE and AFE, as its autocorrelation at symbol spacing and as a symbol-rate FIR
   that colours unit white noise to exactly that autocorrelation (:class:`Noise`).
 
 All three engines read these; none re-derives the analog chain.
+
+The FFT window must hold the whole response: a delay longer than the window (a long
+reflection cascade, an echo) would wrap around and land as a spurious pre-cursor. The
+response is therefore also computed on a window twice as long; while that one holds
+more than ``WRAP_TOL`` of the peak beyond the first window, the window doubles (up to
+``MAX_WINDOW_UI``, else a ConfigError names ``link.window_ui`` and the size needed).
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ from serdes.stage import cascade, check_stages, describe
 
 BULK_DELAY_UI = 8  # shift so that TX pre-cursor taps never wrap around the window
 TRIM_TOL = 1e-4    # pulse UIs below this fraction of the peak are trimmed at the ends
+DROP_TOL = 1e-2    # no UI left out of the kept pulse may reach this fraction of the peak
+WRAP_TOL = 1e-3    # response beyond the FFT window (would wrap around), fraction of the peak
+MAX_WINDOW_UI = 16384
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class Pulse:
     phase: int
     cursor: int
     dropped_energy: float  # energy fraction trimmed away
+    dropped_peak: float = 0.0  # largest |p| in a UI left out, as a fraction of the peak
 
     @property
     def n_ui(self) -> int:
@@ -94,7 +105,7 @@ class Link:
     def __init__(self, grid: Grid | None = None, *, tx: Sequence = (), channel: Sequence = (),
                  rx: Sequence = (), levels=None, swing_v: float = 0.4,
                  impairments: Impairments | None = None, adc: Adc | None = None,
-                 clip_sigma: float = 4.0, pulse_ui: int = 64):
+                 clip_sigma: float = 4.0, pulse_ui: int = 64, fixed_window: bool = False):
         self.grid = grid or Grid()
         self.tx_stages = check_stages("tx", tx)
         self.channel_stages = check_stages("channel", channel)
@@ -117,9 +128,47 @@ class Link:
         self.ui_s = g.ui_s
         self.m = g.m
         self.dt_s = g.dt_s
-        self.window_ui = g.window_ui
-        self.n_fft = g.n_fft
-        self.f_hz = g.f_hz
+        if fixed_window:  # a probe on exactly this window (no wrap check)
+            self.__dict__["window_ui"] = int(g.window_ui)
+
+    # -- FFT window -----------------------------------------------------------------------
+    @cached_property
+    def window_ui(self) -> int:
+        """The FFT window (UI): the grid's, doubled while the response reaches past it by
+        more than WRAP_TOL of its peak (it would wrap around)."""
+        w = self.grid.window_ui
+        while True:
+            probe = self._on_window(2 * w)
+            full = probe._pulse_window
+            beyond = float(np.max(np.abs(full[w * self.m:]))) / float(np.max(full))
+            if beyond < WRAP_TOL:
+                return w
+            if 2 * w > MAX_WINDOW_UI:
+                echoes = any(getattr(s, "echo_amplitude", 0) or getattr(s, "segments", ())
+                             for s in self.channel_stages)
+                raise ConfigError(
+                    f"link.window_ui = {self.grid.window_ui}: the pulse response "
+                    f"still holds {beyond:.2g} of its peak after {w} UI (delays longer than "
+                    f"the FFT window wrap around) and the window stops at {MAX_WINDOW_UI} UI"
+                    + ("; shorten the reflection delays" if echoes else
+                       ": the channel response does not decay"))
+            w *= 2
+
+    def _on_window(self, window_ui: int) -> "Link":
+        """The same link on a window of exactly ``window_ui`` UI (same stage objects)."""
+        return Link(self.grid.with_window(window_ui), tx=self.tx_stages,
+                    channel=self.channel_stages, rx=self.rx_stages, levels=self.levels,
+                    swing_v=self.swing_v, impairments=self.impairments, adc=self.adc,
+                    clip_sigma=self.clip_sigma, pulse_ui=min(self.pulse_ui, window_ui // 2),
+                    fixed_window=True)
+
+    @cached_property
+    def n_fft(self) -> int:
+        return self.window_ui * self.m
+
+    @cached_property
+    def f_hz(self) -> np.ndarray:
+        return np.fft.rfftfreq(self.n_fft, self.dt_s)
 
     # -- analog stages ------------------------------------------------------------------
     @property
@@ -185,8 +234,24 @@ class Link:
 
     @cached_property
     def _pulse_unscaled(self) -> Pulse:
-        """Pulse response of one UI of value 1 (times swing) without the VGA."""
-        return trim_pulse(self._pulse_window, self.m, self.pulse_ui)
+        """Pulse response of one UI of value 1 (times swing) without the VGA.
+
+        ``link.pulse_ui`` UI are kept, or more where the response needs them: while a UI
+        left out reaches DROP_TOL of the peak (a reflection beyond the span), the span
+        doubles (the pre-cursor part stays at most ``pulse_ui // 4``), up to half the
+        window."""
+        span = pulse_ui = self.pulse_ui
+        limit = self.window_ui // 2
+        while True:
+            p = trim_pulse(self._pulse_window, self.m, span, max_pre=pulse_ui // 4)
+            if p.dropped_peak < DROP_TOL:
+                return p
+            if span >= limit:
+                raise ConfigError(
+                    f"link.window_ui = {self.window_ui}: the pulse response still reaches "
+                    f"{p.dropped_peak:.2g} of its peak beyond the {span} UI that half the "
+                    f"window can hold; set link.window_ui to {2 * self.window_ui}")
+            span = min(2 * span, limit)
 
     @cached_property
     def vga_gain(self) -> float:
@@ -203,7 +268,7 @@ class Link:
         """Pulse response at the ADC input (after the VGA)."""
         p = self._pulse_unscaled
         return Pulse(fine=p.fine * self.vga_gain, m=p.m, phase=p.phase, cursor=p.cursor,
-                     dropped_energy=p.dropped_energy)
+                     dropped_energy=p.dropped_energy, dropped_peak=p.dropped_peak)
 
     @cached_property
     def level_power(self) -> float:
@@ -255,18 +320,21 @@ class Link:
             "rx": d["rx"],
             "il_nyquist_db": self.il_nyquist_db,
             "pulse_ui": self.pulse.n_ui,
+            "window_ui": self.window_ui,
             "cursor_v": float(self.pulse.taps[self.pulse.cursor]),
             "vga_gain_db": 20 * np.log10(self.vga_gain),
             "noise_rms_v": float(np.sqrt(self.noise.variance)),
         }
 
 
-def trim_pulse(full: np.ndarray, m: int, max_ui: int, tol: float = TRIM_TOL) -> Pulse:
+def trim_pulse(full: np.ndarray, m: int, max_ui: int, tol: float = TRIM_TOL,
+               max_pre: int | None = None) -> Pulse:
     """Cut a fine-grid pulse to the UIs around its peak that matter.
 
     The sampling phase is the fine-grid position of the peak (the phase that
     maximizes the main cursor). UIs are kept while their largest sample is at least
-    ``tol`` of the peak; at most ``max_ui`` UIs, trimming pre-cursors first.
+    ``tol`` of the peak; at most ``max_ui`` UIs, trimming pre-cursors first, and at
+    most ``max_pre`` (default ``max_ui // 4``) UIs before the cursor.
     """
     n_ui_all = full.shape[0] // m
     ipk = int(np.argmax(full))
@@ -281,14 +349,17 @@ def trim_pulse(full: np.ndarray, m: int, max_ui: int, tol: float = TRIM_TOL) -> 
     peak = full[ipk]
     big = np.nonzero(cells >= tol * peak)[0]
     first, last = int(big[0]), int(big[-1])
-    first = max(first, c0 - max_ui // 4)  # pre-cursors: at most a quarter of the span
+    first = max(first, c0 - (max_ui // 4 if max_pre is None else max_pre))
     last = min(last, first + max_ui - 1)
     n_ui = last - first + 1
     start = start0 + first * m
     idx = (start + np.arange(n_ui * m)) % full.shape[0]
     fine = np.ascontiguousarray(full[idx])
     dropped = 1.0 - float(fine @ fine) / float(full @ full)
-    return Pulse(fine=fine, m=m, phase=half, cursor=c0 - first, dropped_energy=max(dropped, 0.0))
+    out = np.concatenate([cells[:first], cells[last + 1:]]) if n_ui < n_ui_all else cells[:0]
+    dropped_peak = float(np.max(out)) / peak if out.size else 0.0
+    return Pulse(fine=fine, m=m, phase=half, cursor=c0 - first, dropped_energy=max(dropped, 0.0),
+                 dropped_peak=dropped_peak)
 
 
 def noise_model(psd_one_sided: np.ndarray, dt_s: float, m: int) -> Noise:

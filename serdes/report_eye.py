@@ -14,28 +14,18 @@ COUNTED_EYE_TARGET = 1e-3
 
 
 def eye_section(system, res, out: dict) -> None:
-    import dataclasses
-
-    import numpy as np
-
     from serdes.engines.run import design_equalizer
     from serdes.engines.statistical import (DEFAULT_TARGETS, StatisticalEngine,
                                             dfe_error_propagation)
-    from serdes.metrics.eye import counted_eye_report, slicer_samples
+    from serdes.metrics.eye import counted_eye_report, slicer_samples, taps_of_result
 
     if getattr(res, "detector", "dfe") != "dfe":
         out["eye"] = out["stat"] = {"skipped": "the statistical engine and the slicer eye "
                                     "model FFE + DFE (+ RC) receivers, not MLSE"}
         return
     link = system.link
-    design = design_equalizer(system)
     # the taps the counted run ended with (adapted ones in LMS or adaptive-RC modes)
-    changes = dict(ffe=np.asarray(res.ffe_taps, dtype=np.float64),
-                   dfe=np.asarray(res.dfe_taps, dtype=np.float64))
-    if hasattr(design, "rc_lags"):
-        changes.update(rc_lags=np.asarray(res.rc_lags, dtype=np.int64),
-                       rc_taps=np.asarray(res.rc_taps, dtype=np.float64))
-    taps = dataclasses.replace(design, **changes)
+    taps = taps_of_result(design_equalizer(system), res)
     eng = StatisticalEngine(system, taps)
     sb = eng.ber(0.0)
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in

@@ -396,3 +396,22 @@ def test_loss_validation():
         loss.tline_response(1e9, length_mm=-1.0)
     with pytest.raises(ConfigError, match="f_hz"):
         loss.tline_response([1e9, -1e9], length_mm=1.0)
+
+
+def test_zpk_right_half_plane_zero_is_refused(capsys):
+    """A zero with positive real part (non-minimum-phase CTLE) is refused like an RHP pole;
+    zeros on the imaginary axis or at the origin remain allowed."""
+    f = np.linspace(0.0, 50e9, 11)
+    with pytest.raises(ConfigError, match="zeros_hz") as ei:
+        ctle.zpk_response(f, [1e9], [-1e9, -2e10], 1.0)
+    assert "\n" not in str(ei.value)
+    with pytest.raises(ConfigError, match="zeros_hz"):
+        ctle.zpk_response(f, [1e9 + 2e9j, 1e9 - 2e9j], [-1e9, -2e10], 1.0)
+    ctle.zpk_response(f, [0.0], [-1e9], 1.0)
+    ctle.zpk_response(f, [3e9j, -3e9j], [-1e9, -2e9], 1.0)
+    from serdes.cli import main
+
+    assert main(["run", "--set", "ctle.model=zpk", "--set", "ctle.zeros_hz=[5e9]",
+                 "--set", "ctle.poles_hz=[-1e10,-3e10]", "--set", "link.symbols=2000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ctle.zeros_hz" in err and "left half plane" in err, err

@@ -32,7 +32,8 @@ THRESH = np.array([-2 / 3, 0.0, 2 / 3])
 def mlse_reference(z, wh, c, lags, g, levels, delay):
     """RC + whitening + Viterbi written out: states are tuples of the last L symbol
     indices (newest first), survivors are full Python lists; the decision for symbol
-    k - delay + 1 is read from the best survivor at step k (ties: lowest state code)."""
+    k - delay + 1 is read from the best survivor at step k (ties: lowest state code).
+    RC lags below the delay take symbol k - lag from the best survivor of step k - 1."""
     m, mem = len(levels), len(g) - 1
     states = [tuple((s // m ** i) % m for i in range(mem)) for s in range(m ** mem)]
     pm = {s: 0.0 for s in states}
@@ -42,9 +43,15 @@ def mlse_reference(z, wh, c, lags, g, levels, delay):
     def lev(t):
         return levels[dec[t]] if 0 <= t < len(dec) and t >= 0 else 0.0
 
+    best_path = []
+
+    def rc_level(t, lag):
+        if t < 0:
+            return 0.0
+        return lev(t) if lag >= delay else levels[best_path[t]]
+
     for k, zk in enumerate(z):
-        zc = zk - sum(c[i] * (lev(k - lags[i]) if k - lags[i] >= 0 else 0.0)
-                      for i in range(len(c)))
+        zc = zk - sum(c[i] * rc_level(k - lags[i], lags[i]) for i in range(len(c)))
         zc_all.append(zc)
         u = sum(wh[i] * zc_all[k - i] for i in range(len(wh)) if k - i >= 0)
         u_all.append(u)
@@ -63,6 +70,7 @@ def mlse_reference(z, wh, c, lags, g, levels, delay):
         pm = {s: new_pm[s] - lo for s in states}
         path = new_path
         sbest = min(states, key=lambda s: (pm[s], sum(x * m ** i for i, x in enumerate(s))))
+        best_path = path[sbest]
         t_dec = k - delay + 1
         d = path[sbest][t_dec] if t_dec >= 0 else 0
         v = (u_all[t_dec] - sum(g[i] * lev(t_dec - i) for i in range(1, mem + 1))
@@ -110,6 +118,9 @@ CASES = [
     ([1.0, 0.75], [1.0, 0.4], 12, ([12, 30], [0.1, -0.05]), 600),
     ([1.0, 0.9, 0.25], [1.0, 0.5, 0.1], 24, ([24, 40], [0.08, 0.03]), 500),
     ([1.0, 0.8, 0.3, 0.05], [1.0], 32, ([], []), 200),
+    # lags below the decision delay: tentative decisions of the best survivor
+    ([1.0, 0.75], [1.0, 0.4], 16, ([3, 9, 15, 20], [0.15, -0.1, 0.08, 0.05]), 600),
+    ([1.0, 0.9, 0.25], [1.0], 32, ([3, 31], [0.12, -0.06]), 400),
 ]
 
 

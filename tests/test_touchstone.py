@@ -362,3 +362,173 @@ def test_bad_arguments():
     _one_line(ei, "f0_hz")
     with pytest.raises(ConfigError):
         impulse_response(np.array([0.0, 1.0, 3.0]), np.ones(3))
+
+
+# ------------------------------------------------- own parser, strictness, checks
+
+
+ALL_S4P = sorted(CHANNELS.glob("*/*.s4p")) if CHANNELS.is_dir() else []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, id=p.stem) for p in ALL_S4P]
+    or [pytest.param(None, marks=pytest.mark.skip(reason=NO_DATA), id="no-data")],
+)
+def test_parser_matches_scikit_rf_on_real_files(path):
+    """Our text parser reads every real file (thru and crosstalk) as scikit-rf does."""
+    from serdes.channel.touchstone import _load_touchstone
+
+    _, f, s = _load_touchstone(path)
+    f_ref, s_ref = _raw(path) if path in THRU_FILES else _skrf(path)
+    np.testing.assert_array_equal(f, f_ref)
+    np.testing.assert_allclose(s, s_ref, rtol=0, atol=1e-12)
+
+
+def _skrf(path):
+    import skrf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net = skrf.Network(str(path))
+    return net.f, net.s
+
+
+@pytest.mark.parametrize("unit, scale", [("Hz", 1.0), ("kHz", 1e3), ("MHz", 1e6), ("GHz", 1e9)])
+@pytest.mark.parametrize("fmt", ["RI", "MA", "DB"])
+@pytest.mark.parametrize("nports", [2, 4])
+def test_options_line_formats_and_units(tmp_path, unit, scale, fmt, nports):
+    """Options line in any order and case, comments, records split across lines, no DC
+    point: the values are the ones written (and the ones scikit-rf reads)."""
+    rng = np.random.default_rng(nports)
+    f = np.array([0.05, 1.0, 2.5, 7.0])  # in GHz, no DC point
+    s = (rng.uniform(0.05, 1.0, (4, nports, nports))
+         * np.exp(1j * rng.uniform(-3.0, 3.0, (4, nports, nports))))
+    lines = ["! header comment", f"# {unit.lower()} s {fmt.lower()} R 75  ! options"]
+    for fi, si in zip(f, s):
+        m = si.T if nports == 2 else si  # v1 2-port order: S11 S21 S12 S22
+        pairs = []
+        for x in m.ravel():
+            if fmt == "RI":
+                pairs.append(f"{x.real:.17g} {x.imag:.17g}")
+            elif fmt == "MA":
+                pairs.append(f"{abs(x):.17g} {np.degrees(np.angle(x)):.17g}")
+            else:
+                pairs.append(f"{20 * np.log10(abs(x)):.17g} {np.degrees(np.angle(x)):.17g}")
+        head = f"{fi * 1e9 / scale:.17g}"
+        if nports == 2:
+            lines.append(head + " " + " ".join(pairs) + " ! trailing comment")
+        else:  # one matrix row per line, the frequency on the first
+            rows = [" ".join(pairs[4 * r: 4 * r + 4]) for r in range(4)]
+            lines += [head + " " + rows[0], "! a comment inside a record", *rows[1:]]
+    path = tmp_path / f"syn.s{nports}p"
+    path.write_text("\n".join(lines) + "\n")
+    from serdes.channel.touchstone import _load_touchstone
+
+    _, f_read, s_read = _load_touchstone(path)
+    np.testing.assert_allclose(f_read, f * 1e9, rtol=1e-15)
+    np.testing.assert_allclose(s_read, s, rtol=1e-12, atol=1e-15)
+    f_ref, s_ref = _skrf(path)
+    np.testing.assert_allclose(f_read, f_ref, rtol=1e-15)
+    np.testing.assert_allclose(s_read, s_ref, rtol=0, atol=1e-12)
+    # the options may come in any order
+    lines[1] = f"# R 75 {fmt} S {unit}"
+    path.write_text("\n".join(lines) + "\n")
+    _, f2, s2 = _load_touchstone(path)
+    np.testing.assert_array_equal(f2, f_read)
+    np.testing.assert_array_equal(s2, s_read)
+
+
+def _flat_lines(nports, f_ghz, value=0.9):
+    """Data lines of a flat thru (0.9) for a 2-port or a '12,34' 4-port, MA format."""
+    out = []
+    for fg in f_ghz:
+        if nports == 2:
+            out.append(f"{fg:g} 0 0 {value} 0 {value} 0 0 0")
+        else:
+            m = np.zeros((4, 4))
+            m[1, 0] = m[0, 1] = m[3, 2] = m[2, 3] = value
+            rows = [" ".join(f"{x:g} 0" for x in m[r]) for r in range(4)]
+            out.append(f"{fg:g} " + "\n".join(rows))
+    return out
+
+
+@pytest.mark.parametrize("nports", [2, 4])
+def test_frequency_stepping_back_is_refused(tmp_path, nports):
+    """Two data records swapped at 30 GHz: refused with the line, not cut silently."""
+    f_ghz = list(np.arange(0.0, 60.01, 1.0))
+    i = f_ghz.index(30.0)
+    f_ghz[i], f_ghz[i + 1] = f_ghz[i + 1], f_ghz[i]
+    path = tmp_path / f"swapped.s{nports}p"
+    path.write_text("# GHz S MA R 50\n" + "\n".join(_flat_lines(nports, f_ghz)) + "\n")
+    with pytest.raises(FileFormatError) as ei:
+        read_sdd21(path)
+    _one_line(ei, path.name, "3e+10 Hz", "strictly increasing")
+    with pytest.raises(FileFormatError):
+        TouchstoneChannel(path)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("# GHz Y RI R 50\n0 0 0 1 0 1 0 0 0\n1 0 0 1 0 1 0 0 0\n", "only S-parameters"),
+    ("# GHz S XY R 50\n0 0 0 1 0 1 0 0 0\n1 0 0 1 0 1 0 0 0\n", "unknown option"),
+    ("# GHz S MA R -5\n0 0 0 1 0 1 0 0 0\n1 0 0 1 0 1 0 0 0\n", "reference resistance"),
+    ("0 0 0 1 0 1 0 0 0\n# GHz S MA R 50\n1 0 0 1 0 1 0 0 0\n", "option line"),
+    ("[Version] 2.0\n# GHz S MA R 50\n", "Touchstone v2"),
+    # 2-port noise data (5 numbers a line) after the S-parameters
+    ("# GHz S MA R 50\n0 0 0 1 0 1 0 0 0\n1 0 0 1 0 1 0 0 0\n0.5 1 0.5 10 0.3\n",
+     "strictly increasing"),
+    ("# GHz S MA R 50\n0 0 0 1 0 1 0 0\n0 1 0 1 0 1 0 0 0\n", "more than 9 numbers"),
+])
+def test_strict_parser_refusals(tmp_path, text, why):
+    path = tmp_path / "bad.s2p"
+    path.write_text(text)
+    with pytest.raises(FileFormatError) as ei:
+        read_sdd21(path)
+    _one_line(ei, "bad.s2p", why)
+
+
+def test_binary_and_non_utf8_files_are_refused(tmp_path):
+    p1 = tmp_path / "nul.s2p"
+    p1.write_bytes(b"# GHz S MA R 50\n0 0 0 1 0 1 0 0 0\x00\n")
+    with pytest.raises(FileFormatError) as ei:
+        read_sdd21(p1)
+    _one_line(ei, "nul.s2p", "binary")
+    p2 = tmp_path / "latin.s2p"
+    p2.write_bytes(b"! \xb5m\n# GHz S MA R 50\n0 0 0 1 0 1 0 0 0\n1 0 0 1 0 1 0 0 0\n")
+    with pytest.raises(FileFormatError) as ei:
+        read_sdd21(p2)
+    _one_line(ei, "latin.s2p", "not UTF-8")
+
+
+def test_thru_check_refuses_a_port_mapping_that_is_not_a_thru(tmp_path):
+    lines = _flat_lines(4, [0.0, 1.0, 2.0])
+    path = tmp_path / "ideal.s4p"
+    path.write_text("# GHz S MA R 50\n" + "\n".join(lines) + "\n")
+    TouchstoneChannel(path, ports="12,34")
+    with pytest.raises(FileFormatError) as ei:
+        TouchstoneChannel(path, ports="13,24")
+    _one_line(ei, "ideal.s4p", "not a thru", "'13,24'", "-6000.0 dB", "0 GHz")
+    # a coupling path: the check is skipped on request
+    assert np.all(TouchstoneChannel(path, ports="13,24", thru=False).sdd21 == 0)
+
+
+def test_thru_check_on_real_files(channels_dir):
+    thru = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_4in_Meg7_THRU.s4p"
+    with pytest.raises(FileFormatError) as ei:
+        TouchstoneChannel(thru, ports="13,24")
+    _one_line(ei, "DPO_4in_Meg7_THRU.s4p", "not a thru", "-49.5 dB")
+    # crosstalk files are couplings, not thrus: loadable with thru=False
+    for xt in sorted(channels_dir.glob("*/*[NF]EXT*.s4p")) + sorted(
+            channels_dir.glob("*/*[nf]ext*.s4p")):
+        ch = TouchstoneChannel(xt, thru=False)
+        assert 20 * np.log10(abs(ch.sdd21[0]) + 1e-300) < -40
+        with pytest.raises(FileFormatError):
+            TouchstoneChannel(xt)
+
+
+def test_band_check(tmp_path):
+    path = _write_s2p(tmp_path / "short.s2p", np.linspace(0.0, 10.0, 101), 0.9)
+    TouchstoneChannel(path, f_needed_hz=10e9)
+    with pytest.raises(FileFormatError) as ei:
+        TouchstoneChannel(path, f_needed_hz=26.5625e9)
+    _one_line(ei, "short.s2p", "10 GHz", "26.5625 GHz", "Nyquist")

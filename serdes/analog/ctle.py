@@ -206,7 +206,8 @@ def zpk_response(f_hz, zeros_hz, poles_hz, gain) -> np.ndarray:
     f_hz : array_like
         Frequencies in Hz, finite and >= 0.
     zeros_hz : sequence of complex
-        Zeros in Hz; any finite values (right-half-plane zeros are allowed).
+        Zeros in Hz; each must have real part <= 0 (right-half-plane zeros are refused:
+        a CTLE is a minimum-phase filter; zeros on the imaginary axis or at 0 Hz are allowed).
     poles_hz : sequence of complex
         Poles in Hz; each must have real part < 0 (a stable, causal system).
     gain : float
@@ -226,6 +227,12 @@ def zpk_response(f_hz, zeros_hz, poles_hz, gain) -> np.ndarray:
         bad = p[p.real >= 0.0][0]
         raise ConfigError(
             f"poles_hz contains {complex(bad)!r} Hz; allowed poles with real part < 0 (left half plane)"
+        )
+    if z.size and np.any(z.real > 0.0):
+        bad = z[z.real > 0.0][0]
+        raise ConfigError(
+            f"zeros_hz contains {complex(bad)!r} Hz; allowed zeros with real part <= 0 "
+            "(a right-half-plane zero is not a minimum-phase equalizer)"
         )
     if np.iscomplexobj(gain) and np.imag(gain) != 0:
         raise ConfigError(f"gain={gain!r} is complex; allowed a finite real number")

@@ -4,10 +4,17 @@ Reading
 -------
 :func:`read_sdd21` reads a 4-port single-ended ``.s4p`` file and returns the
 differential-mode thru ``SDD21``, or a 2-port ``.s2p`` file and returns its ``S21``.
-Parsing is done by scikit-rf; every failure (missing file, garbage text, wrong
-number of ports, non-increasing frequencies, NaNs) is reported as one
-:class:`~serdes.errors.FileFormatError` line naming the file, and a bad ``ports``
-argument as a :class:`~serdes.errors.ConfigError`.
+The file is read as text only (at most ``MAX_FILE_BYTES`` = 200 MB, UTF-8, no NUL
+bytes) and parsed by the strict Touchstone v1 parser here: the ``#`` options line
+(Hz/kHz/MHz/GHz; S parameters only; RI/MA/DB; ``R`` ohms; defaults GHz S MA R 50),
+``!`` comments, records spread over several lines (4-port), with or without a DC
+point.  It never hands the path to ``skrf.Network``, which tries to unpickle a file
+(arbitrary code execution from a crafted "channel file").  Every failure (missing,
+too large or binary file, garbage text, wrong number of ports, a frequency that
+does not increase anywhere in the file, Touchstone v2 keywords, noise data, NaNs)
+is reported as one :class:`~serdes.errors.FileFormatError` line naming the file,
+and a bad ``ports`` argument as a :class:`~serdes.errors.ConfigError`.
+:class:`TouchstoneChannel` adds the thru and Nyquist-band checks the link uses.
 
 Mixed-mode conversion (explicit formula).  For ``ports="ab,cd"`` the single-ended
 thru paths are ``a->b`` and ``c->d``, the differential input pair is ``(a, c)`` (``a``
@@ -151,47 +158,172 @@ def parse_ports(ports: str) -> tuple[int, int, int, int]:
     return a, b, c, d
 
 
-def _short_reason(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0].strip() if text else ""
-    if len(first) > 120:
-        first = first[:117] + "..."
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+#: Larger files are refused before they are read (the IEEE files are 2-5 MB).
+MAX_FILE_BYTES = 200 * 1024 * 1024
+
+#: A thru whose |H| stays below this at low frequency (see _low_frequency_db) is refused.
+THRU_MIN_LOW_FREQ_DB = -10.0
+_THRU_CHECK_HZ = 1e9  # "low frequency": file points up to this (or the first point)
+
+_FREQ_UNITS = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
+_FORMATS = ("ri", "ma", "db")
 
 
-def _diagnose(p: Path, nports: int) -> str | None:
-    """Plain-words reason why a Touchstone v1 file failed to parse, or None if not found."""
+def _read_text(p: Path) -> str:
+    """The file's text: size-capped, refused if binary or not UTF-8 (never unpickled)."""
     try:
-        text = p.read_text(errors="replace")
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        return _short_reason(exc)
-    values = 0
+        raise FileFormatError(f"{p}: cannot read ({exc.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise FileFormatError(
+            f"{p}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, too large for a "
+            "Touchstone channel file"
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise FileFormatError(f"{p}: binary data (NUL byte at offset {nul}), not a Touchstone text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(
+            f"{p}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}), "
+            "not a Touchstone text file"
+        ) from None
+
+
+def _parse_options(p: Path, lineno: int, body: str) -> tuple[float, str]:
+    """Touchstone v1 option line ``# <unit> <parameter> <format> R <ohms>`` (any order,
+    each optional; defaults GHz, S, MA, R 50) -> (Hz per frequency unit, format)."""
+    scale, fmt = 1e9, "ma"
+    toks = body[1:].split()
+    i = 0
+    while i < len(toks):
+        t = toks[i].lower()
+        if t in _FREQ_UNITS:
+            scale = _FREQ_UNITS[t]
+        elif t in _FORMATS:
+            fmt = t
+        elif t == "s":
+            pass
+        elif t in ("y", "z", "h", "g"):
+            raise FileFormatError(
+                f"{p}, line {lineno}: {toks[i]}-parameters are not supported, only S-parameters"
+            )
+        elif t == "r":
+            try:
+                r = float(toks[i + 1])
+            except (IndexError, ValueError):
+                r = float("nan")
+            if not (np.isfinite(r) and r > 0):
+                raise FileFormatError(
+                    f"{p}, line {lineno}: option 'R' needs a reference resistance > 0 ohm"
+                )
+            i += 1
+        else:
+            tok = toks[i] if len(toks[i]) <= 20 else toks[i][:17] + "..."
+            raise FileFormatError(
+                f"{p}, line {lineno}: unknown option {tok!r} (allowed: Hz/kHz/MHz/GHz, S, "
+                "RI/MA/DB, R <ohms>)"
+            )
+        i += 1
+    return scale, fmt
+
+
+def _parse_touchstone(p: Path, text: str, nports: int) -> tuple[np.ndarray, np.ndarray]:
+    """Strict Touchstone v1 parser -> (f_hz, s[nf, n, n]).
+
+    ``!`` starts a comment; the first ``#`` line sets the options (later ones are
+    ignored, as the format says); a record is the frequency and ``n*n`` value pairs and
+    may span several lines but must end at the end of a line; every record's frequency
+    must be above the previous one.  Touchstone v2 keywords (``[...]``) and 2-port
+    noise data are refused.
+    """
+    per_rec = 1 + 2 * nports * nports
+    options = None
+    records: list[list[float]] = []
+    cur: list[float] = []
+    cur_line = 0
+    last_f = -np.inf
     for lineno, line in enumerate(text.splitlines(), start=1):
         body = line.split("!", 1)[0].strip()
-        if not body or body.startswith("#"):
+        if not body:
+            continue
+        if body.startswith("#"):
+            if options is None:
+                options = _parse_options(p, lineno, body)
             continue
         if body.startswith("["):
-            return None  # Touchstone v2 keyword: leave it to the parser's message
+            raise FileFormatError(
+                f"{p}, line {lineno}: Touchstone v2 keyword {body.split()[0]!r}; only "
+                "Touchstone v1 files are read (save the file as version 1)"
+            )
+        vals = []
         for tok in body.split():
             try:
-                float(tok)
+                vals.append(float(tok))
             except ValueError:
                 tok = tok if len(tok) <= 20 else tok[:17] + "..."
-                return f"non-numeric text {tok!r} on line {lineno}"
-            values += 1
-    per_point = 1 + 2 * nports * nports
-    if values == 0:
-        return "no data lines"
-    if values % per_point:
-        return (
-            f"{values} numbers do not form whole {nports}-port records "
-            f"of {per_point} numbers: frequency + {2 * nports * nports} values"
+                raise FileFormatError(
+                    f"{p}: not a readable Touchstone file (non-numeric text {tok!r} on "
+                    f"line {lineno})"
+                ) from None
+        if not cur:
+            cur_line = lineno
+            if options is None:
+                raise FileFormatError(
+                    f"{p}, line {lineno}: data before the '#' option line "
+                    "(e.g. '# GHz S MA R 50')"
+                )
+            f_rec = vals[0] * options[0]
+            if not f_rec > last_f:  # also where 2-port noise data would start
+                raise FileFormatError(
+                    f"{p}, line {lineno}: frequency {f_rec:g} Hz does not follow "
+                    f"{last_f:g} Hz; frequencies must be >= 0 and strictly increasing"
+                    + (" (2-port noise-parameter data are not supported either)"
+                       if nports == 2 else "")
+                )
+        cur.extend(vals)
+        if len(cur) > per_rec:
+            raise FileFormatError(
+                f"{p}: not a readable Touchstone file (the record starting on line "
+                f"{cur_line} has more than {per_rec} numbers; {nports}-port records are "
+                f"frequency + {2 * nports * nports} values, ending at the end of a line)"
+            )
+        if len(cur) == per_rec:
+            last_f = cur[0] * options[0]
+            records.append(cur)
+            cur = []
+    if cur:
+        raise FileFormatError(
+            f"{p}: not a readable Touchstone file (the record starting on line {cur_line} "
+            f"has {len(cur)} numbers, not whole {nports}-port records of {per_rec} numbers: "
+            f"frequency + {2 * nports * nports} values)"
         )
-    return None
+    if not records:
+        raise FileFormatError(f"{p}: not a readable Touchstone file (no data lines)")
+    scale, fmt = options
+    arr = np.asarray(records, dtype=np.float64)
+    f = arr[:, 0] * scale
+    a, b = arr[:, 1::2], arr[:, 2::2]
+    if fmt == "ri":
+        v = a + 1j * b
+    else:
+        mag = a if fmt == "ma" else 10.0 ** (a / 20.0)
+        v = mag * np.exp(1j * np.deg2rad(b))
+    s = v.reshape(-1, nports, nports)
+    if nports == 2:
+        s = s.transpose(0, 2, 1)  # v1 2-port order is S11 S21 S12 S22
+    return f, np.ascontiguousarray(s, dtype=np.complex128)
 
 
 def _load_touchstone(path) -> tuple[Path, np.ndarray, np.ndarray]:
-    """Read a .s2p/.s4p file with scikit-rf; return (path, f_hz, s[nf, n, n]), checked."""
+    """Read a .s2p/.s4p file as text with our own parser; return (path, f_hz, s[nf, n, n]).
+
+    The file is only ever read as size-capped UTF-8 text and parsed as numbers: no
+    loader that could unpickle or execute anything is involved.
+    """
     try:
         p = Path(path)
     except TypeError:
@@ -205,21 +337,7 @@ def _load_touchstone(path) -> tuple[Path, np.ndarray, np.ndarray]:
         raise FileFormatError(
             f"{p}: unsupported extension {p.suffix!r}, expected a Touchstone .s2p or .s4p file"
         )
-    try:
-        import skrf  # imported here: the package import stays cheap
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # skrf parser chatter; real problems raise below
-            net = skrf.Network(str(p))
-        f = np.asarray(net.f, dtype=np.float64)
-        s = np.asarray(net.s, dtype=np.complex128)
-    except Exception as exc:  # noqa: BLE001 - any parser failure means a malformed file
-        reason = _diagnose(p, nports) or _short_reason(exc)
-        raise FileFormatError(f"{p}: not a readable Touchstone file ({reason})") from None
-    if s.ndim != 3 or s.shape[1:] != (nports, nports) or s.shape[0] != f.shape[0]:
-        raise FileFormatError(
-            f"{p}: expected {nports}-port data for a {p.suffix} file, got shape {s.shape}"
-        )
+    f, s = _parse_touchstone(p, _read_text(p), nports)
     if f.size < 2:
         raise FileFormatError(f"{p}: needs at least 2 frequency points, found {f.size}")
     if not (np.all(np.isfinite(f)) and np.all(np.isfinite(s))):
@@ -529,9 +647,25 @@ class TouchstoneChannel:
 
     Attributes: ``path``, ``ports``, ``nports``, ``f_hz`` and ``sdd21`` (file data),
     ``bulk_delay_s`` (see :func:`estimate_bulk_delay`, computed on first use).
+
+    Checks, each a one-line :class:`FileFormatError` naming the file:
+
+    * ``thru=True`` (default; the file is used as the link's channel): ``|SDD21|`` (or
+      ``|S21|``) at the lowest file frequency must be at least
+      ``THRU_MIN_LOW_FREQ_DB`` (-10 dB).  A real interconnect loses well under 1 dB at
+      low frequency (0.1-0.5 dB in the IEEE files), while a wrong port mapping or a
+      crosstalk file gives -30 dB or less.  Pass ``thru=False`` for coupling paths
+      (NEXT/FEXT files), whose ``SDD21`` is tiny by nature.
+    * ``f_needed_hz``: the file's last frequency must reach it.  The link passes its
+      Nyquist frequency (symbol rate / 2): the measured data must cover the whole
+      first Nyquist zone, where the signal's ISI is decided; above the last point the
+      response is the tapered continuation of :func:`transfer_on_grid`, an
+      extrapolation that is only acceptable beyond Nyquist (the IEEE files reach 40-60
+      GHz, 1.5-2.3x the 26.56 GHz Nyquist frequency of 53.125 GBd).
     """
 
-    def __init__(self, path, ports: str = "12,34"):
+    def __init__(self, path, ports: str = "12,34", *, thru: bool = True,
+                 f_needed_hz: float | None = None):
         prt = parse_ports(ports)
         p, f, s = _load_touchstone(path)
         self.path = p
@@ -539,6 +673,22 @@ class TouchstoneChannel:
         self.nports = s.shape[1]
         self.f_hz = f
         self.sdd21 = _thru(s, prt)
+        if f_needed_hz is not None and f[-1] < float(f_needed_hz):
+            raise FileFormatError(
+                f"{p}: data end at {f[-1] / 1e9:g} GHz, below the {float(f_needed_hz) / 1e9:g} "
+                "GHz the link needs (its Nyquist frequency, symbol rate / 2); use a file that "
+                "reaches at least that frequency"
+            )
+        if thru:
+            low_db = 20.0 * np.log10(max(float(np.abs(self.sdd21[0])), 1e-300))
+            if low_db < THRU_MIN_LOW_FREQ_DB:
+                what = "S21" if self.nports == 2 else f"SDD21 with ports={ports!r}"
+                raise FileFormatError(
+                    f"{p}: not a thru: |{what}| is {low_db:.1f} dB at {f[0] / 1e9:g} GHz "
+                    f"(the lowest file frequency), a thru needs at least "
+                    f"{THRU_MIN_LOW_FREQ_DB:g} dB there; check channel.ports "
+                    "(IEEE 802.3 files use '12,34')"
+                )
         self._sigma_max = np.linalg.svd(s, compute_uv=False)[:, 0]
         self._bulk_delay: float | None = None
         pm = self.passivity_max()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.commands.common import (CountProgress, add_config_options, add_dpi_option,
+                                    add_progress_options, check_dpi, count_distributions,
+                                    json_safe, load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -20,7 +22,8 @@ def add_parser(sub):
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) (default: noise.dd_ui)")
     p.add_argument("--json", action="store_true", help="also print the curves as JSON")
-    p.add_argument("--dpi", type=int, default=120)
+    add_dpi_option(p)
+    add_progress_options(p)
     return p
 
 
@@ -29,15 +32,26 @@ def main(args) -> int:
     from serdes.build import build
 
     cfg = load_config(args)
+    check_dpi(args.dpi)
+    refuse_mlse(cfg, "the bathtub (statistical engine)")
     if not 4 <= args.phases <= 4096:
         raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")
     if not 16 <= args.points <= 100_000:
         raise ConfigError(f"--points = {args.points}: expected an integer in [16, 100000]")
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
-    eng = StatisticalEngine(build(cfg), dd_ui=args.dd_ui)
-    h = eng.bathtub_horizontal(args.phases)
-    v = eng.bathtub_vertical(0.0, args.points)
+    from serdes.metrics.eye import receiver_taps
+
+    system = build(cfg)
+    taps, note = receiver_taps(system)
+    eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
+    bar = CountProgress(None, "distributions", label="bathtub", enabled=args.progress)
+    count_distributions(eng, bar)
+    try:
+        h = eng.bathtub_horizontal(args.phases)
+        v = eng.bathtub_vertical(0.0, args.points)
+    finally:
+        bar.close()
 
     import matplotlib
 
@@ -52,6 +66,7 @@ def main(args) -> int:
     peye.save_figure(fig, args.output, dpi=args.dpi)
     if args.json:
         print(json.dumps(json_safe({
+            "taps": note, "ffe_taps": eng.w.tolist(), "dfe_taps": eng.b.tolist(),
             "eyes": list(h.eye_names),
             "horizontal": {"phase_ui": h.x.tolist(), "ber": h.ber.tolist(),
                            "ber_per_eye": h.ber_per_eye.tolist()},
@@ -60,5 +75,5 @@ def main(args) -> int:
                          "ber_per_eye": v.ber_per_eye.tolist()},
         }), allow_nan=False))
     else:
-        print(f"wrote {args.output}")
+        print(f"wrote {args.output} ({note})")
     return 0

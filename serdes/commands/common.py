@@ -7,6 +7,10 @@ import argparse
 import math
 
 from serdes.config import Config
+from serdes.errors import ConfigError
+from serdes.sweep.progress import Progress, _clock
+
+DPI_RANGE = (10, 1200)
 
 
 def add_config_options(p: argparse.ArgumentParser) -> None:
@@ -36,3 +40,100 @@ def json_safe(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+def add_dpi_option(p: argparse.ArgumentParser, default: int = 120) -> None:
+    lo, hi = DPI_RANGE
+    p.add_argument("--dpi", type=int, default=default,
+                   help=f"resolution of the image in dots per inch, {lo} to {hi} "
+                        f"(default {default})")
+
+
+def check_dpi(dpi: int) -> int:
+    """--dpi of every image-writing command: the same range everywhere (a huge value
+    would try to allocate gigabytes for the canvas)."""
+    lo, hi = DPI_RANGE
+    if not lo <= dpi <= hi:
+        raise ConfigError(f"--dpi = {dpi}: expected an integer in [{lo}, {hi}]")
+    return dpi
+
+
+def refuse_mlse(cfg, what: str) -> None:
+    """The statistical engine and the slicer eye model an FFE + DFE (+ RC) slicer; with
+    the Viterbi detector there is no slicer whose input they could draw."""
+    if cfg["eq"]["detector"] == "mlse":
+        raise ConfigError(
+            f"eq.detector = mlse: {what} models an FFE + DFE slicer, not the Viterbi "
+            "detector; use eq.detector=dfe, `serdes eye --kind analog` (the waveform "
+            "before the DSP) or `serdes run` (counted BER of the MLSE)")
+
+
+def add_progress_options(p: argparse.ArgumentParser) -> None:
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="always draw the progress line on stderr (default: only on a "
+                          "terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never draw the progress line")
+
+
+class CountProgress(Progress):
+    """The sweep's stderr progress line for any count (symbols, distributions, ...):
+    ``bar(done)`` or ``bar(done, total)`` redraws it (at most ten times a second, only
+    on a terminal unless ``enabled``); ``total=None`` shows the count without a bar.
+    ``close()`` erases it."""
+
+    def __init__(self, total: int | None, unit: str, *, label: str = "",
+                 enabled: bool | None = None, stream=None):
+        super().__init__(total or 0, stream=stream, enabled=enabled)
+        self.total = total
+        self.unit = unit
+        self.label = label
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        if total is not None:
+            self.total = total
+        self.done = done
+        self.draw()
+
+    def tick(self, n: int = 1) -> None:
+        self(self.done + n)
+
+    def draw(self, force: bool = False) -> None:
+        if self.total is None:
+            total, self.total = None, self.done + 1   # never "finished": rate-limited
+            try:
+                super().draw(force)
+            finally:
+                self.total = total
+        else:
+            super().draw(force)
+
+    def text(self) -> str:
+        import time
+
+        elapsed = time.monotonic() - self._t0
+        head = f"{self.label}: " if self.label else ""
+        if not self.total:
+            return f"{head}{self.done:,} {self.unit}  {_clock(elapsed)} elapsed"
+        frac = min(self.done / self.total, 1.0)
+        fill = int(round(frac * self.width))
+        bar = "#" * fill + "-" * (self.width - fill)
+        eta = ("ETA 0:00" if frac >= 1 else
+               f"ETA {_clock(elapsed * (1 - frac) / frac)}" if frac > 0 and elapsed > 0
+               else "ETA --:--")
+        return (f"{head}[{bar}] {self.done:,}/{self.total:,} {self.unit}  "
+                f"{_clock(elapsed)} elapsed  {eta}")
+
+
+def count_distributions(engine, bar: CountProgress) -> None:
+    """Tick ``bar`` for every slicer distribution the statistical engine computes (the
+    unit of work of its eyes and bathtubs)."""
+    compute = engine.distribution
+
+    def counted(*args, **kwargs):
+        out = compute(*args, **kwargs)
+        bar.tick()
+        return out
+
+    engine.distribution = counted

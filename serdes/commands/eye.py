@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from serdes.commands.common import add_config_options, load_config
+from serdes.commands.common import (CountProgress, add_config_options, add_dpi_option,
+                                    add_progress_options, check_dpi, count_distributions,
+                                    load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -23,7 +25,8 @@ def add_parser(sub):
                    help="statistical eye: BER contour levels, comma separated")
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) for the statistical engine (default: noise.dd_ui)")
-    p.add_argument("--dpi", type=int, default=120)
+    add_dpi_option(p)
+    add_progress_options(p)
     return p
 
 
@@ -46,27 +49,51 @@ def main(args) -> int:
     from serdes.build import build
 
     cfg = load_config(args)
+    check_dpi(args.dpi)
+    if args.kind != "analog":
+        refuse_mlse(cfg, f"the {args.kind} eye")
     _check_positive("--phases", args.phases, 4, 4096)
     _check_positive("--bins", args.bins, 16, 8192)
     _check_positive("--symbols", args.symbols, 1000, 10**8)
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     contours = parse_bers(args.contours, "--contours")
-    link = build(cfg)  # the whole system: link, source, receiver, run
+    system = build(cfg)
+    taps = note = None
+    if args.kind != "analog":
+        from serdes.metrics.eye import receiver_taps
+
+        taps, note = receiver_taps(system)
     from serdes.plot import new_axes
     from serdes.plot import eye as peye
 
     ax = new_axes(figsize=(7.5, 4.8), file_backend=True)
+    bar = CountProgress(None, "distributions", label=f"{args.kind} eye",
+                        enabled=args.progress)
+    try:
+        what = _draw(args, system, taps, contours, ax, bar)
+    finally:
+        bar.close()
+    peye.save_figure(ax.figure, args.output, dpi=args.dpi)
+    print(f"wrote {args.output} ({what}" + (f"; {note})" if note else ")"))
+    return 0
+
+
+def _draw(args, system, taps, contours, ax, bar) -> str:
+    from serdes.plot import eye as peye
+
     if args.kind == "analog":
         from serdes.metrics.eye import analog_eye
 
-        ae = analog_eye(link, symbols=args.symbols or 20_000)
+        bar.unit = "symbols"
+        ae = analog_eye(system, symbols=args.symbols or 20_000, progress=bar)
         peye.analog_eye(ae, ax=ax)
         what = f"analog eye, {int(ae.density.sum()):,} points"
     elif args.kind == "statistical":
         from serdes.engines.statistical import StatisticalEngine
 
-        eng = StatisticalEngine(link, dd_ui=args.dd_ui)
+        eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
+        count_distributions(eng, bar)
         se = eng.eye(n_phases=args.phases, n_bins=args.bins)
         op = eng.eye_opening(targets=contours)
         peye.statistical_eye(se, ax=ax, contours=contours, opening=op)
@@ -75,10 +102,9 @@ def main(args) -> int:
         from serdes.engines.statistical import StatisticalEngine
         from serdes.metrics.eye import slicer_samples
 
-        eng = StatisticalEngine(link, dd_ui=args.dd_ui)
-        s = slicer_samples(link, eng.taps, symbols=args.symbols or (1 << 17))
+        eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
+        count_distributions(eng, bar)
+        s = slicer_samples(system, taps, symbols=args.symbols or (1 << 17))
         peye.equalized_eye(s, eng.distribution(), ax=ax)
         what = f"equalized eye, {s.v.shape[0]:,} symbols"
-    peye.save_figure(ax.figure, args.output, dpi=args.dpi)
-    print(f"wrote {args.output} ({what})")
-    return 0
+    return what

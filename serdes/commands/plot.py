@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from serdes.commands.common import add_dpi_option, check_dpi
 from serdes.errors import SerdesError
 
 
@@ -26,7 +27,7 @@ def add_parser(sub):
     p.add_argument("--no-threshold", action="store_true", help="do not mark the KP4 limit")
     p.add_argument("--title", help="title of the plot")
     p.add_argument("-o", "--output", help="image file (default: RESULTS with .png)")
-    p.add_argument("--dpi", type=int, default=120)
+    add_dpi_option(p)
     return p
 
 
@@ -37,8 +38,7 @@ def main(args) -> int:
     ys = [c.strip() for c in args.y.split(",") if c.strip()]
     if not ys:
         raise SerdesError("--y: give at least one column")
-    if not 10 <= args.dpi <= 1200:
-        raise SerdesError(f"--dpi {args.dpi}: expected an integer in [10, 1200]")
+    check_dpi(args.dpi)
     out = Path(args.output) if args.output else Path(args.results).with_suffix(".png")
     rows = load_rows(args.results, parse_where(args.where))
     ax = new_axes(figsize=(7.0, 4.5), file_backend=True)

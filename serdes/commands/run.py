@@ -51,6 +51,13 @@ def main(args) -> int:
     return 0
 
 
+def _adc(c) -> str:
+    from serdes.adc import Adc
+
+    a = c["adc"]
+    return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"]).describe()
+
+
 def format_summary(cfg, r: dict) -> str:
     lk = r["link"]
     c = cfg
@@ -59,7 +66,7 @@ def format_summary(cfg, r: dict) -> str:
         f"channel {lk['channel']}, IL at Nyquist {r['il_nyquist_db']:.2f} dB",
         f"rx        CTLE {c['ctle']['model']} (g_dc {c['ctle']['g_dc_db']:g} dB), "
         f"AFE m={c['afe']['peaking_m']:g} BW {c['afe']['bandwidth_hz'] / 1e9:g} GHz, "
-        f"ADC {c['adc']['bits']} b (ENOB {c['adc']['enob']:g}), VGA {lk['vga_gain_db']:.1f} dB",
+        f"{_adc(c)}, VGA {lk['vga_gain_db']:.1f} dB",
         f"eq        {c['eq']['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
         f"({c['ffe']['pre']} pre), " + _detector(cfg, r),
         f"snr       {r['snr_db']:.2f} dB at the slicer (MMSE prediction "

@@ -131,7 +131,7 @@ class AdaptiveFfeDfe:
     trainable = True
 
     def __init__(self, *, ffe, dfe, levels, mu_w: float, mu_b: float, dfe_limit: float = 1.0,
-                 rc: ReflectionCanceller | None = None):
+                 rc: ReflectionCanceller | None = None, monitor=None):
         self.ffe = _f64("ffe", ffe).copy()
         self.dfe = _f64("dfe", dfe).copy()
         self.levels = _f64("levels", levels)
@@ -139,6 +139,7 @@ class AdaptiveFfeDfe:
         self.mu_w, self.mu_b = float(mu_w), float(mu_b)
         self.dfe_limit = float(dfe_limit)
         self.rc = rc
+        self.monitor = monitor  # e.g. serdes.dsp.lms_monitor.LmsMonitor: refuses divergence
         self._x_hist = np.zeros(self.ffe.shape[0] - 1)
         self._hist = np.zeros(self.dfe.shape[0])
 
@@ -146,19 +147,26 @@ class AdaptiveFfeDfe:
     def warmup_symbols(self) -> int:
         return self.rc.warmup_symbols if self.rc is not None else 0
 
+    def _checked(self, out, ref, n_train: int, k0: int) -> Detected:
+        det = Detected(*out)
+        if self.monitor is not None:
+            self.monitor.check((self.ffe, self.dfe), det.decisions, det.soft, ref, n_train, k0)
+        return det
+
     def __call__(self, x, k0: int, ref=None, n_train: int = 0) -> Detected:
         x_ext = np.concatenate([self._x_hist, np.asarray(x, dtype=np.float64)])
         if self._x_hist.size:
             self._x_hist = x_ext[-self._x_hist.shape[0]:].copy()
         n = x_ext.shape[0] - self._x_hist.shape[0]
         if self.rc is not None:
-            return Detected(*self.rc.run(x_ext, self.ffe, self.dfe, self._hist, self.levels,
-                                         self.thresholds, ref, n_train, self.mu_w, self.mu_b,
-                                         self.dfe_limit, True))
+            out = self.rc.run(x_ext, self.ffe, self.dfe, self._hist, self.levels,
+                              self.thresholds, ref, n_train, self.mu_w, self.mu_b,
+                              self.dfe_limit, True)
+            return self._checked(out, ref, n_train, k0)
         r = np.zeros(n) if ref is None else np.ascontiguousarray(ref, dtype=np.float64)
-        return Detected(*ffe_dfe_lms(x_ext, self.ffe, self.dfe, self.levels, self.thresholds,
-                                     self._hist, r, int(n_train), self.mu_w, self.mu_b,
-                                     self.dfe_limit))
+        out = ffe_dfe_lms(x_ext, self.ffe, self.dfe, self.levels, self.thresholds,
+                          self._hist, r, int(n_train), self.mu_w, self.mu_b, self.dfe_limit)
+        return self._checked(out, r, n_train, k0)
 
 
 class Mlse:

@@ -1,7 +1,9 @@
 """Noise whitening + MLSE (Viterbi) detector after the FFE.
 
-Chain per FFE output sample: reflection canceller (optional, lags >= the decision
-delay, on final decisions) -> whitening FIR c (c[0] = 1) -> Viterbi on the
+Chain per FFE output sample: reflection canceller (optional, lags beyond the target
+memory; lags >= the decision delay use final decisions, shorter lags the tentative
+decisions of the best survivor, so no lag range is out of reach) -> whitening FIR c
+(c[0] = 1) -> Viterbi on the
 partial-response target g with branch metrics (u_k - sum_i g_i a_{k-i})^2 -> decision
 with a fixed delay of ``traceback`` symbols. See :mod:`serdes.kernels.viterbi` for the
 trellis and :mod:`serdes.dsp.design` for how c and g are designed.
@@ -69,8 +71,8 @@ class MlseDetector:
         self.ev = branch_table(self.levels, self.target)
         self.rc_lags = np.ascontiguousarray(rc_lags, dtype=np.int64)
         self.rc_taps = np.ascontiguousarray(rc_taps, dtype=np.float64)
-        if self.rc_lags.size and self.rc_lags.min() < self.traceback:
-            raise ValueError("RC lags must be at least the traceback (final decisions)")
+        if self.rc_lags.size and self.rc_lags.min() <= self.memory:
+            raise ValueError("RC lags must lie beyond the target memory")
         span = max(int(self.rc_lags.max()) if self.rc_lags.size else 0, self.memory,
                    self.traceback)
         self.ring = np.zeros(ring_size(span))
@@ -78,7 +80,7 @@ class MlseDetector:
         self.zh = np.zeros(max(self.whitening.shape[0] - 1, 0))
         self.pm = np.zeros(self.n_states)
         self.paths = np.zeros(self.n_states, dtype=np.uint64)
-        self.state = np.zeros(1, dtype=np.int64)
+        self.state = np.zeros(2, dtype=np.int64)  # steps so far, best state
 
     @property
     def states(self) -> int:

@@ -19,7 +19,7 @@ Placement:
   then decision-directed LMS with the normalised step ``rc.mu``.
 
 The tap budget is ``rc.taps``; lags are in first..span_ui where first follows the DFE
-taps (:func:`serdes.dsp.design.rc_first_lag`).
+taps (:attr:`serdes.dsp.spec.ReceiverSpec.rc_first_lag`).
 """
 
 from __future__ import annotations

@@ -15,11 +15,12 @@ import numpy as np
 
 from serdes.dsp.blocks import (AdaptiveFfeDfe, AdcBlock, Chain, DfeSlicer, Ffe, Mlse,
                                RcDfe, thresholds_for)
+from serdes.dsp.lms_monitor import LmsDivergedError, LmsMonitor
 from serdes.dsp.mlse import MlseDetector
 from serdes.dsp.rc import ReflectionCanceller
 from serdes.dsp.spec import ReceiverSpec
 
-__all__ = ["build_chain", "chain_taps", "thresholds_for"]
+__all__ = ["build_chain", "chain_taps", "thresholds_for", "LmsDivergedError"]
 
 
 def lms_steps(link, taps, mu: float) -> tuple[float, float]:
@@ -51,8 +52,12 @@ def build_chain(link, taps, spec: ReceiverSpec, *, seed: int, adapt: bool | None
                                             level_power=link.level_power,
                                             search_start=spec.train_symbols)
         mu_w, mu_b = lms_steps(link, taps, spec.mu)
+        monitor = LmsMonitor(mu=spec.mu, train_symbols=spec.train_symbols,
+                             level_power=link.level_power, levels=levels,
+                             predicted_snr_db=taps.predicted_snr_db)
         blocks.append(AdaptiveFfeDfe(ffe=taps.ffe, dfe=taps.dfe, levels=levels, mu_w=mu_w,
-                                     mu_b=mu_b, dfe_limit=spec.dfe_limit, rc=canceller))
+                                     mu_b=mu_b, dfe_limit=spec.dfe_limit, rc=canceller,
+                                     monitor=monitor))
     elif use_rc:
         blocks += [Ffe(taps.ffe),
                    RcDfe(rc, dfe_taps=taps.dfe, levels=levels, lags=taps.rc_lags,

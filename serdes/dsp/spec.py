@@ -51,6 +51,7 @@ class ReceiverSpec:
 
     @property
     def rc_first_lag(self) -> int:
-        """First lag the RC may take: after the DFE taps, or, with the MLSE, at the
-        Viterbi decision delay (the canceller needs final decisions)."""
-        return self.mlse.traceback if self.mlse_active else self.dfe_taps + 1
+        """First lag the RC may take: after the DFE taps, or, with the MLSE, after the
+        target memory (lags below the Viterbi decision delay use its tentative
+        decisions)."""
+        return self.mlse.memory + 1 if self.mlse_active else self.dfe_taps + 1

@@ -42,6 +42,7 @@ class RunResult:
     rc_taps: list[float] = field(default_factory=list)
     whitening_taps: list[float] = field(default_factory=lambda: [1.0])
     mlse_target: list[float] = field(default_factory=list)
+    pulse_dropped_energy: float = 0.0  # fraction of the pulse energy outside the kept span
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -136,4 +137,5 @@ def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
         stopped_by=out.stopped_by, bursts=bursts.close(), detector=detector,
         rc_lags=[int(j) for j in now["rc_lags"]], rc_taps=[float(t) for t in now["rc_taps"]],
         whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
-        mlse_target=([float(t) for t in taps.target] if detector == "mlse" else []))
+        mlse_target=([float(t) for t in taps.target] if detector == "mlse" else []),
+        pulse_dropped_energy=float(link.pulse.dropped_energy))

@@ -19,6 +19,7 @@ from serdes.engines.pulse import Jitter
 from serdes.kernels.fir import interp_cubic, upsample_pulse_sum
 
 WAVE_NOISE = 16  # stream id of the fine-rate noise
+NOISE_BLOCK_UI = 2048  # the filtered noise is formed in fixed blocks of this many UIs
 
 
 class WaveformFrontEnd:
@@ -36,6 +37,9 @@ class WaveformFrontEnd:
         self._a_hist = np.zeros(self.pulse.n_ui - 1)
         self._n_hist = np.zeros(self.h_rx.shape[0] - 1)
         self._w_tail = np.zeros(2 * self.latency * self.m)
+        self._nz = np.zeros(0)   # filtered noise formed but not used yet
+        self._nz0 = 0            # fine index of its first sample
+        self._noise_blocks = 0   # blocks formed so far
 
     def waveform(self, a: np.ndarray, k0: int) -> np.ndarray:
         """Fine-grid ADC-input waveform of UIs k0..k0+n-1 (n*m samples): sample r of UI k
@@ -45,11 +49,27 @@ class WaveformFrontEnd:
         self._a_hist = a_ext[a_ext.shape[0] - self._a_hist.shape[0]:].copy()
         w = upsample_pulse_sum(a_ext, self.pulse.fine, self.m, self.pulse.n_ui)
         if self.noise_sigma > 0:
-            white = self.noise_sigma * self._noise_rng.normal(k0 * self.m, n * self.m)
+            w += self._noise(k0 * self.m, n * self.m)
+        return w
+
+    def _noise(self, f0: int, nf: int) -> np.ndarray:
+        """Filtered noise of fine samples f0..f0+nf-1 (calls in order, back to back).
+        It is formed in fixed blocks of NOISE_BLOCK_UI UIs, whatever the calls ask for,
+        so the rounding of the FFT convolution, and with it every sample, does not
+        depend on the chunk size."""
+        block = NOISE_BLOCK_UI * self.m
+        while self._nz0 + self._nz.shape[0] < f0 + nf:
+            white = self.noise_sigma * self._noise_rng.normal(self._noise_blocks * block,
+                                                              block)
             ext = np.concatenate([self._n_hist, white])
             self._n_hist = ext[ext.shape[0] - self._n_hist.shape[0]:].copy()
-            w += oaconvolve(ext, self.h_rx, mode="valid")
-        return w
+            self._nz = np.concatenate([self._nz, oaconvolve(ext, self.h_rx, mode="valid")])
+            self._noise_blocks += 1
+        i = f0 - self._nz0
+        out = self._nz[i:i + nf]
+        self._nz = self._nz[i + nf:].copy()
+        self._nz0 = f0 + nf
+        return out
 
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
         n = a.shape[0]

@@ -14,7 +14,9 @@ symbol k - D + 1 is taken at step k from the best state's path (fixed decision d
 D <= 32 for PAM4), so memory is bounded and the output does not depend on chunking.
 
 The same step also applies, per sample, an optional reflection canceller (taps c at
-lags >= D on final decisions) and the whitening FIR (first tap 1) before the trellis,
+lags beyond the target memory: on final decisions for lags >= D, on the tentative
+decisions of the best survivor of the previous step for shorter lags) and the whitening
+FIR (first tap 1) before the trellis,
 and forms the slicer-equivalent value v_t = u_t - sum_{i>=1} g_i level(a^_{t-i}) of
 each decided symbol, so the error u - g * a can be measured like a DFE's.
 """
@@ -30,12 +32,12 @@ def mlse_run(z, wh, zh, c, lags, ring, ubuf, ev, g, levels, m, n_states, bits, d
 
     wh       whitening FIR, wh[0] = 1; zh the last len(wh) - 1 canceller outputs (newest
              first)
-    c, lags  RC taps and lags (lags >= delay, < len(ring)); ring[t & (len-1)] holds the
-             level of final decision t
+    c, lags  RC taps and lags (1 <= lags < len(ring)); ring[t & (len-1)] holds the
+             level of final decision t; lags < delay read the best survivor's register
     ubuf     the last whitened samples, ubuf[t & (len-1)] = u_t (len >= delay)
     ev       expected branch samples (n_states * m), g the target, levels the PAM levels
     pm       path metrics (n_states), paths their survivor registers (uint64)
-    st       int64 state [steps so far]
+    st       int64 state [steps so far, best state after the last step]
     Output k is the decision (level index) of symbol st0 + k - delay + 1, and its v.
     """
     n = z.shape[0]
@@ -53,11 +55,17 @@ def mlse_run(z, wh, zh, c, lags, ring, ubuf, ev, g, levels, m, n_states, bits, d
     out_shift = np.uint64(bits * (delay - 1))
     sym_mask = np.uint64(m - 1)
     t_step = st[0]
+    sprev = st[1]
     for k in range(n):
-        # reflection canceller on final decisions, then the whitening FIR
+        # reflection canceller (final or tentative decisions), then the whitening FIR
         zc = z[k]
         for i in range(nc):
-            zc -= c[i] * ring[(t_step - lags[i]) & rmask]
+            lag = lags[i]
+            if lag >= delay:
+                zc -= c[i] * ring[(t_step - lag) & rmask]
+            elif t_step - lag >= 0:
+                sym = np.int64((paths[sprev] >> np.uint64(bits * (lag - 1))) & sym_mask)
+                zc -= c[i] * levels[sym]
         u = zc
         for i in range(1, nwh):
             u += wh[i] * zh[i - 1]
@@ -100,5 +108,7 @@ def mlse_run(z, wh, zh, c, lags, ring, ubuf, ev, g, levels, m, n_states, bits, d
         dec[k] = d
         v_out[k] = v
         t_step += 1
+        sprev = sbest
     st[0] = t_step
+    st[1] = sprev
     return dec, v_out

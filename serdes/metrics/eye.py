@@ -34,6 +34,38 @@ def opening_from_bathtub(x: np.ndarray, ber: np.ndarray, target: float,
     return float(hi - lo)
 
 
+# ======================================================================= which taps
+def taps_of_result(design, res):
+    """``design`` (the designed taps) with the FFE, DFE and RC taps a counted run
+    (:class:`serdes.engines.run.RunResult`) ended with: the adapted ones with LMS."""
+    import dataclasses
+
+    changes = dict(ffe=np.asarray(res.ffe_taps, dtype=np.float64),
+                   dfe=np.asarray(res.dfe_taps, dtype=np.float64))
+    if res.rc_lags or design.rc_lags.size:
+        changes.update(rc_lags=np.asarray(res.rc_lags, dtype=np.int64),
+                       rc_taps=np.asarray(res.rc_taps, dtype=np.float64))
+    return dataclasses.replace(design, **changes)
+
+
+def receiver_taps(system, *, seed: int | None = None):
+    """The taps the receiver works with, and a few words saying where they come from.
+
+    ``eq.mode = 'mmse'``: the designed taps. ``'lms'``: the taps the LMS adaptation
+    reaches, from a run of the pulse engine over the training block and one more
+    65536-symbol block of decision-directed adaptation (not the starting point of the
+    adaptation, a 1-tap FFE that would draw a closed eye)."""
+    from serdes.engines.run import design_equalizer, simulate
+    from serdes.pipeline import STOP_BLOCK
+
+    design = design_equalizer(system)
+    if system.receiver.mode != "lms":
+        return design, "MMSE taps"
+    n = system.receiver.train_symbols + STOP_BLOCK
+    res = simulate(system, symbols=n, target_errors=0, seed=seed)
+    return taps_of_result(design, res), f"LMS taps adapted over {n:,} symbols"
+
+
 # ====================================================================== counted eyes
 @dataclass
 class SlicerSamples:
@@ -150,45 +182,107 @@ class AnalogEye:
         return int(round((self.t_s[-1] - self.t_s[0] + self.t_s[1] - self.t_s[0]) / self.ui_s))
 
 
-def analog_eye(system, *, symbols: int = 20_000, seed: int | None = None, n_t: int = 256,
-               n_v: int = 256, reference: str = "afe") -> AnalogEye:
-    """2-D histogram of the waveform engine's output over two UI (windows start half a
-    UI before a sampling instant). ``reference="afe"`` divides out the VGA gain (the
-    CTLE/AFE output); ``"adc"`` is the ADC input."""
+ANALOG_EYE_CHUNK = 2048      # symbols per streamed chunk of the analog eye
+ANALOG_EYE_PILOT = 1 << 14   # symbols whose waveform sets the analog eye's voltage range
+N_UI_WINDOW = 2              # UIs per analog eye window
+
+
+def _analog_windows(system, seed: int, symbols: int, chunk: int, up: int, scale: float):
+    """Stream the waveform engine's output in chunks of ``chunk`` symbols and yield
+    (windows, symbols decided at their sampling instants): each window is two UI of the
+    waveform, linearly interpolated ``up`` times, starting half a UI before a sampling
+    instant. The front end carries its filter state across chunks and a few UIs of
+    waveform are kept for windows that straddle chunks, so the windows do not depend on
+    ``chunk``; memory is bounded by ``chunk``, not by ``symbols``."""
     from serdes.engines.waveform import WaveformFrontEnd
     from serdes.signal.source import Transmitter
 
     link = system.link
+    m, p = link.m, link.pulse
+    cols = N_UI_WINDOW * m * up
+    c = np.arange(cols)
+    ci, frac = c // up, (c % up) / up
+    reach = int(ci[-1]) + 1                    # fine samples a window needs past its start
+    tx, front = Transmitter(link, system.source, seed), WaveformFrontEnd(link, seed)
+    skip = p.n_ui + 2                          # let the pulse sum fill up
+    j, j_end = skip, symbols - N_UI_WINDOW - 1
+    buf, b0 = np.zeros(0), 0                   # waveform kept, fine index of buf[0]
+    lines, l0 = np.zeros(0, dtype=np.uint8), 0  # symbols kept, index of lines[0]
+    k0 = 0
+    while j < j_end and k0 < symbols:
+        n = min(chunk, symbols - k0)
+        line, _, a = tx.next(n)
+        buf = np.concatenate([buf, front.waveform(a, k0) * scale])
+        lines = np.concatenate([lines, line])
+        k0 += n
+        start0 = p.phase - m // 2                 # fine index of window j: j m + start0
+        last = b0 + buf.shape[0] - 1 - reach - start0
+        j_hi = min(j_end, last // m + 1 if last >= 0 else 0)
+        if j_hi > j:
+            jj = np.arange(j, j_hi)
+            i = (jj * m + start0 - b0)[:, None] + ci[None, :]
+            lo = buf[i]
+            seg = lo + frac * (buf[i + 1] - lo)
+            yield seg, lines[jj - p.cursor - l0], k0
+            j = j_hi
+        drop = min(max(0, j * m + start0 - b0), buf.shape[0])
+        buf, b0 = buf[drop:], b0 + drop
+        ldrop = min(max(0, j - p.cursor - l0), lines.shape[0])
+        lines, l0 = lines[ldrop:], l0 + ldrop
+
+
+def analog_eye(system, *, symbols: int = 20_000, seed: int | None = None, n_t: int = 256,
+               n_v: int = 256, reference: str = "afe", chunk: int = ANALOG_EYE_CHUNK,
+               progress=None) -> AnalogEye:
+    """2-D histogram of the waveform engine's output over two UI (windows start half a
+    UI before a sampling instant). ``reference="afe"`` divides out the VGA gain (the
+    CTLE/AFE output); ``"adc"`` is the ADC input.
+
+    The waveform streams through the histogram in chunks of ``chunk`` symbols, so
+    memory does not grow with ``symbols`` and the histogram does not depend on
+    ``chunk``. The voltage range comes from the first ANALOG_EYE_PILOT symbols (plus a
+    10% margin; the rare sample beyond it counts in the edge bin). ``progress``: called
+    as progress(symbols done, symbols) after each chunk."""
+    link = system.link
     seed = system.run.seed if seed is None else int(seed)
+    symbols, chunk = int(symbols), int(chunk)
+    if chunk < 1:
+        raise ValueError(f"chunk = {chunk}: expected an integer >= 1")
     m = link.m
-    line, _, a = Transmitter(link, system.source, seed).next(int(symbols))
-    w = WaveformFrontEnd(link, seed).waveform(a, 0)
-    if reference == "afe":
-        w = w / link.vga_gain
-    n_ui_win = 2
-    up = max(1, n_t // (n_ui_win * m))           # interpolation factor of the fine grid
+    need = link.pulse.n_ui + N_UI_WINDOW + 4
+    if symbols < need:
+        raise ValueError(f"symbols = {symbols}: need at least {need} for one eye window")
+    scale = 1.0 / link.vga_gain if reference == "afe" else 1.0
+    up = max(1, n_t // (N_UI_WINDOW * m))        # interpolation factor of the fine grid
     per_ui = m * up
-    fine = np.interp(np.arange(w.shape[0] * up) / up, np.arange(w.shape[0]), w)
-    p = link.pulse
-    skip = p.n_ui + 2                              # let the pulse sum fill up
-    starts = (np.arange(skip, symbols - n_ui_win - 1) * m + p.phase - m // 2) * up
-    cols = n_ui_win * per_ui
-    idx = starts[:, None] + np.arange(cols)[None, :]
-    seg = fine[idx]                                # (n_windows, cols)
-    lo, hi = float(seg.min()), float(seg.max())
-    pad = 0.05 * (hi - lo)
+    cols = N_UI_WINDOW * per_ui
+    lo, hi = np.inf, -np.inf
+    for seg, _, _ in _analog_windows(system, seed, min(symbols, ANALOG_EYE_PILOT), chunk,
+                                     up, scale):
+        lo, hi = min(lo, float(seg.min())), max(hi, float(seg.max()))
+    pad = 0.1 * (hi - lo)
     edges = np.linspace(lo - pad, hi + pad, n_v + 1)
-    vi = np.clip(np.searchsorted(edges, seg, side="right") - 1, 0, n_v - 1)
-    ti = np.broadcast_to(np.arange(cols) * n_t // cols, seg.shape)
-    density = np.bincount((ti * n_v + vi).ravel(), minlength=n_t * n_v).reshape(n_t, n_v)
-    t = (np.arange(n_t) + 0.5) * n_ui_win * link.ui_s / n_t
-    v = 0.5 * (edges[1:] + edges[:-1])
-    # the sampling instant of window k decides symbol (k + 0) - cursor
-    inst = seg[:, per_ui // 2]
-    sym = line[np.arange(skip, symbols - n_ui_win - 1) - p.cursor]
+    ti = (np.arange(cols) * n_t // cols)[None, :] * n_v
+    density = np.zeros(n_t * n_v, dtype=np.int64)
     nl = link.levels.shape[0]
-    level_v = np.array([inst[sym == i].mean() for i in range(nl)])
-    heights = np.array([max(inst[sym == i + 1].min() - inst[sym == i].max(), 0.0)
-                        for i in range(nl - 1)])
-    return AnalogEye(density=density.astype(np.float64), t_s=t, v_v=v, ui_s=link.ui_s,
-                     level_v=level_v, heights_v=heights, reference=reference)
+    v_sum, v_n = np.zeros(nl), np.zeros(nl, dtype=np.int64)
+    v_min, v_max = np.full(nl, np.inf), np.full(nl, -np.inf)
+    for seg, sym, done in _analog_windows(system, seed, symbols, chunk, up, scale):
+        vi = np.clip(np.searchsorted(edges, seg, side="right") - 1, 0, n_v - 1)
+        density += np.bincount((ti + vi).ravel(), minlength=n_t * n_v)
+        inst = seg[:, per_ui // 2]            # the sampling instant of each window
+        for i in range(nl):
+            x = inst[sym == i]
+            if x.size:
+                v_sum[i] += float(np.sum(x))
+                v_n[i] += x.size
+                v_min[i], v_max[i] = min(v_min[i], x.min()), max(v_max[i], x.max())
+        if progress is not None:
+            progress(done, symbols)
+    t = (np.arange(n_t) + 0.5) * N_UI_WINDOW * link.ui_s / n_t
+    v = 0.5 * (edges[1:] + edges[:-1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        level_v = v_sum / v_n
+    heights = np.array([max(v_min[i + 1] - v_max[i], 0.0) for i in range(nl - 1)])
+    return AnalogEye(density=density.reshape(n_t, n_v).astype(np.float64), t_s=t, v_v=v,
+                     ui_s=link.ui_s, level_v=level_v, heights_v=heights, reference=reference)
