@@ -79,7 +79,11 @@ class Pipeline:
         return skip
 
     def run(self, symbols: int, *, chunk: int, observers=(), target_errors: int = 0,
-            progress=None) -> PipelineResult:
+            progress=None, should_stop=None) -> PipelineResult:
+        """Stream ``symbols`` symbols in chunks of ``chunk``. ``should_stop()``: checked
+        before each chunk (e.g. set by a Ctrl-C handler), the run then ends with what was
+        counted; ``progress(simulated, symbols, counted, bit_errors, bits)``: called after
+        each chunk."""
         symbols, chunk, target = int(symbols), int(chunk), int(target_errors)
         skip = self.skip_for(symbols)
         levels, m = self.levels, self.m
@@ -92,11 +96,15 @@ class Pipeline:
         dec_start = 0
         delay = None
         precode_state = 0
-        counted = 0
+        counted = n_counted = 0
+        bps = 1 if self.m == 2 else 2
         stopped_by = "symbols"
         k0 = 0
         try:
             while k0 < symbols:
+                if should_stop is not None and should_stop():
+                    stopped_by = "interrupted"
+                    break
                 n = min(chunk, symbols - k0)
                 line, data, a = self.transmitter.next(n)
                 tx_line = np.concatenate([tx_line, line])
@@ -136,6 +144,7 @@ class Pipeline:
                             rx_d, tx_d = rx_d[:stop_at], tx_d[:stop_at]
                             sym_err, bit_err = sym_err[:stop_at], bit_err[:stop_at]
                     counted += int(bit_err.sum())
+                    n_counted += int(bit_err.shape[0])
                     rec = Aligned(first=first, tx_line=tx_line[txi], tx_data=tx_d,
                                   rx_line=dec_line[sel], rx_data=rx_d, soft=dec_v[sel],
                                   sym_err=sym_err, bit_err=bit_err)
@@ -152,11 +161,11 @@ class Pipeline:
                 tx_line, tx_data = tx_line[drop:], tx_data[drop:]
                 tx_start += drop
                 if progress is not None:
-                    progress(k0, symbols)
+                    progress(k0, symbols, n_counted, counted, n_counted * bps)
                 if stop_at is not None:
                     stopped_by = "target_errors"
                     break
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # no handler installed: stop where it was
             stopped_by = "interrupted"
         return PipelineResult(decisions=k0, latency=-1 if delay is None else int(delay),
                               stopped_by=stopped_by, bit_errors=counted)

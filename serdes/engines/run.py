@@ -104,13 +104,14 @@ def pipeline(system, taps: ReceiverTaps, *, engine: str = "pulse", seed: int,
 def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
              target_errors: int | None = None, chunk: int | None = None,
              seed: int | None = None, taps: EqualizerTaps | None = None, receiver=None,
-             observers=(), progress=None) -> RunResult:
+             observers=(), progress=None, should_stop=None) -> RunResult:
     """Count errors on a :class:`~serdes.system.System` with the pulse (default) or
     waveform engine; arguments left at None take the system's :class:`RunSpec`.
     ``receiver``: a chain of your own instead of the one the spec asks for;
     ``observers``: more observers of the same run (e.g. a
-    :class:`~serdes.pipeline.SlicerCapture`); ``progress(done, total)``: called after
-    each chunk. Ctrl-C stops the run and returns what was counted
+    :class:`~serdes.pipeline.SlicerCapture`); ``progress(simulated, symbols, counted,
+    bit_errors, bits)``: called after each chunk; ``should_stop()``: checked before each
+    chunk (e.g. set on Ctrl-C), the run then ends with what was counted
     (``stopped_by = "interrupted"``)."""
     link, run = system.link, system.run
     symbols = run.symbols if symbols is None else int(symbols)
@@ -123,14 +124,14 @@ def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
     counter = ErrorCounter(link.modulation_order, skip=0)
     bursts, snr = Bursts(), SnrMeter(link.levels)
     out = pipe.run(symbols, chunk=chunk, observers=[counter, bursts, snr, *observers],
-                   target_errors=target, progress=progress)
+                   target_errors=target, progress=progress, should_stop=should_stop)
     elapsed = time.perf_counter() - t0
     now = chain_taps(pipe.rx)
     detector = getattr(taps, "detector", "dfe")
     return RunResult(
         symbols=counter.symbols, bits=counter.bits, bit_errors=counter.bit_errors,
         symbol_errors=counter.symbol_errors, ber=counter.ber, ber_ci=counter.ber_ci(),
-        ser=counter.ser, snr_db=float(snr.snr_db), predicted_snr_db=taps.predicted_snr_db,
+        ser=counter.ser, snr_db=float(snr.snr_db) if counter.symbols else float("nan"), predicted_snr_db=taps.predicted_snr_db,
         latency=out.latency, ffe_taps=[float(t) for t in now["ffe"]],
         dfe_taps=[float(t) for t in now["dfe"]], elapsed_s=elapsed,
         symbols_per_s=out.decisions / elapsed if elapsed > 0 else float("inf"),
