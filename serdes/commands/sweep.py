@@ -41,6 +41,9 @@ def add_parser(sub):
                         "this process)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster: its scheduler, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="with --scheduler: how long to wait for the scheduler to answer "
+                        "(default 10)")
     p.add_argument("--stat", action="store_true",
                    help="also compute the statistical BER (stat_ber column)")
     p.add_argument("--engine", choices=("pulse", "waveform"), default="pulse",
@@ -67,11 +70,17 @@ def main(args) -> int:
     if args.scheduler and args.workers is not None:
         raise SweepError("--workers and --scheduler exclude each other: the cluster's "
                          "workers run the points")
+    if args.timeout is not None:
+        if not args.scheduler:
+            raise SweepError("--timeout applies to --scheduler only")
+        if not 0 < args.timeout <= 3600:
+            raise SweepError(f"--timeout {args.timeout:g}: expected seconds in (0, 3600]")
     previous = _terminate_as_interrupt()
     try:
         summary = run_sweep(cfg, grid, args.out, workers=args.workers,
                             scheduler=args.scheduler, stat=args.stat, engine=args.engine,
-                            retry_errors=args.retry_errors, progress=args.progress)
+                            retry_errors=args.retry_errors, progress=args.progress,
+                            timeout=args.timeout)
     except SweepInterrupted as exc:
         s = exc.summary
         print(f"serdes: interrupted: {s.skipped + s.ran} of {s.points} points are in "

@@ -76,7 +76,7 @@ def default_workers() -> int:
 def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
               workers: int | None = None, scheduler: str | None = None,
               stat: bool = False, engine: str = "pulse", retry_errors: bool = False,
-              progress: bool | None = None) -> SweepSummary:
+              progress: bool | None = None, timeout: float | None = None) -> SweepSummary:
     """Run every point of ``grid`` on ``config`` (a :class:`~serdes.config.Config`).
 
     ``out``: a ``.csv`` or ``.parquet`` file; points already in it are skipped (rows
@@ -85,6 +85,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
     ``scheduler``: the address of a Dask scheduler (``tcp://host:port``) to run the
     points on instead.
     ``progress``: draw the progress bar (default: when stderr is a terminal).
+    ``timeout``: seconds to wait for the scheduler's answer (default DASK_TIMEOUT_S).
     """
     if engine not in ("pulse", "waveform"):
         raise SweepError(f"engine {engine!r}: expected 'pulse' or 'waveform'")
@@ -118,7 +119,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         summary = SweepSummary(out=None if out is None else Path(out), points=len(points),
                                skipped=len(points) - len(todo), ran=0, errors=0, elapsed_s=0.0)
         kwargs = dict(base=base, engine=engine, stat=stat, sweep=sid)
-        executor = (_DaskExecutor(scheduler) if scheduler
+        executor = (_DaskExecutor(scheduler, timeout) if scheduler
                     else _LocalExecutor(default_workers() if workers is None else workers))
         bar.draw(force=True)
         try:
@@ -284,9 +285,72 @@ class _LocalExecutor:
             fill()
 
 
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Check that ``address`` is a Dask scheduler that answers within ``timeout`` seconds,
+    or raise a one-line SweepError.
+
+    ``distributed.Client`` alone is not enough: its connection handshake waits for the
+    peer's reply without a time limit, so a server that accepts connections and says
+    nothing (any non-Dask service on that port) hangs it for ever, and an address it
+    refuses leaves a half-built client whose ``__del__`` prints a traceback at exit.
+    The probe runs in its own thread and event loop, so it also works where an event
+    loop is already running (Jupyter).
+    """
+    import asyncio
+    import threading
+
+    from distributed.comm import connect, parse_address, registry
+
+    where = f"the Dask scheduler at {address}"
+    try:
+        scheme, _ = parse_address(address)
+        registry.get_backend(scheme)
+    except (ValueError, TypeError) as exc:
+        raise SweepError(f"--scheduler {address}: {error_message(exc)}; expected e.g. "
+                         "tcp://HOST:8786") from None
+
+    async def identity():
+        comm = None
+        try:
+            comm = await connect(address, timeout=timeout)
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            if comm is not None:
+                comm.abort()
+
+    result: dict = {}
+
+    def probe():
+        async def bounded():
+            return await asyncio.wait_for(identity(), timeout)
+
+        try:
+            result["reply"] = asyncio.run(bounded())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            result["error"] = exc
+
+    thread = threading.Thread(target=probe, name="serdes-dask-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)  # the wait_for above ends it; this is a second guard
+    err = result.get("error")
+    if thread.is_alive() or isinstance(err, (asyncio.TimeoutError, TimeoutError)):
+        raise SweepError(f"cannot reach {where}: no answer within {timeout:g} s; is it a "
+                         "Dask scheduler? (--timeout sets the wait)")
+    if err is not None:
+        raise SweepError(f"cannot reach {where}: {error_message(err)}")
+    reply = result.get("reply")
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        what = f"a Dask {kind}" if isinstance(kind, str) else "not a Dask scheduler"
+        raise SweepError(f"{address} is {what}: give the address of a Dask scheduler "
+                         "(e.g. tcp://HOST:8786)")
+
+
 class _DaskExecutor:
-    def __init__(self, address: str):
+    def __init__(self, address: str, timeout: float | None = None):
         self.address = address
+        self.timeout = timeout
         self.client = None
         self._pending: dict = {}  # key -> (future, point)
 
@@ -296,8 +360,10 @@ class _DaskExecutor:
         except ImportError:
             raise SweepError("--scheduler needs Dask distributed: pip install "
                              "'serdes[dask]'") from None
+        timeout = DASK_TIMEOUT_S if self.timeout is None else self.timeout
+        probe_scheduler(self.address, timeout)
         try:
-            self.client = Client(self.address, timeout=DASK_TIMEOUT_S, set_as_default=False)
+            self.client = Client(self.address, timeout=timeout, set_as_default=False)
         except Exception as exc:  # OSError, TimeoutError, ValueError for a bad address...
             raise SweepError(f"cannot reach the Dask scheduler at {self.address}: "
                              f"{error_message(exc)}") from None
