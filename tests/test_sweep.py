@@ -476,3 +476,53 @@ def test_cli_plot(reference, tmp_path, capsys):
     assert err.startswith("serdes: error: x ffe.tap: no such column") and err.count("\n") == 1
     assert cli_main(["plot", str(tmp_path / "none.csv")]) == 2
     assert "no result file" in capsys.readouterr().err
+
+
+# -- worker count -----------------------------------------------------------------------
+def test_workers_are_capped_at_cores_and_memory(monkeypatch):
+    import serdes.sweep.runner as runner
+
+    monkeypatch.setattr(runner, "default_workers", lambda: 2)
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 16 << 30)
+    n, note = runner.cap_workers(64)
+    assert n == 2 and "--workers 64: starting 2 worker processes (2 cores" in note
+    assert runner.cap_workers(2) == (2, None) and runner.cap_workers(1) == (1, None)
+    assert runner.cap_workers(None) == (2, None) and runner.cap_workers(0) == (0, None)
+    # memory for one worker and a half: one process, whatever the cores
+    monkeypatch.setattr(runner, "available_memory_bytes",
+                        lambda: runner.WORKER_MEMORY_BYTES * 3 // 2)
+    n, note = runner.cap_workers(64)
+    assert n == 1 and "starting 1 worker process (" in note and "GB of memory" in note
+    n, note = runner.cap_workers(None)
+    assert n == 1 and note.startswith("one worker per core: starting 1 worker process")
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 0)
+    assert runner.cap_workers(4)[0] == 1
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: None)
+    assert runner.cap_workers(64)[0] == 2
+
+
+def test_available_memory_is_read():
+    from serdes.sweep.runner import available_memory_bytes
+
+    mem = available_memory_bytes()
+    assert mem is None or mem > 0
+
+
+def test_cli_workers_64_starts_what_the_machine_has(tmp_path, monkeypatch, capsys):
+    import serdes.sweep.runner as runner
+
+    started = []
+    real = runner._LocalExecutor
+
+    def recording(workers):  # record the count, run the points here
+        started.append(workers)
+        return real(0)
+
+    monkeypatch.setattr(runner, "default_workers", lambda: 2)
+    monkeypatch.setattr(runner, "_LocalExecutor", recording)
+    argv = ["sweep", "--set", SMALL[0], "--grid", "ffe.taps=8,12,16",
+            "--out", str(tmp_path / "r.csv"), "--workers", "64", "--no-progress"]
+    assert cli_main(argv) == 0
+    err = capsys.readouterr().err
+    assert started and started[0] <= 2
+    assert err.count("\n") == 1 and "--workers 64: starting" in err

@@ -38,7 +38,8 @@ def add_parser(sub):
                    help="result file, .csv or .parquet; an existing one is resumed")
     p.add_argument("--workers", type=int, metavar="N",
                    help="local worker processes (default: the number of cores; 0: run in "
-                        "this process)")
+                        "this process); at most one per core and what the available "
+                        "memory holds (about 256 MB each)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster: its scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
