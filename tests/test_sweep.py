@@ -526,3 +526,20 @@ def test_cli_workers_64_starts_what_the_machine_has(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err
     assert started and started[0] <= 2
     assert err.count("\n") == 1 and "--workers 64: starting" in err
+
+
+def test_the_same_file_through_a_symlink_is_locked_too(tmp_path):
+    real = tmp_path / "real.csv"
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    with ResultFile(real, ["ffe.taps"]):
+        with pytest.raises(SweepError, match="being written by another sweep"):
+            run_sweep(small_config(), Grid.parse(["ffe.taps=8"]), link, workers=0,
+                      progress=False)
+    # through the link: rows land in the real file, which stays a file behind the link
+    s = run_sweep(small_config(), Grid.parse(["ffe.taps=8,12"]), link, workers=0,
+                  progress=False)
+    assert s.ran == 2 and link.is_symlink() and len(read_results(real)) == 2
+    s = run_sweep(small_config(), Grid.parse(["ffe.taps=8,12"]), real, workers=0,
+                  progress=False)
+    assert (s.skipped, s.ran) == (2, 0)
