@@ -543,3 +543,18 @@ def test_the_same_file_through_a_symlink_is_locked_too(tmp_path):
     s = run_sweep(small_config(), Grid.parse(["ffe.taps=8,12"]), real, workers=0,
                   progress=False)
     assert (s.skipped, s.ran) == (2, 0)
+
+
+def test_a_sweep_where_every_point_failed_exits_1(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    # ffe.pre = 4 (the default) needs more than 2 or 3 taps: both points fail
+    argv = ["sweep", "--set", SMALL[0], "--grid", "ffe.taps=2,3", "--out", str(out),
+            "--workers", "0", "--no-progress"]
+    assert cli_main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no point of the sweep succeeded (2 with status error" in err
+    assert cli_main(argv + ["--json"]) == 1  # resumed: still nothing succeeded
+    assert json.loads(capsys.readouterr().out)["errors"] == 2
+    # one good point is enough for exit code 0
+    argv[4] = "ffe.taps=3,8"
+    assert cli_main(argv[:5] + ["--out", str(tmp_path / "s.csv"), "--workers", "0"]) == 0

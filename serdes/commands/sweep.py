@@ -18,7 +18,11 @@ resume:  run the same command again with the same --out: points already there ar
          skipped (errors too, unless --retry-errors).
 example: serdes sweep --grid channel.loss_db=10:30:2 --grid ffe.taps=8,16,24 \\
              --set link.symbols=1000000 --out ber.csv
+exit:    0 when at least one point succeeded, 1 when every point has status error,
+         2 for a bad command line or file, 130 when interrupted.
 """
+
+EXIT_NO_POINT = 1  # the sweep ran, but every point failed (2: a usage or file error)
 
 
 def add_parser(sub):
@@ -93,6 +97,12 @@ def main(args) -> int:
         print(json.dumps(json_safe(summary.to_dict()), allow_nan=False))
     else:
         print(format_summary(summary))
+    if summary.points and summary.errors >= summary.points:
+        first = next((r.get("message") for r in summary.rows if r.get("message")), None)
+        print(f"serdes: error: no point of the sweep succeeded ({summary.errors} with status "
+              f"error; see the message column of {args.out})"
+              + (f"; the first: {first}" if first else ""), file=sys.stderr)
+        return EXIT_NO_POINT
     return 0
 
 
