@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,89 @@ def test_count_progress_text():
     bar.update(5, 10, 5, 0, 10)
     bar.close()
     assert quiet.text == ""
+
+
+# -- serdes config ------------------------------------------------------------------------
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "link.toml"
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "serdes.cli", *args], capture_output=True,
+                          text=True, timeout=HANG_GUARD_S, cwd=cwd)
+
+
+def test_config_prints_commented_toml_that_run_accepts(tmp_path):
+    import tomllib
+
+    from serdes.config import SCHEMA
+
+    r = _cli("config")
+    assert r.returncode == 0 and r.stderr == ""
+    text = r.stdout
+    toml = tmp_path / "x.toml"
+    toml.write_text(text)
+    assert Config.from_toml(toml) == Config.default()
+    # every key is written, each with its meaning as a comment above it
+    data = tomllib.loads(text)
+    assert {s: set(v) for s, v in data.items()} == {s: set(v) for s, v in SCHEMA.items()}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if " = " in line and not line.startswith(("#", "[")):
+            assert lines[i - 1].startswith("# "), line
+    # serdes run takes it unchanged and reports the same link as without a file
+    a = _cli("run", str(toml), "--set", "link.symbols=20000", "--json")
+    b = _cli("run", "--set", "link.symbols=20000", "--json")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    for key in ("symbols", "bit_errors", "ber", "ffe_taps", "dfe_taps", "link"):
+        assert ja[key] == jb[key]
+
+
+def test_config_of_a_file_with_overrides_round_trips(tmp_path, capsys):
+    src = tmp_path / "a.toml"
+    src.write_text('[channel]\nloss_db = 30.0\n[ffe]\ntaps = 16\n')
+    assert cli_main(["config", str(src), "--set", "tx.ffe=[0.1, 0.8, -0.1]",
+                     "--set", "tx.main=1", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    dst = tmp_path / "b.toml"
+    dst.write_text(out)
+    want = Config.from_toml(src).with_overrides(["tx.ffe=[0.1, 0.8, -0.1]", "tx.main=1",
+                                                 "link.seed=7"])
+    assert Config.from_toml(dst) == want
+    assert "# loss model: insertion loss at Nyquist (dB); a number in [0, 60]; default 25.0" \
+        in out
+
+
+def test_config_keys_lists_type_default_range_and_meaning(capsys):
+    from serdes.config import SCHEMA
+
+    assert cli_main(["config", "--keys"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 + sum(len(v) for v in SCHEMA.values())
+    line = next(x for x in out if x.startswith("channel.loss_db "))
+    for word in ("float", "25.0", "a number in [0, 60]", "insertion loss at Nyquist"):
+        assert word in line
+    line = next(x for x in out if x.startswith("ctle.model "))
+    assert "str" in line and '"ieee"' in line and "'zpk'" in line
+
+
+def test_config_errors_are_one_line(tmp_path):
+    r = _cli("config", "--set", "ffe.tapz=3")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "ffe.tapz" in r.stderr
+
+
+def test_the_example_config_is_the_default_and_runs(tmp_path):
+    assert EXAMPLE.is_file()
+    assert Config.from_toml(EXAMPLE) == Config.default()
+    assert "# " in EXAMPLE.read_text()  # commented
+    # the README's command, as written, from the repository root
+    r = _cli("run", "examples/link.toml", "--set", "link.symbols=20000", "--seed", "7",
+             "--json", cwd=EXAMPLE.parents[1])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["seed"] == 7
+
+
+def test_config_is_a_listed_command():
+    from serdes.cli import COMMANDS
+
+    assert "config" in COMMANDS
