@@ -210,3 +210,77 @@ def test_config_is_a_listed_command():
     from serdes.cli import COMMANDS
 
     assert "config" in COMMANDS
+
+
+# -- the summary and the help texts -------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_summary_says_unlimited_bandwidth_and_no_g_dc_without_ctle(capsys):
+    assert cli_main(["run", "--set", "link.symbols=20000", "--set", "ctle.model=none",
+                     "--set", "afe.bandwidth_hz=0"]) == 0
+    rx = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rx "))
+    assert "CTLE none," in rx and "g_dc" not in rx
+    assert "BW unlimited" in rx and "0 GHz" not in rx
+    assert cli_main(["run", "--set", "link.symbols=20000"]) == 0
+    rx = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rx "))
+    assert "CTLE ieee (g_dc -8 dB)" in rx and "BW 40 GHz" in rx
+
+
+def test_readme_example_output_has_the_lines_run_prints(capsys):
+    text = (ROOT / "README.md").read_text()
+    block = text.split("design. It prints", 1)[1].split("```", 2)[1]
+    readme = [x.split()[0] for x in block.strip().splitlines()]
+    assert cli_main(["run", "--set", "link.symbols=20000"]) == 0
+    printed = [x.split()[0] for x in capsys.readouterr().out.strip().splitlines()]
+    assert readme == printed
+
+
+def test_help_texts(capsys):
+    from serdes.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        cli_main(["plot", "--help"])
+    out = capsys.readouterr().out
+    assert "95% confidence" in out and "%%" not in out
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    with_dpi = []
+    for name, parser in sub.choices.items():
+        for action in parser._actions:
+            if "--dpi" in action.option_strings:
+                with_dpi.append(name)
+                assert action.help and "dots per inch" in action.help, name
+    assert "plot" in with_dpi
+
+
+def test_notebook_02_writes_its_result_file_to_a_temporary_folder():
+    import tempfile
+
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(ROOT / "notebooks" / "02_ber_sweep.ipynb", as_version=4)
+    at = next(i for i, c in enumerate(nb.cells)
+              if "parameters" in c.metadata.get("tags", []))
+    ns: dict = {}
+    exec(nb.cells[at].source, ns)  # the default parameters
+    exec(nb.cells[at + 1].source, ns)  # the set-up cell that names the result file
+    out = Path(ns["out"]).resolve()
+    assert out.parent != (ROOT / "notebooks").resolve()
+    assert Path(tempfile.gettempdir()).resolve() in out.parents
+    out.parent.rmdir()
+
+
+def test_notebook_result_files_are_ignored_by_git():
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    r = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q",
+                        "notebooks/02_ber_sweep.csv"], capture_output=True)
+    assert r.returncode == 0
+
+
+def test_sj_is_documented_as_untracked():
+    from serdes.config import SCHEMA
+
+    assert "untracked" in SCHEMA["noise"]["sj_ui"].doc
+    assert "no CDR" in SCHEMA["noise"]["sj_hz"].doc
+    for doc in ("README.md", "docs/architecture.md"):
+        assert "untracked" in (ROOT / doc).read_text() and "no CDR" in (ROOT / doc).read_text()

@@ -20,7 +20,8 @@ def add_parser(sub):
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) (default: noise.dd_ui)")
     p.add_argument("--json", action="store_true", help="also print the curves as JSON")
-    p.add_argument("--dpi", type=int, default=120)
+    p.add_argument("--dpi", type=int, default=120,
+                   help="resolution of the image in dots per inch (default 120)")
     return p
 
 

@@ -23,7 +23,8 @@ def add_parser(sub):
                    help="statistical eye: BER contour levels, comma separated")
     p.add_argument("--dd-ui", type=float, default=None,
                    help="dual-Dirac jitter A_DD (UI) for the statistical engine (default: noise.dd_ui)")
-    p.add_argument("--dpi", type=int, default=120)
+    p.add_argument("--dpi", type=int, default=120,
+                   help="resolution of the image in dots per inch (default 120)")
     return p
 
 

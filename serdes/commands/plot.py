@@ -11,7 +11,7 @@ def add_parser(sub):
     p = sub.add_parser(
         "plot", help="draw curves of a sweep result file (BER waterfalls)",
         description="Draw one curve of a result column against a swept key per value of "
-                    "another key: BER on a log axis with 95%% confidence intervals as error "
+                    "another key: BER on a log axis with 95% confidence intervals as error "
                     "bars and the KP4 FEC limit (2.4e-4) marked.",
         epilog="example: serdes plot results.csv --x channel.loss_db --y ber "
                "--hue ffe.taps -o ber.png")
@@ -26,7 +26,8 @@ def add_parser(sub):
     p.add_argument("--no-threshold", action="store_true", help="do not mark the KP4 limit")
     p.add_argument("--title", help="title of the plot")
     p.add_argument("-o", "--output", help="image file (default: RESULTS with .png)")
-    p.add_argument("--dpi", type=int, default=120)
+    p.add_argument("--dpi", type=int, default=120,
+                   help="resolution of the image in dots per inch, 10 to 1200 (default 120)")
     return p
 
 

@@ -107,8 +107,7 @@ def format_summary(cfg, r: dict) -> str:
     lines = [
         f"link      {lk['symbol_rate_hz'] / 1e9:.4g} GBd {lk['modulation'].upper()}, "
         f"channel {lk['channel']}, IL at Nyquist {r['il_nyquist_db']:.2f} dB",
-        f"rx        CTLE {c['ctle']['model']} (g_dc {c['ctle']['g_dc_db']:g} dB), "
-        f"AFE m={c['afe']['peaking_m']:g} BW {c['afe']['bandwidth_hz'] / 1e9:g} GHz, "
+        f"rx        {_ctle(c)}, AFE m={c['afe']['peaking_m']:g} BW {_bandwidth(c)}, "
         f"ADC {c['adc']['bits']} b (ENOB {c['adc']['enob']:g}), VGA {lk['vga_gain_db']:.1f} dB",
         f"eq        {c['eq']['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
         f"({c['ffe']['pre']} pre), " + _detector(cfg, r),
@@ -139,6 +138,18 @@ def format_summary(cfg, r: dict) -> str:
         if key in r:
             lines.append(f"stat BER  {r[key]:.3e} (statistical engine)")
     return "\n".join(lines)
+
+
+def _ctle(c) -> str:
+    model = c["ctle"]["model"]
+    if model == "ieee":  # g_dc_db is a parameter of the IEEE form only
+        return f"CTLE ieee (g_dc {c['ctle']['g_dc_db']:g} dB)"
+    return f"CTLE {model}"
+
+
+def _bandwidth(c) -> str:
+    bw = c["afe"]["bandwidth_hz"]
+    return "unlimited" if bw == 0 else f"{bw / 1e9:g} GHz"
 
 
 def _taps(taps) -> str:
