@@ -5,6 +5,8 @@ waveform engine) -> digital receiver -> error counter. Counting starts after a w
 (histories filled, LMS trained) and the latency is found by correlation. The run stops
 at the symbol limit, or at the first 65536-symbol block boundary where the bit-error
 count reaches the target, so a given seed gives the same result for any chunk size.
+A caller may also stop it between chunks (``should_stop``, e.g. on Ctrl-C): the result
+then holds what was counted so far, with ``stopped_by = "interrupted"``.
 """
 
 from __future__ import annotations
@@ -117,8 +119,15 @@ class _Bursts:
 
 def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
              target_errors: int | None = None, chunk: int | None = None,
-             seed: int | None = None, taps: EqualizerTaps | None = None) -> RunResult:
-    """Count errors on ``link`` with the pulse (default) or waveform engine."""
+             seed: int | None = None, taps: EqualizerTaps | None = None,
+             should_stop=None, progress=None) -> RunResult:
+    """Count errors on ``link`` with the pulse (default) or waveform engine.
+
+    ``should_stop``: a callable checked before each chunk; when it returns true the run
+    ends there with what was counted (``stopped_by = "interrupted"``). ``progress``: a
+    callable ``progress(simulated, symbols, counted, bit_errors, bits)`` called after
+    each chunk (``simulated`` of at most ``symbols``; ``counted`` of them were compared).
+    """
     from serdes.engines.pulse import PulseFrontEnd
     from serdes.engines.waveform import WaveformFrontEnd
 
@@ -161,6 +170,9 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
     stopped_by = "symbols"
     k0 = 0
     while k0 < symbols:
+        if should_stop is not None and should_stop():
+            stopped_by = "interrupted"
+            break
         n = min(chunk, symbols - k0)
         line, data, a = transmitter.next(n)
         tx_line = np.concatenate([tx_line, line])
@@ -216,12 +228,17 @@ def simulate(link, *, engine: str = "pulse", symbols: int | None = None,
             dec_start += cut
         tx_line, tx_data = tx_line[drop:], tx_data[drop:]
         tx_start += drop
+        if progress is not None:
+            progress(k0, symbols, counter.symbols, counter.bit_errors, counter.bits)
         if stop_at is not None:
             stopped_by = "target_errors"
             break
 
     elapsed = time.perf_counter() - t0
-    snr = 10 * np.log10(sq_sig / sq_err) if sq_err > 0 else float("inf")
+    if counter.symbols == 0:  # interrupted before counting: no measurement
+        snr = float("nan")
+    else:
+        snr = 10 * np.log10(sq_sig / sq_err) if sq_err > 0 else float("inf")
     return RunResult(
         symbols=counter.symbols, bits=counter.bits, bit_errors=counter.bit_errors,
         symbol_errors=counter.symbol_errors, ber=counter.ber, ber_ci=counter.ber_ci(),
