@@ -13,7 +13,7 @@ import sys
 
 from serdes.errors import SerdesError
 
-COMMANDS = ("run", "eye", "bathtub", "sweep", "plot")
+COMMANDS = ("run", "eye", "bathtub", "sweep", "plot", "config")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("serdes: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (serdes config --keys | head)
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

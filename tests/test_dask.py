@@ -139,3 +139,78 @@ def test_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     assert cli_main(["sweep", "--grid", "ffe.taps=8", "--out", str(tmp_path / "r.csv"),
                      "--scheduler", "tcp://127.0.0.1:9", "--workers", "2"]) == 2
     assert "exclude each other" in capsys.readouterr().err
+
+
+# -- a scheduler address that is not a Dask scheduler -----------------------------------
+class _FakeServer:
+    """A TCP server on 127.0.0.1 that accepts connections and either says nothing or
+    answers like an HTTP server and hangs up."""
+
+    def __init__(self, reply: bytes | None):
+        import socket
+        import threading
+
+        self.reply = reply
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.conns = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            if self.reply is not None:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(self.reply)
+                    conn.close()
+                except OSError:
+                    pass
+
+    def close(self):
+        for c in self.conns + [self.sock]:
+            c.close()
+
+
+def _sweep_cli(*args):
+    return subprocess.run([sys.executable, "-m", "serdes.cli", "sweep", "--grid",
+                           "ffe.taps=8", *args], capture_output=True, text=True,
+                          timeout=300)  # a guard against the hang, not a speed limit
+
+
+@pytest.mark.parametrize("reply", [None, b"HTTP/1.0 400 Bad Request\r\n\r\nno\r\n"],
+                         ids=["silent", "http"])
+def test_a_server_that_is_not_a_scheduler_times_out_in_one_line(tmp_path, reply):
+    server = _FakeServer(reply)
+    try:
+        # the silent one with a short --timeout, the other with the default wait
+        wait = ["--timeout", "2"] if reply is None else []
+        r = _sweep_cli("--out", str(tmp_path / "r.csv"), "--scheduler",
+                       f"tcp://127.0.0.1:{server.port}", *wait)
+    finally:
+        server.close()
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"tcp://127.0.0.1:{server.port}" in r.stderr
+
+
+def test_an_unknown_scheme_is_one_line_without_a_traceback(tmp_path):
+    r = _sweep_cli("--out", str(tmp_path / "r.csv"), "--scheduler", "foo://127.0.0.1:8786")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "foo://127.0.0.1:8786" in r.stderr and "unknown address scheme" in r.stderr
+
+
+def test_timeout_option_is_checked(tmp_path, capsys):
+    out = str(tmp_path / "r.csv")
+    assert cli_main(["sweep", "--grid", "ffe.taps=8", "--out", out, "--timeout", "5"]) == 2
+    assert "--timeout applies to --scheduler only" in capsys.readouterr().err
+    assert cli_main(["sweep", "--grid", "ffe.taps=8", "--out", out, "--timeout", "0",
+                     "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "--timeout 0: expected seconds" in capsys.readouterr().err

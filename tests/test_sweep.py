@@ -476,3 +476,85 @@ def test_cli_plot(reference, tmp_path, capsys):
     assert err.startswith("serdes: error: x ffe.tap: no such column") and err.count("\n") == 1
     assert cli_main(["plot", str(tmp_path / "none.csv")]) == 2
     assert "no result file" in capsys.readouterr().err
+
+
+# -- worker count -----------------------------------------------------------------------
+def test_workers_are_capped_at_cores_and_memory(monkeypatch):
+    import serdes.sweep.runner as runner
+
+    monkeypatch.setattr(runner, "default_workers", lambda: 2)
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 16 << 30)
+    n, note = runner.cap_workers(64)
+    assert n == 2 and "--workers 64: starting 2 worker processes (2 cores" in note
+    assert runner.cap_workers(2) == (2, None) and runner.cap_workers(1) == (1, None)
+    assert runner.cap_workers(None) == (2, None) and runner.cap_workers(0) == (0, None)
+    # memory for one worker and a half: one process, whatever the cores
+    monkeypatch.setattr(runner, "available_memory_bytes",
+                        lambda: runner.WORKER_MEMORY_BYTES * 3 // 2)
+    n, note = runner.cap_workers(64)
+    assert n == 1 and "starting 1 worker process (" in note and "GB of memory" in note
+    n, note = runner.cap_workers(None)
+    assert n == 1 and note.startswith("one worker per core: starting 1 worker process")
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 0)
+    assert runner.cap_workers(4)[0] == 1
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: None)
+    assert runner.cap_workers(64)[0] == 2
+
+
+def test_available_memory_is_read():
+    from serdes.sweep.runner import available_memory_bytes
+
+    mem = available_memory_bytes()
+    assert mem is None or mem > 0
+
+
+def test_cli_workers_64_starts_what_the_machine_has(tmp_path, monkeypatch, capsys):
+    import serdes.sweep.runner as runner
+
+    started = []
+    real = runner._LocalExecutor
+
+    def recording(workers):  # record the count, run the points here
+        started.append(workers)
+        return real(0)
+
+    monkeypatch.setattr(runner, "default_workers", lambda: 2)
+    monkeypatch.setattr(runner, "_LocalExecutor", recording)
+    argv = ["sweep", "--set", SMALL[0], "--grid", "ffe.taps=8,12,16",
+            "--out", str(tmp_path / "r.csv"), "--workers", "64", "--no-progress"]
+    assert cli_main(argv) == 0
+    err = capsys.readouterr().err
+    assert started and started[0] <= 2
+    assert err.count("\n") == 1 and "--workers 64: starting" in err
+
+
+def test_the_same_file_through_a_symlink_is_locked_too(tmp_path):
+    real = tmp_path / "real.csv"
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    with ResultFile(real, ["ffe.taps"]):
+        with pytest.raises(SweepError, match="being written by another sweep"):
+            run_sweep(small_config(), Grid.parse(["ffe.taps=8"]), link, workers=0,
+                      progress=False)
+    # through the link: rows land in the real file, which stays a file behind the link
+    s = run_sweep(small_config(), Grid.parse(["ffe.taps=8,12"]), link, workers=0,
+                  progress=False)
+    assert s.ran == 2 and link.is_symlink() and len(read_results(real)) == 2
+    s = run_sweep(small_config(), Grid.parse(["ffe.taps=8,12"]), real, workers=0,
+                  progress=False)
+    assert (s.skipped, s.ran) == (2, 0)
+
+
+def test_a_sweep_where_every_point_failed_exits_1(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    # ffe.pre = 4 (the default) needs more than 2 or 3 taps: both points fail
+    argv = ["sweep", "--set", SMALL[0], "--grid", "ffe.taps=2,3", "--out", str(out),
+            "--workers", "0", "--no-progress"]
+    assert cli_main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no point of the sweep succeeded (2 with status error" in err
+    assert cli_main(argv + ["--json"]) == 1  # resumed: still nothing succeeded
+    assert json.loads(capsys.readouterr().out)["errors"] == 2
+    # one good point is enough for exit code 0
+    argv[4] = "ffe.taps=3,8"
+    assert cli_main(argv[:5] + ["--out", str(tmp_path / "s.csv"), "--workers", "0"]) == 0

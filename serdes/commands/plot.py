@@ -12,7 +12,7 @@ def add_parser(sub):
     p = sub.add_parser(
         "plot", help="draw curves of a sweep result file (BER waterfalls)",
         description="Draw one curve of a result column against a swept key per value of "
-                    "another key: BER on a log axis with 95%% confidence intervals as error "
+                    "another key: BER on a log axis with 95% confidence intervals as error "
                     "bars and the KP4 FEC limit (2.4e-4) marked.",
         epilog="example: serdes plot results.csv --x channel.loss_db --y ber "
                "--hue ffe.taps -o ber.png")

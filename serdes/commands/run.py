@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import sys
+import threading
 
 from serdes.commands.common import add_config_options, json_safe, load_config
 
@@ -14,17 +18,28 @@ def add_parser(sub):
     p.add_argument("--engine", choices=("pulse", "waveform"), default="pulse",
                    help="pulse (fast, default) or waveform (oversampled)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="always draw the progress bar on stderr (default: only on a "
+                          "terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="never draw the progress bar")
     return p
 
 
-def run_link(cfg, engine: str = "pulse") -> dict:
-    """Simulate ``cfg`` and return the report as a plain dict (the --json object)."""
+def run_link(cfg, engine: str = "pulse", *, should_stop=None, progress=None) -> dict:
+    """Simulate ``cfg`` and return the report as a plain dict (the --json object).
+
+    ``should_stop`` and ``progress`` go to :func:`serdes.engines.run.simulate`. A run
+    stopped by ``should_stop`` reports what it counted (``stopped_by = "interrupted"``);
+    a KeyboardInterrupt while its statistical sections are computed leaves them out.
+    """
     from serdes.build import build
     from serdes.engines.run import simulate
 
     system = build(cfg)
     link = system.link
-    res = simulate(system, engine=engine)
+    res = simulate(system, engine=engine, should_stop=should_stop, progress=progress)
     out = res.to_dict()
     from serdes.channel.reflections import Reflections
 
@@ -32,7 +47,14 @@ def run_link(cfg, engine: str = "pulse") -> dict:
     out.update(link=link.summary(), il_nyquist_db=link.il_nyquist_db, engine=engine,
                seed=system.run.seed, reflections=refl[0].describe() if refl else "none")
     for extra in _EXTRAS:
-        extra(system, res, out)
+        if should_stop is None:
+            extra(system, res, out)
+            continue
+        try:
+            extra(system, res, out)
+        except KeyboardInterrupt:  # a second Ctrl-C: report what was counted now
+            out["skipped"] = "statistical sections (interrupted)"
+            break
     return out
 
 
@@ -42,12 +64,23 @@ import serdes.report_eye  # noqa: E402,F401  (registers the eye / stat_ber secti
 
 
 def main(args) -> int:
-    cfg = load_config(args)
-    report = run_link(cfg, args.engine)
+    with _interruptible() as stop:  # from the start: a Ctrl-C during set-up counts too
+        from serdes.sweep.progress import CountProgress
+
+        cfg = load_config(args)
+        bar = CountProgress(cfg["link"]["symbols"], enabled=args.progress)
+        try:
+            report = run_link(cfg, args.engine, should_stop=stop.is_set, progress=bar.update)
+        finally:
+            bar.close()
     if args.json:
-        print(json.dumps(json_safe(report), allow_nan=False))
+        print(json.dumps(json_safe(report), allow_nan=False), flush=True)
     else:
-        print(format_summary(cfg, report))
+        print(format_summary(cfg, report), flush=True)
+    if report["stopped_by"] == "interrupted":
+        print(f"serdes: interrupted after {report['symbols']:,} counted symbols: the result "
+              "is partial", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -58,23 +91,46 @@ def _adc(c) -> str:
     return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"]).describe()
 
 
+@contextlib.contextmanager
+def _interruptible():
+    """Ctrl-C (SIGINT) sets an event the counting loop checks between chunks, so the
+    run ends with what it has counted; a second Ctrl-C interrupts at once."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signals are only delivered to the main thread
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def format_summary(cfg, r: dict) -> str:
     lk = r["link"]
     c = cfg
     lines = [
         f"link      {lk['symbol_rate_hz'] / 1e9:.4g} GBd {lk['modulation'].upper()}, "
         f"channel {lk['channel']}, IL at Nyquist {r['il_nyquist_db']:.2f} dB",
-        f"rx        CTLE {c['ctle']['model']} (g_dc {c['ctle']['g_dc_db']:g} dB), "
-        f"AFE m={c['afe']['peaking_m']:g} BW {c['afe']['bandwidth_hz'] / 1e9:g} GHz, "
+        f"rx        {_ctle(c)}, AFE m={c['afe']['peaking_m']:g} BW {_bandwidth(c)}, "
         f"{_adc(c)}, VGA {lk['vga_gain_db']:.1f} dB",
         f"eq        {c['eq']['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
         f"({c['ffe']['pre']} pre), " + _detector(cfg, r),
-        f"snr       {r['snr_db']:.2f} dB at the slicer (MMSE prediction "
+        (f"snr       {r['snr_db']:.2f} dB at the slicer" if r["symbols"] else
+         "snr       -- (nothing counted)") + f" (MMSE prediction "
         f"{r['predicted_snr_db']:.2f} dB)",
         f"counted   {r['symbols']:,} symbols, {r['bits']:,} bits, {r['bit_errors']:,} bit errors, "
-        f"{r['symbol_errors']:,} symbol errors (stopped by {r['stopped_by']})",
-        f"BER       {r['ber']:.3e}  95% CI [{r['ber_ci'][0]:.3e}, {r['ber_ci'][1]:.3e}]   "
-        f"SER {r['ser']:.3e}",
+        f"{r['symbol_errors']:,} symbol errors ("
+        + ("interrupted" if r["stopped_by"] == "interrupted" else
+           f"stopped by {r['stopped_by']}") + ")",
+        (f"BER       {r['ber']:.3e}  95% CI [{r['ber_ci'][0]:.3e}, {r['ber_ci'][1]:.3e}]   "
+         f"SER {r['ser']:.3e}" if r["bits"] else "BER       -- (nothing counted)"),
         f"time      {r['elapsed_s']:.2f} s, {r['symbols_per_s'] / 1e6:.2f} M symbols/s "
         f"({r['engine']} engine, seed {r['seed']})",
     ]
@@ -93,6 +149,18 @@ def format_summary(cfg, r: dict) -> str:
         if key in r:
             lines.append(f"stat BER  {r[key]:.3e} (statistical engine)")
     return "\n".join(lines)
+
+
+def _ctle(c) -> str:
+    model = c["ctle"]["model"]
+    if model == "ieee":  # g_dc_db is a parameter of the IEEE form only
+        return f"CTLE ieee (g_dc {c['ctle']['g_dc_db']:g} dB)"
+    return f"CTLE {model}"
+
+
+def _bandwidth(c) -> str:
+    bw = c["afe"]["bandwidth_hz"]
+    return "unlimited" if bw == 0 else f"{bw / 1e9:g} GHz"
 
 
 def _taps(taps) -> str:

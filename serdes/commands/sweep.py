@@ -18,7 +18,11 @@ resume:  run the same command again with the same --out: points already there ar
          skipped (errors too, unless --retry-errors).
 example: serdes sweep --grid channel.loss_db=10:30:2 --grid ffe.taps=8,16,24 \\
              --set link.symbols=1000000 --out ber.csv
+exit:    0 when at least one point succeeded, 1 when every point has status error,
+         2 for a bad command line or file, 130 when interrupted.
 """
+
+EXIT_NO_POINT = 1  # the sweep ran, but every point failed (2: a usage or file error)
 
 
 def add_parser(sub):
@@ -38,9 +42,13 @@ def add_parser(sub):
                    help="result file, .csv or .parquet; an existing one is resumed")
     p.add_argument("--workers", type=int, metavar="N",
                    help="local worker processes (default: the number of cores; 0: run in "
-                        "this process)")
+                        "this process); at most one per core and what the available "
+                        "memory holds (about 256 MB each)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster: its scheduler, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="with --scheduler: how long to wait for the scheduler to answer "
+                        "(default 10)")
     p.add_argument("--stat", action="store_true",
                    help="also compute the statistical BER (stat_ber column)")
     p.add_argument("--engine", choices=("pulse", "waveform"), default="pulse",
@@ -67,11 +75,17 @@ def main(args) -> int:
     if args.scheduler and args.workers is not None:
         raise SweepError("--workers and --scheduler exclude each other: the cluster's "
                          "workers run the points")
+    if args.timeout is not None:
+        if not args.scheduler:
+            raise SweepError("--timeout applies to --scheduler only")
+        if not 0 < args.timeout <= 3600:
+            raise SweepError(f"--timeout {args.timeout:g}: expected seconds in (0, 3600]")
     previous = _terminate_as_interrupt()
     try:
         summary = run_sweep(cfg, grid, args.out, workers=args.workers,
                             scheduler=args.scheduler, stat=args.stat, engine=args.engine,
-                            retry_errors=args.retry_errors, progress=args.progress)
+                            retry_errors=args.retry_errors, progress=args.progress,
+                            timeout=args.timeout)
     except SweepInterrupted as exc:
         s = exc.summary
         print(f"serdes: interrupted: {s.skipped + s.ran} of {s.points} points are in "
@@ -83,6 +97,12 @@ def main(args) -> int:
         print(json.dumps(json_safe(summary.to_dict()), allow_nan=False))
     else:
         print(format_summary(summary))
+    if summary.points and summary.errors >= summary.points:
+        first = next((r.get("message") for r in summary.rows if r.get("message")), None)
+        print(f"serdes: error: no point of the sweep succeeded ({summary.errors} with status "
+              f"error; see the message column of {args.out})"
+              + (f"; the first: {first}" if first else ""), file=sys.stderr)
+        return EXIT_NO_POINT
     return 0
 
 

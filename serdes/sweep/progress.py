@@ -1,7 +1,8 @@
-"""A one-line progress bar on stderr: points done, errors, rate and ETA.
+"""A one-line progress bar on stderr: points done, errors, rate and ETA (a sweep), or
+symbols simulated, counted, bit errors and BER (one long ``serdes run``).
 
 It draws only when the stream is a terminal (or when forced), at most ten times a
-second, and erases itself when the sweep ends.
+second, and erases itself when the sweep or run ends.
 """
 
 from __future__ import annotations
@@ -70,3 +71,46 @@ class Progress:
         if self.enabled and self._shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+def _count(n: int) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.4g}{unit}"
+    return str(n)
+
+
+class CountProgress(Progress):
+    """The bar of one counted run: ``update(simulated, total, counted, bit_errors,
+    bits)`` is :func:`serdes.engines.run.simulate`'s ``progress`` callback."""
+
+    def __init__(self, total: int, **kwargs):
+        super().__init__(total, **kwargs)
+        self.counted = self.bit_errors = self.bits = 0
+        self._first: tuple[float, int] | None = None
+
+    def update(self, simulated: int, total: int, counted: int, bit_errors: int,
+               bits: int) -> None:  # type: ignore[override]
+        if self._first is None:  # the rate excludes the set-up before the first chunk
+            self._first = (time.monotonic(), self.done)
+        self.done, self.total = simulated, total
+        self.counted, self.bit_errors, self.bits = counted, bit_errors, bits
+        self.draw()
+
+    def text(self) -> str:
+        frac = self.done / self.total if self.total else 1.0
+        fill = int(round(frac * self.width))
+        bar = "#" * fill + "-" * (self.width - fill)
+        now = time.monotonic()
+        elapsed = now - self._t0
+        t1, d1 = self._first or (now, self.done)
+        if self.done > d1 and now > t1:
+            rate = (self.done - d1) / (now - t1)
+            eta = f"ETA {_clock((self.total - self.done) / rate)}"
+            speed = f"{rate / 1e6:.2f} M symbols/s"
+        else:
+            eta, speed = "ETA --:--", "-- M symbols/s"
+        ber = f"BER {self.bit_errors / self.bits:.2e}" if self.bits else "BER --"
+        return (f"[{bar}] {_count(self.done)}/{_count(self.total)} symbols  "
+                f"{self.counted:,} counted  {self.bit_errors:,} bit errors  {ber}  "
+                f"{_clock(elapsed)} elapsed  {eta}  {speed}")

@@ -165,7 +165,9 @@ class ResultFile:
     """
 
     def __init__(self, path: str | os.PathLike, keys: Iterable[str]):
-        self.path = Path(path)
+        # the resolved path: a symlink (or another spelling) of the same file takes the
+        # same lock, and rewrites replace the file, not the link
+        self.path = Path(os.path.realpath(path))
         self.kind = _kind(self.path)
         self.keys = list(keys)
         self._lock_fd = None
