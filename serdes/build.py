@@ -65,7 +65,7 @@ def build_channel_stages(cfg: Config) -> list:
 
 
 def build_rx_stages(cfg: Config) -> list:
-    """CTLE (unless 'none'), then the shunt-peaked AFE (unless its bandwidth is 0)."""
+    """CTLE (unless 'none'), then the shunt-peaked AFE (flat when its bandwidth is 0)."""
     c, a = cfg["ctle"], cfg["afe"]
     stages = []
     if c["model"] == "ieee":
@@ -78,10 +78,9 @@ def build_rx_stages(cfg: Config) -> list:
         from serdes.analog.ctle import ZpkCtle
 
         stages.append(ZpkCtle(zeros_hz=c["zeros_hz"], poles_hz=c["poles_hz"], gain=c["gain"]))
-    if a["bandwidth_hz"] > 0:
-        from serdes.analog.peaking import ShuntPeakedAfe
+    from serdes.analog.peaking import ShuntPeakedAfe
 
-        stages.append(ShuntPeakedAfe(m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"]))
+    stages.append(ShuntPeakedAfe(m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"]))
     return stages
 
 

@@ -18,7 +18,7 @@ from serdes.commands.common import json_safe
 from serdes.commands.run import format_summary, run_link
 from serdes.config import Config
 from serdes.engines.run import simulate
-from serdes.build import build, build_link
+from serdes.build import build
 from serdes.sweep.progress import CountProgress
 
 HANG_GUARD_S = 600  # only against a hung process, not a speed limit
@@ -97,7 +97,7 @@ def test_stopped_before_counting_reports_nothing_counted():
     assert r["stopped_by"] == "interrupted" and r["symbols"] == 0 and r["bits"] == 0
     d = json_safe(r)
     assert d["ber"] is None and d["snr_db"] is None and d["ber_ci"] == [0.0, 1.0]
-    text = format_summary(cfg, r)
+    text = format_summary(r)
     assert "(interrupted)" in text and "nothing counted" in text and "nan" not in text
 
 

@@ -174,14 +174,18 @@ def shunt_peaking_response(f_hz, *, m: float, bandwidth_hz: float) -> np.ndarray
 
 class ShuntPeakedAfe:
     """AFE stage: a shunt-peaked (series R-L load with C) amplifier of peaking factor
-    ``m`` and -3 dB bandwidth ``bandwidth_hz`` (:func:`shunt_peaking_response`)."""
+    ``m`` and -3 dB bandwidth ``bandwidth_hz`` (:func:`shunt_peaking_response`; 0: no
+    bandwidth limit, a flat stage)."""
 
     def __init__(self, *, m: float, bandwidth_hz: float):
         self.m = float(m)
         self.bandwidth_hz = float(bandwidth_hz)
 
     def response(self, f_hz) -> np.ndarray:
+        if self.bandwidth_hz == 0:  # no bandwidth limit
+            return np.ones(np.shape(f_hz), dtype=np.complex128)
         return shunt_peaking_response(f_hz, m=self.m, bandwidth_hz=self.bandwidth_hz)
 
     def describe(self) -> str:
-        return f"AFE m={self.m:g} BW {self.bandwidth_hz / 1e9:g} GHz"
+        bw = "unlimited" if self.bandwidth_hz == 0 else f"{self.bandwidth_hz / 1e9:g} GHz"
+        return f"AFE m={self.m:g} BW {bw}"

@@ -24,43 +24,24 @@ def add_parser(sub):
                           "terminal)")
     bar.add_argument("--no-progress", dest="progress", action="store_false",
                      help="never draw the progress bar")
+    st = p.add_mutually_exclusive_group()
+    st.add_argument("--stat", dest="stat", action="store_true", default=True,
+                    help="add the statistical engine's sections: stat BER, eye openings, "
+                         "ADC clipping, DFE error propagation (default)")
+    st.add_argument("--no-stat", dest="stat", action="store_false",
+                    help="counted results only (no statistical work)")
     return p
 
 
-def run_link(cfg, engine: str = "pulse", *, should_stop=None, progress=None) -> dict:
-    """Simulate ``cfg`` and return the report as a plain dict (the --json object).
-
-    ``should_stop`` and ``progress`` go to :func:`serdes.engines.run.simulate`. A run
-    stopped by ``should_stop`` reports what it counted (``stopped_by = "interrupted"``);
-    a KeyboardInterrupt while its statistical sections are computed leaves them out.
-    """
+def run_link(cfg, engine: str = "pulse", *, stat: bool = True, should_stop=None,
+             progress=None) -> dict:
+    """Simulate ``cfg`` and return the report as a plain dict (the --json object): the
+    library's :func:`serdes.report.run_report` on the built system."""
     from serdes.build import build
-    from serdes.engines.run import simulate
+    from serdes.report import run_report
 
-    system = build(cfg)
-    link = system.link
-    res = simulate(system, engine=engine, should_stop=should_stop, progress=progress)
-    out = res.to_dict()
-    from serdes.channel.reflections import Reflections
-
-    refl = [s for s in link.channel_stages if isinstance(s, Reflections)]
-    out.update(link=link.summary(), il_nyquist_db=link.il_nyquist_db, engine=engine,
-               seed=system.run.seed, reflections=refl[0].describe() if refl else "none")
-    for extra in _EXTRAS:
-        if should_stop is None:
-            extra(system, res, out)
-            continue
-        try:
-            extra(system, res, out)
-        except KeyboardInterrupt:  # a second Ctrl-C: report what was counted now
-            out["skipped"] = "statistical sections (interrupted)"
-            break
-    return out
-
-
-# functions (link, result, report) that add sections to the report (eye, stat_ber, ...)
-_EXTRAS: list = []
-import serdes.report_eye  # noqa: E402,F401  (registers the eye / stat_ber sections)
+    return run_report(build(cfg), engine=engine, stat=stat, should_stop=should_stop,
+                      progress=progress).to_dict()
 
 
 def main(args) -> int:
@@ -70,25 +51,19 @@ def main(args) -> int:
         cfg = load_config(args)
         bar = CountProgress(cfg["link"]["symbols"], enabled=args.progress)
         try:
-            report = run_link(cfg, args.engine, should_stop=stop.is_set, progress=bar.update)
+            report = run_link(cfg, args.engine, stat=args.stat, should_stop=stop.is_set,
+                              progress=bar.update)
         finally:
             bar.close()
     if args.json:
         print(json.dumps(json_safe(report), allow_nan=False), flush=True)
     else:
-        print(format_summary(cfg, report), flush=True)
+        print(format_summary(report), flush=True)
     if report["stopped_by"] == "interrupted":
         print(f"serdes: interrupted after {report['symbols']:,} counted symbols: the result "
               "is partial", file=sys.stderr)
         return 130
     return 0
-
-
-def _adc(c) -> str:
-    from serdes.adc import Adc
-
-    a = c["adc"]
-    return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"]).describe()
 
 
 @contextlib.contextmanager
@@ -112,16 +87,15 @@ def _interruptible():
         signal.signal(signal.SIGINT, previous)
 
 
-def format_summary(cfg, r: dict) -> str:
-    lk = r["link"]
-    c = cfg
+def format_summary(r: dict) -> str:
+    """The text summary of a run report (:meth:`serdes.report.RunReport.to_dict`)."""
+    lk, rx = r["link"], r["receiver"]
     lines = [
         f"link      {lk['symbol_rate_hz'] / 1e9:.4g} GBd {lk['modulation'].upper()}, "
         f"channel {lk['channel']}, IL at Nyquist {r['il_nyquist_db']:.2f} dB",
-        f"rx        {_ctle(c)}, AFE m={c['afe']['peaking_m']:g} BW {_bandwidth(c)}, "
-        f"{_adc(c)}, VGA {lk['vga_gain_db']:.1f} dB",
-        f"eq        {c['eq']['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
-        f"({c['ffe']['pre']} pre), " + _detector(cfg, r),
+        f"rx        {_front_end(lk['rx'])}, {r['adc']}, VGA {lk['vga_gain_db']:.1f} dB",
+        f"eq        {rx['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
+        f"({rx['ffe_pre']} pre), " + _detector(r),
         (f"snr       {r['snr_db']:.2f} dB at the slicer" if r["symbols"] else
          "snr       -- (nothing counted)") + f" (MMSE prediction "
         f"{r['predicted_snr_db']:.2f} dB)",
@@ -138,39 +112,31 @@ def format_summary(cfg, r: dict) -> str:
     if r.get("reflections", "none") != "none":
         extra.append(f"refl      {r['reflections']}")
     if r.get("rc_lags"):
-        extra.append(f"rc        {len(r['rc_lags'])} taps ({c['rc']['mode']}) at "
+        extra.append(f"rc        {len(r['rc_lags'])} taps ({rx['rc_mode']}) at "
                      + ", ".join(str(j) for j in r["rc_lags"]) + " UI: "
                      + _taps(r["rc_taps"]))
     if r.get("detector") == "mlse":
-        extra.append(f"whitening {_taps(r['whitening_taps'])} ({c['mlse']['whitening']}), "
+        extra.append(f"whitening {_taps(r['whitening_taps'])} ({rx['mlse_whitening']}), "
                      f"MLSE target {_taps(r['mlse_target'])}")
     lines[3:3] = extra
-    for key in ("stat_ber",):
-        if key in r:
-            lines.append(f"stat BER  {r[key]:.3e} (statistical engine)")
+    if r.get("stat_ber") is not None:
+        lines.append(f"stat BER  {r['stat_ber']:.3e} (statistical engine)")
     return "\n".join(lines)
 
 
-def _ctle(c) -> str:
-    model = c["ctle"]["model"]
-    if model == "ieee":  # g_dc_db is a parameter of the IEEE form only
-        return f"CTLE ieee (g_dc {c['ctle']['g_dc_db']:g} dB)"
-    return f"CTLE {model}"
-
-
-def _bandwidth(c) -> str:
-    bw = c["afe"]["bandwidth_hz"]
-    return "unlimited" if bw == 0 else f"{bw / 1e9:g} GHz"
+def _front_end(rx: str) -> str:
+    """The RX stages' labels, saying "CTLE none" when there is no CTLE stage."""
+    return rx if rx.startswith("CTLE") else "CTLE none, " + rx
 
 
 def _taps(taps) -> str:
     return "[" + ", ".join(f"{t:.3f}" for t in taps) + "]"
 
 
-def _detector(cfg, r: dict) -> str:
+def _detector(r: dict) -> str:
     if r.get("detector") == "mlse":
         memory = len(r["mlse_target"]) - 1
-        m = 4 if cfg["link"]["modulation"] == "pam4" else 2
+        m = 4 if r["link"]["modulation"] == "pam4" else 2
         return (f"MLSE memory {memory} ({m ** memory} states, decision delay "
-                f"{cfg['mlse']['traceback']} UI)")
+                f"{r['receiver']['mlse_traceback']} UI)")
     return f"DFE {len(r['dfe_taps'])} taps " + (_taps(r["dfe_taps"]) if r["dfe_taps"] else "")

@@ -41,9 +41,11 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
     seed = seed_of(base, point)
     try:
         cfg, _ = point_config(base, point)
-        from serdes.commands.run import run_link
+        from serdes.build import build
+        from serdes.report import run_report
 
-        row.update(report_columns(run_link(cfg, engine), stat=stat))
+        report = run_report(build(cfg), engine=engine, stat=stat)
+        row.update(report_columns(report.to_dict(), stat=stat))
         message = None
     except Exception as exc:  # a failing point is recorded, the sweep goes on
         row["status"] = "error"
@@ -74,7 +76,8 @@ def error_message(exc: BaseException) -> str:
 
 
 def report_columns(report: dict[str, Any], *, stat: bool = False) -> dict[str, Any]:
-    """The columns of a ``run_link`` report: the counted results, the eye heights of
+    """The columns of a run report (:meth:`serdes.report.RunReport.to_dict`): the counted
+    results, the eye heights of
     the counted slicer eye (``eye_<eye>_mv``, ``veo_mv``: at the report's counted
     target rate) and, with ``stat``, the statistical BER and vertical eye opening at
     each of the statistical engine's target rates (``stat_veo_mv_<target>``).

@@ -1,0 +1,150 @@
+"""The run report: computed here, formatted by the CLI, read by sweeps and notebooks.
+
+:func:`run_report` counts errors on a :class:`~serdes.system.System` with one pipeline
+run; the counted slicer eye comes from a capture observer on that same run (no second
+simulation). The statistical sections (statistical BER, eye openings, ADC clipping, DFE
+error propagation) are computed only when asked for (``stat=True``): on by default for
+``serdes run``, off for sweep points unless ``--stat``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from serdes.engines.run import RunResult
+
+COUNTED_EYE_SYMBOLS = 1 << 17
+COUNTED_EYE_TARGET = 1e-3
+
+
+@dataclass
+class RunReport:
+    """Everything ``serdes run`` reports. ``to_dict()`` is the ``--json`` object."""
+
+    counted: RunResult
+    engine: str
+    seed: int
+    link: dict                      # Link.summary(): stages, IL, pulse, VGA, noise
+    receiver: dict                  # the receiver's settings (mode, detector, ...)
+    reflections: str = "none"
+    adc: str = ""
+    eye: dict | None = None         # counted slicer eye (+ statistical with stat)
+    stat: dict | None = None        # statistical engine sections
+    stat_ber: float | None = None
+    skipped: str | None = None      # sections left out (and why)
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = self.counted.to_dict()
+        out.update(link=self.link, il_nyquist_db=self.link["il_nyquist_db"],
+                   engine=self.engine, seed=self.seed, reflections=self.reflections,
+                   receiver=self.receiver, adc=self.adc)
+        if self.eye is not None:
+            out["eye"] = self.eye
+        if self.stat is not None:
+            out["stat"] = self.stat
+        if self.stat_ber is not None:
+            out["stat_ber"] = self.stat_ber
+        if self.skipped:
+            out["skipped"] = self.skipped
+        out.update(self.extra)
+        return out
+
+
+def receiver_summary(spec) -> dict:
+    """The receiver settings a report shows (from a :class:`ReceiverSpec`)."""
+    return {"mode": spec.mode, "ffe_taps": spec.ffe_taps, "ffe_pre": spec.ffe_pre,
+            "dfe_taps": spec.dfe_taps, "detector": spec.detector,
+            "rc_taps": spec.rc.taps, "rc_mode": spec.rc.mode,
+            "mlse_memory": spec.mlse.memory, "mlse_whitening": spec.mlse.whitening,
+            "mlse_traceback": spec.mlse.traceback}
+
+
+def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = True,
+               should_stop=None, progress=None) -> RunReport:
+    """Count errors on ``system`` and build its report (see the module notes)."""
+    from serdes.channel.reflections import Reflections
+    from serdes.engines.run import simulate
+    from serdes.pipeline import SlicerCapture
+
+    link = system.link
+    dfe = system.receiver.detector == "dfe"
+    capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
+    res = simulate(system, engine=engine, should_stop=should_stop, progress=progress,
+                   observers=[capture] if capture is not None else ())
+    refl = [s for s in link.channel_stages if isinstance(s, Reflections)]
+    report = RunReport(counted=res, engine=engine, seed=system.run.seed, link=link.summary(),
+                       receiver=receiver_summary(system.receiver),
+                       reflections=refl[0].describe() if refl else "none",
+                       adc=link.adc.describe())
+    if not dfe:
+        if eye or stat:
+            report.eye = report.stat = {"skipped": "the statistical engine and the slicer "
+                                        "eye model FFE + DFE (+ RC) receivers, not MLSE"}
+        return report
+    if capture is not None and capture.n:
+        report.eye = _counted_eye(capture, link)
+    if stat and res.symbols:
+        try:
+            _stat_sections(system, res, report)
+        except KeyboardInterrupt:
+            if should_stop is None:
+                raise
+            report.skipped = "statistical sections (interrupted)"
+    return report
+
+
+def _counted_eye(capture, link) -> dict:
+    from serdes.metrics.eye import capture_samples, counted_eye_report
+
+    counted = counted_eye_report(capture_samples(capture, link), COUNTED_EYE_TARGET)
+    return {
+        "units": "height: normalised slicer units (outer level 1); *_mv: ADC-input referred "
+                 "(times the main cursor at the ADC input); width_ui/_ps at the slicer "
+                 "threshold; counted heights at the counted per-eye error rate 'target'",
+        "volts_per_unit": float(link.pulse.taps[link.pulse.cursor]),
+        "counted": counted,
+        "rlm": counted["rlm"],
+        "sndr_db": counted["sndr_db"],
+    }
+
+
+def _stat_sections(system, res: RunResult, report: RunReport) -> None:
+    """The statistical engine on the taps the counted run ended with (the adapted ones
+    with LMS), so both engines judge the same receiver."""
+    from serdes.engines.run import design_equalizer
+    from serdes.engines.statistical import (DEFAULT_TARGETS, StatisticalEngine,
+                                            dfe_error_propagation)
+    from serdes.metrics.eye import taps_of_result
+
+    taps = taps_of_result(design_equalizer(system), res)
+    eng = StatisticalEngine(system, taps)
+    sb = eng.ber(0.0)
+    targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
+                                 DEFAULT_TARGETS else ())
+    stat_eye = eng.eye_opening(targets=targets).to_dict()
+    stat_eye.update(ber_per_eye={n: float(v) for n, v in zip(sb.eye_names, sb.ber_per_eye)},
+                    sndr_db=sb.sndr_db, rlm=rlm_of(system.link.levels))
+    if report.eye is None:
+        report.eye = {"volts_per_unit": eng.volts_per_unit}
+    report.eye["statistical"] = stat_eye
+    report.stat_ber = sb.ber
+    lo, hi = res.ber_ci
+    st = sb.to_dict()
+    st.update(
+        counted_over_stat=(res.ber / sb.ber) if sb.ber > 0 else None,
+        counted_ci_over_stat=[lo / sb.ber, hi / sb.ber] if sb.ber > 0 else None,
+        counted_bit_errors=res.bit_errors,
+        adc_clip_probability=eng.clip_probability(0.0),
+        dfe_taps=len(res.dfe_taps),
+        bursts={str(k): v for k, v in sorted(res.bursts.items())},
+    )
+    prop = dfe_error_propagation(eng)
+    if prop is not None:
+        st["dfe_error_propagation"] = prop
+    report.stat = st
+
+
+def rlm_of(levels) -> float:
+    """Ratio of level mismatch of the transmitted levels (1 for NRZ)."""
+    return float(3.0 * levels[2]) if len(levels) == 4 else 1.0
