@@ -39,9 +39,37 @@ def build_tx_stages(cfg: Config) -> list:
             TxFfe(taps=t["ffe"], main=t["main"], symbol_rate_hz=cfg["link"]["symbol_rate_hz"])]
 
 
+def build_reflections(cfg: Config):
+    """The [reflections] section as a :class:`~serdes.channel.reflections.Reflections`
+    stage (single values broadcast to every segment or stub)."""
+    from serdes.channel.reflections import Reflections, Segment, Stub
+
+    r = cfg["reflections"]
+    fb = cfg["link"]["symbol_rate_hz"]
+    n, k = len(r["segment_lengths_mm"]), len(r["stub_positions"])
+
+    def col(key, count):
+        v = list(r[key])
+        return v * count if len(v) == 1 and count != 1 else v
+
+    segments = [Segment(length_mm=ln, z0_ohm=z, eps_r=e, loss_db_per_mm=a)
+                for ln, z, e, a in zip(r["segment_lengths_mm"], col("segment_z0_ohm", n),
+                                       col("segment_eps_r", n),
+                                       col("segment_loss_db_per_mm", n))]
+    stubs = [Stub(position=int(p), length_mm=ln, z0_ohm=z, eps_r=e, loss_db_per_mm=a)
+             for p, ln, z, e, a in zip(r["stub_positions"], col("stub_lengths_mm", k),
+                                       col("stub_z0_ohm", k), col("stub_eps_r", k),
+                                       col("stub_loss_db_per_mm", k))]
+    amp = 0.0
+    if r["echo_delay_ui"] > 0:
+        amp = 10 ** (r["echo_db"] / 20.0) * (1 if r["echo_polarity"] == "positive" else -1)
+    return Reflections(segments=segments, stubs=stubs, z_ref_ohm=r["z_ref_ohm"],
+                       loss_ref_hz=r["loss_ref_hz"], echo_delay_s=r["echo_delay_ui"] / fb,
+                       echo_amplitude=amp, ui_s=1.0 / fb)
+
+
 def build_channel_stages(cfg: Config) -> list:
     """The channel model, then the [reflections] cascade in series if it has any."""
-    from serdes.channel.reflections import Reflections
     from serdes.stage import Ideal
 
     ch = cfg["channel"]
@@ -58,7 +86,7 @@ def build_channel_stages(cfg: Config) -> list:
         # used as the thru: it must be one, and its data must reach Nyquist
         stages = [TouchstoneChannel(ch["file"], ports=ch["ports"], thru=True,
                                     f_needed_hz=fb / 2.0)]
-    refl = Reflections.from_config(cfg["reflections"], fb)
+    refl = build_reflections(cfg)
     if refl.active:
         stages.append(refl)
     return stages

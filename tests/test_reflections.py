@@ -12,12 +12,12 @@
 import numpy as np
 import pytest
 
-from serdes.channel.reflections import (C0_M_PER_S, Reflections, Segment, Stub,
+from serdes.channel.reflections import (C0_M_PER_S, Segment, Stub,
                                         quarter_wave_hz, reflection_coefficient, s_parameters)
 from serdes.cli import main
 from serdes.config import Config
 from serdes.errors import ConfigError
-from serdes.build import build, build_link
+from serdes.build import build, build_link, build_reflections
 
 # time responses: a Gaussian pulse of sigma_f = 60 GHz (sigma_t = 2.65 ps) on a grid with
 # df = 50 MHz (20 ns window) up to 640 GHz, where the Gaussian is exp(-57) small
@@ -133,7 +133,7 @@ def test_cascade_config_and_touchstone(channels_dir):
         "reflections.stub_lengths_mm=[1.2]"])
     system = build(cfg)
     link = system.link
-    refl = Reflections.from_config(cfg["reflections"], link.symbol_rate_hz)
+    refl = build_reflections(cfg)
     assert len(refl.segments) == 3 and refl.segments[1].loss_db_per_mm == 0.02
     np.testing.assert_allclose(link.h_channel,
                                link.channel_stages[0].response(link.f_hz) * refl.response(link.f_hz))

@@ -160,7 +160,9 @@ def echo_response(f_hz, *, delay_s: float, amplitude: float) -> np.ndarray:
 
 
 class Reflections:
-    """The [reflections] of a config: a T-line cascade and/or a simple echo."""
+    """Channel stage: a T-line cascade (segments, open stubs) and/or a simple echo, in
+    series with the channel model (:func:`serdes.build.build_reflections` maps the
+    [reflections] config section onto it)."""
 
     def __init__(self, *, segments=(), stubs=(), z_ref_ohm: float = 50.0,
                  loss_ref_hz: float = 26.5625e9, echo_delay_s: float = 0.0,
@@ -172,30 +174,6 @@ class Reflections:
         self.echo_delay_s = float(echo_delay_s)
         self.echo_amplitude = float(echo_amplitude)
         self.ui_s = ui_s  # for describe(): echo delays in UI
-
-    @classmethod
-    def from_config(cls, r: dict, symbol_rate_hz: float) -> "Reflections":
-        """Build from a validated ``config["reflections"]`` (single values broadcast)."""
-        n, k = len(r["segment_lengths_mm"]), len(r["stub_positions"])
-
-        def col(key, count):
-            v = list(r[key])
-            return v * count if len(v) == 1 and count != 1 else v
-
-        segments = [Segment(length_mm=l, z0_ohm=z, eps_r=e, loss_db_per_mm=a)
-                    for l, z, e, a in zip(r["segment_lengths_mm"], col("segment_z0_ohm", n),
-                                          col("segment_eps_r", n),
-                                          col("segment_loss_db_per_mm", n))]
-        stubs = [Stub(position=int(p), length_mm=l, z0_ohm=z, eps_r=e, loss_db_per_mm=a)
-                 for p, l, z, e, a in zip(r["stub_positions"], col("stub_lengths_mm", k),
-                                          col("stub_z0_ohm", k), col("stub_eps_r", k),
-                                          col("stub_loss_db_per_mm", k))]
-        amp = 0.0
-        if r["echo_delay_ui"] > 0:
-            amp = 10 ** (r["echo_db"] / 20.0) * (1 if r["echo_polarity"] == "positive" else -1)
-        return cls(segments=segments, stubs=stubs, z_ref_ohm=r["z_ref_ohm"],
-                   loss_ref_hz=r["loss_ref_hz"], echo_delay_s=r["echo_delay_ui"] / symbol_rate_hz,
-                   echo_amplitude=amp, ui_s=1.0 / symbol_rate_hz)
 
     @property
     def active(self) -> bool:

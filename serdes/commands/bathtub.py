@@ -29,11 +29,11 @@ def add_parser(sub):
 
 def main(args) -> int:
     from serdes.engines.statistical import StatisticalEngine
-    from serdes.build import build
+    from serdes.build import build, build_receiver
 
     cfg = load_config(args)
     check_dpi(args.dpi)
-    refuse_mlse(cfg, "the bathtub (statistical engine)")
+    refuse_mlse(build_receiver(cfg), "the bathtub (statistical engine)")
     if not 4 <= args.phases <= 4096:
         raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")
     if not 16 <= args.points <= 100_000:

@@ -58,10 +58,11 @@ def check_dpi(dpi: int) -> int:
     return dpi
 
 
-def refuse_mlse(cfg, what: str) -> None:
+def refuse_mlse(receiver, what: str) -> None:
     """The statistical engine and the slicer eye model an FFE + DFE (+ RC) slicer; with
-    the Viterbi detector there is no slicer whose input they could draw."""
-    if cfg["eq"]["detector"] == "mlse":
+    the Viterbi detector (``receiver``: a ReceiverSpec) there is no slicer whose input
+    they could draw."""
+    if receiver.detector == "mlse":
         raise ConfigError(
             f"eq.detector = mlse: {what} models an FFE + DFE slicer, not the Viterbi "
             "detector; use eq.detector=dfe, `serdes eye --kind analog` (the waveform "

@@ -46,12 +46,12 @@ def _check_positive(name: str, value, lo: int = 1, hi: int = 1 << 24):
 
 
 def main(args) -> int:
-    from serdes.build import build
+    from serdes.build import build, build_receiver
 
     cfg = load_config(args)
     check_dpi(args.dpi)
     if args.kind != "analog":
-        refuse_mlse(cfg, f"the {args.kind} eye")
+        refuse_mlse(build_receiver(cfg), f"the {args.kind} eye")
     _check_positive("--phases", args.phases, 4, 4096)
     _check_positive("--bins", args.bins, 16, 8192)
     _check_positive("--symbols", args.symbols, 1000, 10**8)

@@ -46,10 +46,11 @@ def run_link(cfg, engine: str = "pulse", *, stat: bool = True, should_stop=None,
 
 def main(args) -> int:
     with _interruptible() as stop:  # from the start: a Ctrl-C during set-up counts too
+        from serdes.build import build_run
         from serdes.sweep.progress import CountProgress
 
         cfg = load_config(args)
-        bar = CountProgress(cfg["link"]["symbols"], enabled=args.progress)
+        bar = CountProgress(build_run(cfg).symbols, enabled=args.progress)
         try:
             report = run_link(cfg, args.engine, stat=args.stat, should_stop=stop.is_set,
                               progress=bar.update)
