@@ -15,8 +15,8 @@ COUNTED_EYE_TARGET = 1e-3
 
 def eye_section(system, res, out: dict) -> None:
     from serdes.engines.run import design_equalizer
-    from serdes.engines.statistical import (DEFAULT_TARGETS, StatisticalEngine,
-                                            dfe_error_propagation)
+    from serdes.engines.stat import (DEFAULT_TARGETS, StatisticalEngine,
+                                     dfe_error_propagation)
     from serdes.metrics.eye import counted_eye_report, slicer_samples, taps_of_result
 
     if getattr(res, "detector", "dfe") != "dfe":
