@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serdes.engines.statistical import StatisticalEngine
+from serdes.engines.stat import StatisticalEngine
 from serdes.build import build
 
 

@@ -10,16 +10,21 @@ contribution   model at the ADC output (volts), per symbol-spaced sample      fu
 =============  ============================================================  =========
 rx_thermal     white noise eta0 (one-sided, V^2/Hz) at the RX input through   rx_thermal_autocorr
                the RX stages and the VGA: R[k] = int S(f) cos(2 pi f k T) df
-tx             white noise on the symbol values, variance E[a^2] 10^-SNR/10,  tx_autocorr
-               through the pulse: sigma_tx^2 (h * h~)[k]
-adc            quantization LSB^2/12 plus the ENOB noise (white)              adc_variance
+tx             white noise on the symbol values, variance E[a^2] 10^-SNR/10,  tx_autocorr,
+               through the pulse: sigma_tx^2 (h * h~)[k]                      tx_sigma
+adc            quantization LSB^2/12 plus the ENOB noise (white)              adc_variance,
+                                                                              adc_*_variance
 rj             Gaussian sampling jitter, first order: rj^2 E[a^2] |p'|^2     rj_variance
                (lag 0 only; the sampling instants are independent)
 sj, dd         sinusoidal and dual-Dirac jitter: bounded, handled by the
                engines as phase offsets, not as noise
 =============  ============================================================  =========
 
-Each has its own closed-form test in ``tests/test_impairments.py``.
+Each has its own closed-form test in ``tests/test_impairments.py``. The statistical
+engine (:mod:`serdes.engines.stat`) takes these same terms and keeps the detail the
+design's lag-0 budget leaves out: the RJ term per PAM level (the decided symbol's own
+slope), the TX noise and slope at every sampling phase, and the quantization as a
+per-tap uniform distribution.
 """
 
 from __future__ import annotations
@@ -77,34 +82,58 @@ def rx_thermal_autocorr(link, lags: int) -> np.ndarray:
     return r
 
 
+def rx_thermal_variance(link) -> float:
+    """Power of the RX-input noise at the ADC input, lag 0 of :func:`rx_thermal_autocorr`
+    (V^2)."""
+    return float(rx_thermal_autocorr(link, 1)[0])
+
+
+def tx_sigma(link) -> float:
+    """Std of the TX noise per symbol value (unitless, like the levels): the noise is
+    ``tx_sigma * h`` through any response ``h``."""
+    return float(link.tx_noise_sigma)
+
+
 def tx_autocorr(link, lags: int) -> np.ndarray:
     """R[k] of the TX noise through the sampled pulse (V^2)."""
     h = link.pulse.taps
     ac = np.correlate(h, h, mode="full")[h.shape[0] - 1:]
     r = np.zeros(lags)
     n = min(lags, ac.shape[0])
-    r[:n] = link.tx_noise_sigma ** 2 * ac[:n]
+    r[:n] = tx_sigma(link) ** 2 * ac[:n]
     return r
+
+
+def adc_quantization_variance(link) -> float:
+    """Quantization noise power of the ADC, LSB^2/12 (V^2); 0 without a quantizer."""
+    return float(link.adc.quantization_noise_v2)
+
+
+def adc_enob_variance(link) -> float:
+    """Power of the extra Gaussian noise that brings the ADC down to its ENOB (V^2)."""
+    return float(link.adc.enob_noise_sigma_v ** 2)
 
 
 def adc_variance(link) -> float:
     """White noise power of the ADC: quantization plus ENOB noise (V^2)."""
-    return float(link.adc.noise_v2)
+    return adc_quantization_variance(link) + adc_enob_variance(link)
 
 
-def pulse_slope(link) -> np.ndarray:
-    """Symbol-spaced slope of the pulse at the sampling phase (V per UI), central
-    difference over one fine sample."""
+def pulse_slope(link, offset_ui: float = 0.0) -> np.ndarray:
+    """Symbol-spaced slope of the pulse ``offset_ui`` UI after the sampling phase (V per
+    UI), central difference over one fine sample."""
     p = link.pulse
-    return (p.at_offset(0.5) - p.at_offset(-0.5)) * p.m
+    f = offset_ui * p.m
+    return (p.at_offset(f + 0.5) - p.at_offset(f - 0.5)) * p.m
 
 
-def rj_variance(link) -> float:
-    """Sampling-jitter noise power to first order: rj^2 E[a^2] sum_j p'_j^2 (V^2)."""
+def rj_variance(link, offset_ui: float = 0.0) -> float:
+    """Sampling-jitter noise power to first order: rj^2 E[a^2] sum_j p'_j^2 (V^2), the
+    slope taken ``offset_ui`` UI after the sampling phase."""
     rj = link.impairments.rj_ui
     if rj <= 0:
         return 0.0
-    s = pulse_slope(link)
+    s = pulse_slope(link, offset_ui)
     return float(rj ** 2 * link.level_power * float(s @ s))
 
 

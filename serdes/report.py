@@ -113,7 +113,7 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
     """The statistical engine on the taps the counted run ended with (the adapted ones
     with LMS), so both engines judge the same receiver."""
     from serdes.engines.run import design_equalizer
-    from serdes.engines.statistical import (DEFAULT_TARGETS, StatisticalEngine,
+    from serdes.engines.stat import (DEFAULT_TARGETS, StatisticalEngine,
                                             dfe_error_propagation)
     from serdes.metrics.eye import taps_of_result
 

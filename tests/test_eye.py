@@ -70,7 +70,7 @@ def test_plots_write_images_with_content(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from serdes.engines.statistical import StatisticalEngine
+    from serdes.engines.stat import StatisticalEngine
     from serdes.plot import eye as peye
 
     system = build(Config.default().with_overrides(OPEN))

@@ -1,4 +1,4 @@
-"""Statistical engine (serdes.engines.statistical, serdes.kernels.stat).
+"""Statistical engine (serdes.engines.stat, serdes.kernels.stat).
 
 * kernels against slow NumPy/SciPy references on random inputs;
 * a pure-AWGN link against the closed-form PAM4 Gray BER (1e-6 relative);
@@ -20,8 +20,8 @@ from scipy import stats
 
 from serdes.config import Config
 from serdes.engines.run import simulate
-from serdes.engines.statistical import (StatisticalEngine, dfe_error_propagation,
-                                        distribution_from_cursors, gray_bit_errors)
+from serdes.engines.stat import (StatisticalEngine, dfe_error_propagation,
+                                 distribution_from_cursors, gray_bit_errors)
 from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn, pam_ser_awgn
@@ -296,7 +296,7 @@ def test_dual_dirac_jitter_averages_shifted_phases():
 
 
 def test_import_serdes_does_not_import_matplotlib():
-    code = ("import sys, serdes, serdes.plot, serdes.engines.statistical, serdes.metrics.eye, "
+    code = ("import sys, serdes, serdes.plot, serdes.engines.stat, serdes.metrics.eye, "
             "serdes.report, serdes.build; print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -28,7 +28,7 @@ def add_parser(sub):
 
 
 def main(args) -> int:
-    from serdes.engines.statistical import StatisticalEngine
+    from serdes.engines.stat import StatisticalEngine
     from serdes.build import build, build_receiver
 
     cfg = load_config(args)

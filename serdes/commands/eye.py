@@ -90,7 +90,7 @@ def _draw(args, system, taps, contours, ax, bar) -> str:
         peye.analog_eye(ae, ax=ax)
         what = f"analog eye, {int(ae.density.sum()):,} points"
     elif args.kind == "statistical":
-        from serdes.engines.statistical import StatisticalEngine
+        from serdes.engines.stat import StatisticalEngine
 
         eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
         count_distributions(eng, bar)
@@ -99,7 +99,7 @@ def _draw(args, system, taps, contours, ax, bar) -> str:
         peye.statistical_eye(se, ax=ax, contours=contours, opening=op)
         what = f"statistical eye, {args.phases} phases x {args.bins} bins in {se.elapsed_s:.2f} s"
     else:
-        from serdes.engines.statistical import StatisticalEngine
+        from serdes.engines.stat import StatisticalEngine
         from serdes.metrics.eye import slicer_samples
 
         eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)

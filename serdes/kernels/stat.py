@@ -1,4 +1,4 @@
-"""Statistical-engine kernels (private; wrapper in serdes.engines.statistical).
+"""Statistical-engine kernels (private; wrapper in serdes.engines.stat).
 
 Distributions live on a uniform grid of spacing ``delta``: ``pmf[n]`` is the
 probability of the value ``(k0 + n) * delta``.

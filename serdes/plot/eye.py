@@ -89,7 +89,7 @@ def _tile(eye, n_ui: int):
 
 def statistical_eye(eye, ax=None, *, contours=DEFAULT_CONTOURS, n_ui: int = 2,
                     opening=None, cmap: str = "viridis"):
-    """BER contours of a :class:`serdes.engines.statistical.StatEye` over n_ui UI.
+    """BER contours of a :class:`serdes.engines.stat.StatEye` over n_ui UI.
 
     ``opening``: an EyeOpening to annotate (heights at its first target; the eye
     centre of the first UI).

@@ -1,0 +1,322 @@
+"""The statistical engine: the slicer-input distribution of each PAM level, hence BER to 1e-15
+and below, bathtubs and statistical eyes, from the same Link as the pulse engine.
+
+Model at the slicer (normalised symbol units: levels ``link.levels``, main cursor 1)::
+
+    v_k = f_d(phi) a_{k-d} + sum_{j != d} r_j(phi) a_{k-j} + n_k
+
+* ``f(phi) = w * p(phi)`` is the pulse response sampled ``phi`` UI after the nominal
+  phase, through the DSP FFE ``w`` (taps fixed at their design phase, as in a
+  receiver whose sampling phase moves); ``r_j = f_j - b_{j-d}`` for the DFE
+  positions (correct decisions, taps as designed: clipped to the tap limit), ``f_j``
+  elsewhere.
+* The ISI term is the exact convolution of the per-cursor distributions (each cursor
+  takes ``r_j a`` for the M equiprobable levels). Points are put on a grid of spacing
+  ``delta = sigma / resolution`` by the mean-preserving linear split; the variance
+  that the split adds is known exactly and taken off the Gaussian noise, so the
+  first two moments of the total are exact and the grid error is of third order.
+* Gaussian noise with the variance of: the coloured RX noise after the FFE
+  (``w^T R w``), TX noise through the whole response (``sigma_tx^2 |f|^2``), ADC ENOB
+  noise (``sigma_e^2 |w|^2``) and random jitter through the pulse slope: with a
+  sampling offset ``tau_k`` per ADC sample, ``sigma_RJ^2 sum_i w_i^2 E[(sum_j a p'_j)^2]``,
+  whose part from the decided symbol depends on its level (so sigma is per level).
+* ADC quantization: per FFE tap an independent uniform error of one LSB times
+  ``|w_i|``, convolved like a cursor (taps too small to matter go to the Gaussian).
+* Sinusoidal jitter (``noise.sj_ui``, ``noise.sj_hz``) and dual-Dirac deterministic
+  jitter (``dd_ui``: offsets +-A_DD, probability 1/2 each) move the sampling instant;
+  the pulse response is re-sampled at the moved instant (the exact form of the
+  slope model) and the error rates are averaged over the jitter distribution. For SJ
+  of any frequency the instant of each FFE tap's sample is moved by its own phase of
+  the sine; SJ slow against the equalizer span and DD are quasi-static.
+
+Per-eye error rate at a threshold y in eye e (between levels e and e+1): the
+probability that a symbol lands on the wrong side of y, divided by the bits per
+symbol, ``(1/(M log2 M)) [sum_{i<=e} P(v_i > y) + sum_{i>e} P(v_i < y)]``. At the slicer
+thresholds the three eyes add up to the BER when errors go to the adjacent level.
+The same quantity over (phase, y) is the statistical eye map.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import toeplitz
+
+from serdes.engines.stat import clip, views
+from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
+from serdes.engines.stat.jitter import jitter_quadrature
+from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
+from serdes.impairments import (adc_enob_variance, adc_quantization_variance, pulse_slope,
+                                rx_thermal_autocorr, tx_sigma)
+from serdes.kernels.stat import isi_pmf
+
+
+class StatisticalEngine:
+    """Statistical BER, bathtubs and eyes of a Link with a given equalizer (FFE, DFE and
+    reflection-canceller taps; decisions assumed correct).
+
+    ``system``: a :class:`~serdes.system.System`; ``taps``: EqualizerTaps (default:
+    ``design_equalizer(system)``, as the pulse engine). The noise contributions come from
+    :mod:`serdes.impairments`, the same functions the equalizer design uses.
+    ``resolution``: grid points per Gaussian std (the grid error falls as its cube).
+    ``dd_ui``: dual-Dirac deterministic jitter amplitude A_DD (UI); default: the
+    link's ``impairments.dd_ui``.
+    ``jitter_points``: quadrature points over the SJ period.
+    ``quantization``: "uniform" (per-tap uniform LSB error) or "gaussian".
+    """
+
+    def __init__(self, system, taps=None, *, resolution: float = 16.0,
+                 dd_ui: float | None = None, jitter_points: int = 32,
+                 quantization: str = "uniform", max_bins: int = 1 << 14):
+        from serdes.engines.run import design_equalizer
+
+        link = system.link
+        if resolution <= 0:
+            raise ValueError(f"resolution = {resolution!r}: expected a number > 0")
+        if dd_ui is None:
+            dd_ui = link.impairments.dd_ui
+        if dd_ui < 0 or dd_ui > 0.5:
+            raise ValueError(f"dd_ui = {dd_ui!r}: expected a number in [0, 0.5]")
+        if quantization not in ("uniform", "gaussian"):
+            raise ValueError(f"quantization = {quantization!r}: expected 'uniform' or "
+                             "'gaussian'")
+        self.system = system
+        self.link = link
+        self.taps = taps if taps is not None else design_equalizer(system)
+        if getattr(self.taps, "detector", "dfe") != "dfe":
+            raise ValueError("the statistical engine models FFE + DFE (+ reflection "
+                             "canceller) receivers, not the MLSE detector")
+        self.resolution = float(resolution)
+        self.dd_ui = float(dd_ui)
+        self.jitter_points = int(jitter_points)
+        self.quantization = quantization
+        self.max_bins = int(max_bins)
+        imp = link.impairments
+        self.m_levels = link.levels.shape[0]
+        self.levels = np.asarray(link.levels, dtype=np.float64)
+        self.thresholds = (self.levels[1:] + self.levels[:-1]) / 2.0
+        self.bit_errors = gray_bit_errors(self.m_levels)
+        self.eye_names = eye_names(self.m_levels)
+        self.es = float(np.mean(self.levels ** 2))
+        self.w = np.asarray(self.taps.ffe, dtype=np.float64)
+        self.b = np.asarray(self.taps.dfe, dtype=np.float64)
+        self.d = int(self.taps.delay)
+        self.pulse = link.pulse
+        self.ui_s = link.ui_s
+        self.volts_per_unit = float(self.pulse.taps[self.pulse.cursor])
+        n = self.w.shape[0]
+        # the Gaussian terms of the shared budget (serdes.impairments) through the FFE
+        r = rx_thermal_autocorr(link, n)
+        self.rx_var = float(self.w @ toeplitz(r) @ self.w)
+        self.sigma_tx = tx_sigma(link)
+        ww = float(self.w @ self.w)
+        self.enob_var = adc_enob_variance(link) * ww
+        self.quant_var = adc_quantization_variance(link) * ww  # quantization="gaussian"
+        self.lsb = link.adc.lsb_v                               # quantization="uniform"
+        self.rj_ui = float(imp.rj_ui)
+        self.sj_ui = float(imp.sj_ui)
+        self.sj_rad_per_ui = 2 * np.pi * imp.sj_hz * link.ui_s
+        self.jitter = jitter_quadrature(n, self.pulse.n_ui, sj_ui=self.sj_ui,
+                                        sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
+                                        points=self.jitter_points)
+        self._cache: dict = {}
+
+
+    # -- response and noise -------------------------------------------------------------
+    def _pulse_at(self, offset_ui: float):
+        """Symbol-spaced pulse samples and slopes (per UI) at an offset (UI)."""
+        key = round(float(offset_ui), 12)
+        hit = self._cache.get(key)
+        if hit is None:
+            h = self.pulse.at_offset(offset_ui * self.pulse.m)
+            hit = (h, pulse_slope(self.link, offset_ui))
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+    def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
+        """Combined response f = FFE * pulse at a phase offset, with per-FFE-tap extra
+        sampling offsets (jitter). Returns (f, slopes per FFE tap (n_taps, n_ui))."""
+        n = self.w.shape[0]
+        L = self.pulse.n_ui
+        if tap_offsets_ui is None or np.all(tap_offsets_ui == tap_offsets_ui[0]):
+            extra = 0.0 if tap_offsets_ui is None else float(tap_offsets_ui[0])
+            h, s = self._pulse_at(offset_ui + extra)
+            return np.convolve(self.w, h), np.broadcast_to(s, (n, L))
+        f = np.zeros(n + L - 1)
+        slopes = np.empty((n, L))
+        for i in range(n):
+            h, s = self._pulse_at(offset_ui + float(tap_offsets_ui[i]))
+            f[i:i + L] += self.w[i] * h
+            slopes[i] = s
+        return f, slopes
+
+    def _noise_var_per_level(self, f: np.ndarray, slopes: np.ndarray) -> np.ndarray:
+        var = self.rx_var + self.sigma_tx ** 2 * float(f @ f) + self.enob_var
+        if self.quantization == "gaussian":
+            var += self.quant_var
+        out = np.full(self.m_levels, var)
+        if self.rj_ui > 0:
+            n = self.w.shape[0]
+            L = self.pulse.n_ui
+            s2 = np.sum(slopes ** 2, axis=1)          # |p'|^2 seen by each tap
+            j = self.d - np.arange(n)                 # pulse index of the decided symbol
+            own = np.zeros(n)
+            ok = (j >= 0) & (j < L)
+            own[ok] = slopes[np.nonzero(ok)[0], j[ok]] ** 2
+            w2 = self.w ** 2
+            base = self.es * float(w2 @ s2)
+            for i, a in enumerate(self.levels):
+                out[i] += self.rj_ui ** 2 * (base + (a * a - self.es) * float(w2 @ own))
+        return out
+
+    def _residual(self, f: np.ndarray) -> np.ndarray:
+        """ISI left at the slicer: f without the main cursor, DFE positions minus the
+        DFE taps (correct decisions)."""
+        resid = f.copy()
+        resid[self.d] = 0.0
+        nb = self.b.shape[0]
+        end = min(self.d + 1 + nb, f.shape[0])
+        resid[self.d + 1:end] -= self.b[: end - self.d - 1]
+        # reflection-canceller taps (serdes.dsp.design.ReceiverTaps) are decision-fed too
+        lags = np.asarray(getattr(self.taps, "rc_lags", ()), dtype=np.int64)
+        if lags.size:
+            rc = np.asarray(getattr(self.taps, "rc_taps"), dtype=np.float64)
+            ok = self.d + lags < f.shape[0]
+            resid[self.d + lags[ok]] -= rc[ok]
+        return resid
+
+    def _components(self, f: np.ndarray, sigma_min: float, delta: float):
+        """Discrete components (values, probs) and their exact variance."""
+        resid = self._residual(f)
+        tiny = 1e-12 * abs(f[self.d])
+        cur = resid[np.abs(resid) > tiny]
+        vals = [np.outer(cur, self.levels)]
+        probs = [np.full(vals[0].shape, 1.0 / self.m_levels)]
+        var = self.es * float(cur @ cur)
+        if self.quantization == "uniform" and self.lsb > 0:
+            half = 0.5 * self.lsb * np.abs(self.w)
+            big = half[half >= delta]
+            if big.size:
+                K = int(min(max(np.ceil(2 * big.max() / delta), 2), 512))
+                # K-point midpoint rule of each uniform; the variance deficit
+                # h^2/(3K^2) is made up by the Gaussian below
+                u = (np.arange(K) + 0.5) / K * 2 - 1
+                kv = np.outer(big, u)
+                pad = max(K, self.m_levels)
+                vals = [np.pad(vals[0], ((0, 0), (0, pad - self.m_levels))),
+                        np.pad(kv, ((0, 0), (0, pad - K)))]
+                probs = [np.pad(probs[0], ((0, 0), (0, pad - self.m_levels))),
+                         np.pad(np.full(kv.shape, 1.0 / K), ((0, 0), (0, pad - K)))]
+                var += float(np.sum(big ** 2)) / 3.0
+            small = half[half < delta]
+            extra_gauss = float(np.sum(small ** 2)) / 3.0
+            if big.size:
+                extra_gauss += float(np.sum(big ** 2)) / 3.0 / K ** 2
+                var -= float(np.sum(big ** 2)) / 3.0 / K ** 2
+        else:
+            extra_gauss = 0.0
+        values = np.ascontiguousarray(np.vstack(vals))
+        p = np.ascontiguousarray(np.vstack(probs))
+        return values, p, var, extra_gauss, resid
+
+    def distribution(self, offset_ui: float = 0.0, tap_offsets_ui=None,
+                     delta: float | None = None, grid_step: float | None = None
+                     ) -> SlicerDistribution:
+        """The slicer-input distribution at one sampling phase (one jitter point).
+
+        delta: grid spacing (default sigma_min / resolution); grid_step: make delta an
+        integer fraction of this (for eye maps on a voltage grid).
+        """
+        f, slopes = self.response(offset_ui, tap_offsets_ui)
+        fd = float(f[self.d])
+        nv = self._noise_var_per_level(f, slopes)
+        sig_min = float(np.sqrt(max(nv.min(), 0.0)))
+        floor = 1e-6 * max(abs(fd), 1e-3)
+        sig_ref = max(sig_min, floor)
+        if delta is None:
+            delta = sig_ref / self.resolution
+        resid = self._residual(f)
+        spread = float(np.sum(np.abs(resid))) * float(np.max(np.abs(self.levels)))
+        spread += (0.5 * self.lsb * float(np.sum(np.abs(self.w)))) if self.lsb else 0.0
+        delta = max(delta, 2.0 * spread / self.max_bins)
+        if grid_step is not None:
+            delta = grid_step / max(1, math.ceil(grid_step / delta))
+        values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta)
+        pmf, k0 = isi_pmf(values, probs, delta)
+        x = (k0 + np.arange(pmf.shape[0])) * delta
+        mean = float(pmf @ x)
+        var_grid = float(pmf @ (x - mean) ** 2)
+        excess = var_grid - var_true   # what the linear split added
+        gvar = nv + extra_gauss
+        approx = False
+        eff = gvar - excess
+        lim = 0.25 * gvar
+        if np.any(eff < lim):
+            approx = True
+            eff = np.maximum(eff, lim)
+        eff = np.maximum(eff, floor ** 2)
+        return SlicerDistribution(pmf=pmf, k0=int(k0), delta=float(delta),
+                                  means=fd * self.levels, sigmas=np.sqrt(eff),
+                                  levels=self.levels, thresholds=self.thresholds,
+                                  bit_errors=self.bit_errors, isi_var=var_true,
+                                  noise_var=gvar, approximate=approx)
+
+    # -- error rates ---------------------------------------------------------------------
+    def ber(self, offset_ui: float = 0.0, *, error_estimate: bool = False) -> StatBer:
+        """BER, SER and per-eye BER at a sampling-phase offset (UI), jitter-averaged."""
+        tot = ser = mse = 0.0
+        per_eye = np.zeros(self.m_levels - 1)
+        for wq, row in self.jitter.rows():
+            dist = self.distribution(offset_ui, row)
+            P = dist.decision_matrix()
+            tot += wq * float((P * self.bit_errors).sum() / (dist.m * dist.bits_per_symbol))
+            ser += wq * float(P.sum() / dist.m)
+            per_eye += wq * dist.ber_per_eye()
+            fd = float(dist.means[-1] / dist.levels[-1])
+            # slicer error v - a: (f_d - 1) a + ISI + quantization + Gaussian noise
+            mse += wq * (self.es * (fd - 1.0) ** 2 + dist.isi_var + float(np.mean(dist.noise_var)))
+        d0 = self.distribution(offset_ui)
+        isi_rms = float(np.sqrt(self.es * np.sum(self._residual(self.response(offset_ui)[0]) ** 2)))
+        sndr = 10 * np.log10(self.es / mse)
+        rel = float("nan")
+        if error_estimate:
+            coarse = StatisticalEngine(self.system, self.taps, resolution=self.resolution / 2,
+                                       dd_ui=self.dd_ui, jitter_points=self.jitter_points,
+                                       quantization=self.quantization,
+                                       max_bins=self.max_bins).ber(offset_ui).ber
+            # the error falls as resolution^-3: the fine one is ~1/8 of the difference
+            rel = abs(coarse - tot) / 7.0 / tot if tot > 0 else 0.0
+        return StatBer(offset_ui=float(offset_ui), ber=float(tot), ser=float(ser),
+                       ber_per_eye=per_eye, eye_names=self.eye_names, sndr_db=float(sndr),
+                       sigma=np.sqrt(d0.noise_var), isi_rms=isi_rms,
+                       rel_error=rel)
+
+
+    # -- views (serdes.engines.stat.views, serdes.engines.stat.clip) ---------------------
+    def bathtub_horizontal(self, n_phases: int = 64, span_ui: float = 1.0) -> Bathtub:
+        """BER per eye (at its slicer threshold) and total BER vs sampling phase."""
+        return views.bathtub_horizontal(self, n_phases, span_ui)
+
+    def bathtub_vertical(self, offset_ui: float = 0.0, n_points: int = 401,
+                         span: float | None = None) -> Bathtub:
+        """Per-eye error rate vs threshold offset from each slicer threshold."""
+        return views.bathtub_vertical(self, offset_ui, n_points, span)
+
+    def eye(self, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3) -> StatEye:
+        """Statistical eye: the eye map over one UI of phase x n_bins slicer voltages."""
+        return views.eye(self, n_phases, n_bins, y_range)
+
+    def eye_opening(self, targets=DEFAULT_TARGETS, offset_ui: float = 0.0,
+                    n_phases: int = 64, vertical: Bathtub | None = None,
+                    horizontal: Bathtub | None = None) -> EyeOpening:
+        """Eye height (at the phase offset) and eye width (at the slicer threshold) of
+        every eye at each target BER."""
+        return views.eye_opening(self, targets, offset_ui, n_phases, vertical, horizontal)
+
+    def clip_probability(self, offset_ui: float = 0.0) -> float:
+        """P(|ADC input| > full scale / 2) at the phase (clipping is not modelled in the
+        error rates; this says whether it matters)."""
+        return clip.clip_probability(self, offset_ui)

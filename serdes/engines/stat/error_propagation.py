@@ -1,0 +1,83 @@
+"""DFE error propagation: a Markov model over the previous symbol's decision error, fed by
+the statistical slicer distribution."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from serdes.engines.stat.distribution import SlicerDistribution
+
+
+def dfe_error_propagation(engine, offset_ui: float = 0.0,
+                          max_burst: int = 16) -> dict | None:
+    """Markov model of DFE error propagation (first DFE tap only).
+
+    State: the error e = (decided - sent) level of the previous symbol. Given e, the
+    DFE subtracts b_1 (a + e) instead of b_1 a, i.e. shifts the slicer input by
+    -b_1 e. The next symbol's decision probabilities come from the statistical
+    distribution shifted by that amount (symbols and noise taken as independent of
+    the previous error, which is the model's approximation). Returns the predicted
+    BER with propagation, its ratio to the error-free-feedback BER, and the
+    distribution of burst lengths (runs of consecutive symbol errors).
+    """
+    b = engine.b
+    if b.shape[0] == 0 or not np.any(b):
+        return None
+    m = engine.m_levels
+    lv = engine.levels
+    dist = engine.distribution(offset_ui)
+    bits = engine.bit_errors
+    bps = dist.bits_per_symbol
+    # error values e = lv[j] - lv[i]; index states by (i, j) pair's difference
+    diffs = sorted({round(float(lv[j] - lv[i]), 12) for i in range(m) for j in range(m)})
+    idx = {d: k for k, d in enumerate(diffs)}
+    ns = len(diffs)
+    T = np.zeros((ns, ns))       # T[s, s'] = P(next error state s' | state s)
+    bit_rate = np.zeros(ns)      # expected bit errors of the next symbol given state s
+    for s, e in enumerate(diffs):
+        shift = -b[0] * e
+        shifted = SlicerDistribution(pmf=dist.pmf, k0=dist.k0, delta=dist.delta,
+                                     means=dist.means + shift, sigmas=dist.sigmas,
+                                     levels=dist.levels, thresholds=dist.thresholds,
+                                     bit_errors=dist.bit_errors, isi_var=dist.isi_var,
+                                     noise_var=dist.noise_var)
+        P = shifted.decision_matrix()
+        for i in range(m):
+            P[i, i] = 1.0 - P[i].sum() + P[i, i]
+            P[i, i] = max(P[i, i], 0.0)
+        for i in range(m):
+            for j in range(m):
+                T[s, idx[round(float(lv[j] - lv[i]), 12)]] += P[i, j] / m
+        bit_rate[s] = float((P * bits).sum() / m)
+    s0 = idx[0.0]
+    # stationary distribution
+    evals, evecs = np.linalg.eig(T.T)
+    k = int(np.argmin(np.abs(evals - 1.0)))
+    pi = np.real(evecs[:, k])
+    pi = pi / pi.sum()
+    ber_prop = float(pi @ bit_rate) / bps
+    ber_free = float(bit_rate[s0]) / bps
+    err = np.arange(ns) != s0
+    p_ee = float(1.0 - (pi[err] @ T[err, s0]) / pi[err].sum()) if pi[err].sum() > 0 else 0.0
+    # burst lengths: start from the error state distribution right after a clean symbol
+    start = T[s0].copy()
+    start[s0] = 0.0
+    p_start = start.sum()
+    hist = {}
+    if p_start > 0:
+        cur = start / p_start
+        Te = T.copy()
+        for L in range(1, max_burst + 1):
+            stop = float(cur @ Te[:, s0])     # the next symbol is clean
+            hist[L] = stop
+            cur = cur @ Te
+            cur[s0] = 0.0
+            if cur.sum() < 1e-12:
+                break
+    mean_len = sum(L * p for L, p in hist.items()) / max(sum(hist.values()), 1e-300)
+    return {"ber_with_propagation": ber_prop, "ber_correct_feedback": ber_free,
+            "ratio": ber_prop / ber_free if ber_free > 0 else float("nan"),
+            "p_error_after_error": p_ee,
+            "mean_burst_length": float(mean_len),
+            "burst_length_pmf": {int(L): float(p) for L, p in hist.items() if p > 1e-9}}
+
