@@ -73,7 +73,8 @@ class _SParameterChannel:
     """
 
     _error = ConfigError
-    _what = "S-parameters"
+    _what = "data"
+    _ports_key = "ports"
 
     def _setup(self, source: str, f, s, ports: str, thru: bool, f_needed_hz) -> None:
         prt = parse_ports(ports)
@@ -96,7 +97,7 @@ class _SParameterChannel:
                 raise self._error(
                     f"{source}: not a thru: |{what}| is {low_db:.1f} dB at {f[0] / 1e9:g} GHz "
                     f"(the lowest {self._what} frequency), a thru needs at least "
-                    f"{THRU_MIN_LOW_FREQ_DB:g} dB there; check channel.ports "
+                    f"{THRU_MIN_LOW_FREQ_DB:g} dB there; check {self._ports_key} "
                     "(IEEE 802.3 files use '12,34')"
                 )
         self._sigma_max = np.linalg.svd(s, compute_uv=False)[:, 0]
@@ -141,6 +142,7 @@ class TouchstoneChannel(_SParameterChannel):
 
     _error = FileFormatError
     _what = "file"
+    _ports_key = "channel.ports"
 
     def __init__(self, path, ports: str = "12,34", *, thru: bool = True,
                  f_needed_hz: float | None = None):
