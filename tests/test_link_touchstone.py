@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serdes.channel.touchstone import read_sdd21
+from serdes.channel.touchstone_io import read_sdd21
 from serdes.config import Config
 from serdes.engines.run import simulate
 from serdes.build import build, build_link

@@ -12,8 +12,9 @@
 import numpy as np
 import pytest
 
-from serdes.channel.reflections import (C0_M_PER_S, Segment, Stub,
-                                        quarter_wave_hz, reflection_coefficient, s_parameters)
+from serdes.channel.reflections import (C0_M_PER_S, Reflections, Segment, Stub,
+                                        propagation_constant, quarter_wave_hz,
+                                        reflection_coefficient, s_parameters)
 from serdes.cli import main
 from serdes.config import Config
 from serdes.errors import ConfigError
@@ -151,3 +152,54 @@ def test_config_errors_are_one_line(capsys):
     with pytest.raises(ConfigError, match="stub_positions"):
         Config.default().with_overrides(["reflections.stub_positions=[1]",
                                          "reflections.stub_lengths_mm=[1]"])
+
+
+def _skrf_cascade(f, segments, stubs, z_ref_ohm=50.0, loss_ref_hz=26.5625e9):
+    """The same cascade written with scikit-rf's media: line, shunt_delay_open, **."""
+    skrf = pytest.importorskip("skrf")
+    from skrf.media import DefinedGammaZ0
+
+    freq = skrf.Frequency.from_f(f, unit="hz")
+
+    def media(el):
+        g = propagation_constant(f, eps_r=el.eps_r, loss_db_per_mm=el.loss_db_per_mm,
+                                 loss_ref_hz=loss_ref_hz) * 1e3  # per metre
+        return DefinedGammaZ0(frequency=freq, z0_port=z_ref_ohm, z0=el.z0_ohm, gamma=g)
+
+    net = None
+    for j in range(len(segments) + 1):
+        parts = [media(s).shunt_delay_open(s.length_mm, "mm") for s in stubs if s.position == j]
+        if j < len(segments):
+            parts.append(media(segments[j]).line(segments[j].length_mm, "mm"))
+        for p in parts:
+            net = p if net is None else net ** p
+    return net.s[:, 0, 0], net.s[:, 1, 0]
+
+
+@pytest.mark.parametrize("segments, stubs, z_ref", [
+    ([Segment(20.0, 50.0, 4.0, 0.02), Segment(8.0, 40.0, 4.0, 0.02),
+      Segment(20.0, 50.0, 4.0, 0.02)], [Stub(3, 1.2)], 50.0),
+    ([Segment(5.0, 60.0, 3.5), Segment(30.0, 45.0, 4.2, 0.05)],
+     [Stub(0, 2.0, 55.0, 3.8, 0.1), Stub(1, 0.7)], 42.5),
+])
+def test_cascade_equals_scikit_rf_media(segments, stubs, z_ref):
+    """Our ABCD cascade is the one scikit-rf's media give (lines, shunt open stubs, **)
+    on a link grid up to 850 GHz; at 0 Hz ours is the exact 1 (scikit-rf moves 0 Hz)."""
+    f = np.arange(16385) * (850e9 / 16384)
+    s11, s21 = s_parameters(f, segments, stubs, z_ref_ohm=z_ref)
+    r11, r21 = _skrf_cascade(f, segments, stubs, z_ref_ohm=z_ref)
+    np.testing.assert_allclose(s11[1:], r11[1:], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(s21[1:], r21[1:], rtol=0, atol=1e-9)
+    assert s21[0] == 1.0 and s11[0] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_reflections_stage_has_il_db_and_describe():
+    """The stage reports its own insertion loss (cascade S21 times the echo) and a label."""
+    refl = Reflections(segments=[Segment(100.0, 50.0, 4.0, loss_db_per_mm=0.05)],
+                       echo_delay_s=1e-9, echo_amplitude=0.1)
+    f0 = 26.5625e9
+    expect = -20 * np.log10(abs(refl.response(np.array([0.0, f0]))[1]))
+    assert refl.il_db(f0) == pytest.approx(expect, rel=1e-12)
+    # a matched 100 mm line of 0.05 dB/mm alone: 5 dB
+    assert Reflections(segments=refl.segments).il_db(f0) == pytest.approx(5.0, rel=1e-12)
+    assert "1 segments" in refl.describe() and "echo -20.0 dB" in refl.describe()

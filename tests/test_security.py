@@ -41,11 +41,11 @@ def test_pickled_channel_file_is_not_executed(tmp_path, capsys, name, protocol):
 
 
 def test_channel_file_size_is_capped(tmp_path, capsys, monkeypatch):
-    from serdes.channel import touchstone
+    from serdes.channel import touchstone_io
 
     path = tmp_path / "big.s2p"
     path.write_text("# GHz S RI R 50\n" + "0 0 0 1 0 1 0 0 0\n" * 200)
-    monkeypatch.setattr(touchstone, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(touchstone_io, "MAX_FILE_BYTES", 1000)
     rc = main(["eye", "--set", "channel.model=touchstone", "--set", f"channel.file={path}",
                "-o", str(tmp_path / "eye.png")])
     err = capsys.readouterr().err

@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serdes.channel.touchstone import (
+from serdes.channel.resample import (
     DEFAULT_TAPER_FACTOR,
-    TouchstoneChannel,
     causality_ratio,
     estimate_bulk_delay,
     impulse_response,
     insertion_loss_db,
-    read_sdd21,
     transfer_on_grid,
 )
+from serdes.channel.touchstone import TouchstoneChannel
+from serdes.channel.touchstone_io import read_sdd21
 from serdes.errors import ConfigError, FileFormatError
 
 CHANNELS = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
@@ -377,9 +377,9 @@ ALL_S4P = sorted(CHANNELS.glob("*/*.s4p")) if CHANNELS.is_dir() else []
 )
 def test_parser_matches_scikit_rf_on_real_files(path):
     """Our text parser reads every real file (thru and crosstalk) as scikit-rf does."""
-    from serdes.channel.touchstone import _load_touchstone
+    from serdes.channel.touchstone_io import load_touchstone
 
-    _, f, s = _load_touchstone(path)
+    _, f, s = load_touchstone(path)
     f_ref, s_ref = _raw(path) if path in THRU_FILES else _skrf(path)
     np.testing.assert_array_equal(f, f_ref)
     np.testing.assert_allclose(s, s_ref, rtol=0, atol=1e-12)
@@ -423,9 +423,9 @@ def test_options_line_formats_and_units(tmp_path, unit, scale, fmt, nports):
             lines += [head + " " + rows[0], "! a comment inside a record", *rows[1:]]
     path = tmp_path / f"syn.s{nports}p"
     path.write_text("\n".join(lines) + "\n")
-    from serdes.channel.touchstone import _load_touchstone
+    from serdes.channel.touchstone_io import load_touchstone
 
-    _, f_read, s_read = _load_touchstone(path)
+    _, f_read, s_read = load_touchstone(path)
     np.testing.assert_allclose(f_read, f * 1e9, rtol=1e-15)
     np.testing.assert_allclose(s_read, s, rtol=1e-12, atol=1e-15)
     f_ref, s_ref = _skrf(path)
@@ -434,7 +434,7 @@ def test_options_line_formats_and_units(tmp_path, unit, scale, fmt, nports):
     # the options may come in any order
     lines[1] = f"# R 75 {fmt} S {unit}"
     path.write_text("\n".join(lines) + "\n")
-    _, f2, s2 = _load_touchstone(path)
+    _, f2, s2 = load_touchstone(path)
     np.testing.assert_array_equal(f2, f_read)
     np.testing.assert_array_equal(s2, s_read)
 

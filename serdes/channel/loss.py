@@ -242,4 +242,4 @@ class LossLine:
         return float(-20.0 * np.log10(abs(h)))
 
     def describe(self) -> str:
-        return "loss"
+        return f"loss line {self.loss_db:g} dB at {self.f_ref_hz / 1e9:g} GHz"

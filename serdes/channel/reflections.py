@@ -51,6 +51,21 @@ Cascading with the rest of the channel: :class:`Reflections` is a transfer funct
 the link multiplies with its channel model (loss line or Touchstone file). That is
 exact for a matched channel model (the Touchstone file's 50 ohm ports seeing ``Zr``);
 multiple reflections between the cascade and a mismatched file are not modelled.
+
+Why not scikit-rf's ``skrf.media``
+----------------------------------
+The same cascade can be written with ``skrf.media.DefinedGammaZ0`` (``z0_port = Zr``,
+``z0 = Z0``, ``gamma`` = :func:`propagation_constant` per metre): ``line`` for the
+segments, ``shunt_delay_open`` for the stubs, ``**`` to cascade.  The test
+``test_cascade_equals_scikit_rf_media`` checks that both agree to 1e-9 above 0 Hz (at
+0 Hz scikit-rf moves the frequency off zero internally and is 3e-8 off the exact 1).
+We keep the ABCD product here because it is on the hot path of every link build:
+for the cascade of three segments (20/8/20 mm, 50/40/50 ohm, 0.02 dB/mm) and a 1.2 mm
+stub on a link grid of 16385 frequencies (0..850 GHz) it takes 19 ms, scikit-rf 430 ms
+(22x; it builds a Network per element, renormalizes each and cascades 2-port S
+matrices through a general connect), and ``import skrf`` adds 0.25-0.35 s to a CLI run
+that otherwise never imports it.  The propagation constant (causal Annex 93A loss) is
+ours in both cases: scikit-rf has no such media.
 """
 
 from __future__ import annotations
@@ -193,6 +208,11 @@ class Reflections:
         if self.echo_amplitude:
             h = h * echo_response(f, delay_s=self.echo_delay_s, amplitude=self.echo_amplitude)
         return h
+
+    def il_db(self, f_hz) -> float:
+        """Insertion loss ``-20 log10 |H(f)|`` of the cascade and the echo at ``f_hz`` (dB)."""
+        h = self.response(np.array([0.0, float(f_hz)]))[1]
+        return float(-20.0 * np.log10(max(abs(h), 1e-300)))
 
     def describe(self, ui_s: float | None = None) -> str:
         ui_s = ui_s or self.ui_s

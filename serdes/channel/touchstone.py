@@ -1,709 +1,111 @@
-"""Measured channels from Touchstone files: differential thru, FFT-grid resampling, impulses.
+"""Channel stages from S-parameters: a Touchstone file or any in-memory ``skrf.Network``.
 
-Reading
--------
-:func:`read_sdd21` reads a 4-port single-ended ``.s4p`` file and returns the
-differential-mode thru ``SDD21``, or a 2-port ``.s2p`` file and returns its ``S21``.
-The file is read as text only (at most ``MAX_FILE_BYTES`` = 200 MB, UTF-8, no NUL
-bytes) and parsed by the strict Touchstone v1 parser here: the ``#`` options line
-(Hz/kHz/MHz/GHz; S parameters only; RI/MA/DB; ``R`` ohms; defaults GHz S MA R 50),
-``!`` comments, records spread over several lines (4-port), with or without a DC
-point.  It never hands the path to ``skrf.Network``, which tries to unpickle a file
-(arbitrary code execution from a crafted "channel file").  Every failure (missing,
-too large or binary file, garbage text, wrong number of ports, a frequency that
-does not increase anywhere in the file, Touchstone v2 keywords, noise data, NaNs)
-is reported as one :class:`~serdes.errors.FileFormatError` line naming the file,
-and a bad ``ports`` argument as a :class:`~serdes.errors.ConfigError`.
-:class:`TouchstoneChannel` adds the thru and Nyquist-band checks the link uses.
+* :class:`TouchstoneChannel` reads a ``.s4p``/``.s2p`` file with the strict text
+  parser of :mod:`serdes.channel.touchstone_io` (never ``skrf.Network(path)``, which
+  may unpickle a crafted file).
+* :class:`NetworkChannel` takes a ``skrf.Network`` already in memory (2- or 4-port),
+  e.g. built with ``skrf.media`` or read by the user's own trusted code.  Reference
+  impedances other than 50 ohm are renormalized to 50 ohm with scikit-rf first.
 
-Mixed-mode conversion (explicit formula).  For ``ports="ab,cd"`` the single-ended
-thru paths are ``a->b`` and ``c->d``, the differential input pair is ``(a, c)`` (``a``
-positive) and the output pair is ``(b, d)``.  With equal real reference impedances
-on all four ports (50 ohm here) the differential-to-differential thru is::
+Both take the differential thru ``SDD21`` (``S21`` for a 2-port) with the explicit
+formula of :func:`serdes.channel.touchstone_io.thru_response` and share all the
+resampling code of :mod:`serdes.channel.resample` (grid, taper above the last
+frequency, minimum-phase bulk delay).
 
-    SDD21 = ( S[b,a] - S[b,c] - S[d,a] + S[d,c] ) / 2
-
-* ``"12,34"`` (default, IEEE 802.3 channel files): ``SDD21 = (S21 - S23 - S41 + S43) / 2``
-* ``"13,24"`` (scikit-rf ``se2gmm(p=2)`` ordering): ``SDD21 = (S31 - S32 - S41 + S42) / 2``
-
-Any other ``"ab,cd"`` with ``{a,b,c,d} = {1,2,3,4}`` is accepted as well.  For an
-``.s2p`` file ``ports`` is still validated but ignored: the result is ``S21``.
-
-Resampling onto an FFT grid (:func:`transfer_on_grid`)
------------------------------------------------------
-The grid is ``f_k = k*df, k = 0..N`` (first point 0 Hz); it may extend far beyond
-the file's last frequency ``f_max`` (e.g. to 850 GHz = 16 x 53.125 GHz).
-
-1. **Linear phase.**  ``H`` is split as ``H(f) = R(f) exp(-j 2 pi f tau_g)``, where
-   ``tau_g`` is the least-squares phase slope (group delay) of the file over the band
-   where ``|H|`` is within 30 dB of its peak.  Magnitude ``|R|`` and unwrapped phase
-   ``arg R`` are interpolated linearly between file points and ``exp(-j 2 pi f tau_g)``
-   is multiplied back afterwards, so the grid response carries the full delay of the
-   file.  (Linear interpolation of a phase with a linear part removed and added back
-   equals interpolating the unwrapped phase itself; removing ``tau_g`` first makes the
-   unwrapping robust and sets the phase continuation above ``f_max``.)  At every file
-   frequency the grid value equals the file value to rounding.
-2. **DC.**  The value at 0 Hz is real.  If the file has a 0 Hz point its magnitude is
-   kept and its phase is snapped to 0 or pi, whichever is nearer (some files carry a
-   small spurious phase at DC).  Without a 0 Hz point, ``|H(0)|`` is a least-squares
-   straight-line fit of ``|H|`` over the lowest 4 file points, evaluated at 0 Hz
-   (clipped at 0), and the phase is 0 or pi, whichever is nearer the residual phase
-   extrapolated to 0 Hz; between 0 Hz and the first file point the same linear
-   interpolation applies.
-3. **Above f_max.**  The magnitude continues the last dB/Hz slope of the file (a
-   least-squares fit over the top 10 % of the band, forced to be <= 0 so it never
-   grows), multiplied by a raised-cosine window that is 1 at ``f_max`` and reaches 0 at
-   ``taper_factor * f_max`` (default 1.5); above that the response is exactly 0.  The
-   residual phase ``arg R`` is held at its last value, i.e. the group delay above
-   ``f_max`` is ``tau_g``: the extrapolated content is centred on the main pulse.
-   The window starts with zero slope, so it adds no step to the magnitude and little
-   ringing; 1.5x leaves half an octave for the roll-off, which
-   for 40-60 GHz files lies well above the 26.5625 GHz Nyquist frequency of
-   53.125 GBd, while keeping the extrapolated (unmeasured) part short.  If the grid
-   ends below ``taper_factor * f_max`` the top of the grid is not forced to 0.
-4. **Causality.**  The impulse response of a passive channel must be zero before the
-   signal arrives.  Nothing is shifted, subtracted or wrapped: the full delay of the
-   file is preserved, so the response starts after ``t = 0``, at about the bulk delay
-   ``tau`` of :func:`estimate_bulk_delay` (the arrival time).  Whatever energy lies
-   before ``tau`` (non-causal model data, band-limiting ringing, or a grid step ``df``
-   so coarse that the ``1/df`` window wraps the response) is measured by
-   :func:`causality_ratio` on the result of :func:`impulse_response`; energy that
-   wraps to the end of the record (negative time) is not counted, so choose ``df``
-   small enough that the response has died out within ``1/df``.
-
-Bulk delay (:func:`estimate_bulk_delay`)
-----------------------------------------
-A least-squares fit of the phase slope gives the *group* delay, the centre of the
-dispersed pulse, not its start: a lossy line's impulse response has a large part of
-its energy before that time.  We therefore use the standard decomposition
-``H = H_min * H_excess``: ``H_min`` is the minimum-phase response with the same
-magnitude, computed by the folded real cepstrum (discrete Hilbert transform of
-``ln|H|``) on a uniform grid from 0 Hz to ``max(4, 2 taper_factor) * f_max`` with the
-magnitude built as in steps 2-3 and floored at 1e-6 (-120 dB) of its peak; the
-excess phase ``arg H - arg H_min`` of a causal channel is (close to) the linear phase
-of a pure delay, and ``tau`` is its least-squares slope through the origin over the
-file frequencies below ``0.8 f_max`` whose magnitude is within 30 dB of its peak
-(the well-measured part of the band).  The response of ``H_min`` starts at ``t = 0``,
-so ``tau`` is the arrival time of the leading edge.  The floor and the extrapolated
-roll-off add some minimum-phase delay, which moves ``tau`` a few ps earlier: the
-estimate errs on the early (safe) side for causality checks and truncation.  It is
-clipped at 0.  (On the IEEE 802.3ck files it lies 20-40 ps before the impulse
-response peak, while the phase-slope group delay lies within about 10 ps of the
-peak.)  The decomposition assumes a thru-like response; for crosstalk files, whose
-responses are sums of paths, the estimate is not a reliable arrival time.
-
-Limitation: the phase is unwrapped point to point, so the file step must be fine
-enough that the phase changes by less than pi between points (step < 1/(2 delay);
-the 10 MHz step of the IEEE files allows up to 50 ns).
-
-Units: frequencies in Hz, times in s; ``h`` from :func:`impulse_response` is the
-discrete (per-sample) response, ``sum(h) == H(0)``; divide by ``dt`` for the
-continuous-time impulse response in 1/s.
+Mixed mode: scikit-rf's ``se2gmm(p=2)`` gives the same ``SDD21`` (to rounding,
+checked on a real file in the tests; :func:`skrf_sdd21` renumbers the ports first,
+since ``se2gmm`` pairs ports 1->3 and 2->4 while the IEEE files use 1->2 and 3->4).
+Production uses the explicit formula: it is one line on four S entries, while
+``se2gmm`` copies the network, renumbers it and transforms all 16 entries at every
+frequency; the formula is the same for a file and a network, and it states the
+port pairing in the code instead of leaving it to a renumbering step.
 """
 
 from __future__ import annotations
 
-import re
 import warnings
-from pathlib import Path
 
 import numpy as np
 
+from serdes.channel.resample import (
+    DEFAULT_TAPER_FACTOR,
+    estimate_bulk_delay,
+    insertion_loss_db,
+    transfer_on_grid,
+)
+from serdes.channel.touchstone_io import load_touchstone, parse_ports, read_sdd21, thru_response
 from serdes.errors import ConfigError, FileFormatError
 
 __all__ = [
-    "DEFAULT_TAPER_FACTOR",
+    "NetworkChannel",
     "TouchstoneChannel",
-    "causality_ratio",
-    "estimate_bulk_delay",
-    "impulse_response",
-    "insertion_loss_db",
-    "parse_ports",
     "read_sdd21",
-    "transfer_on_grid",
+    "skrf_sdd21",
 ]
-
-#: Raised-cosine roll-off above the last file frequency reaches 0 at this multiple of it.
-DEFAULT_TAPER_FACTOR = 1.5
 
 #: ``passivity_max()`` above this warns on load (files slightly above 1 load silently).
 PASSIVITY_WARN_LIMIT = 1.01
 
-_NPORTS_BY_SUFFIX = {".s2p": 2, ".s4p": 4}
-_PORTS_RE = re.compile(r"^\s*([1-4])([1-4])\s*,\s*([1-4])([1-4])\s*$")
-
-_DC_FIT_POINTS = 4  # lowest file points used to extrapolate |H(0)| when the file has no DC
-_SLOPE_FIT_FRACTION = 0.10  # top fraction of the band used for the dB/Hz continuation slope
-_MINPHASE_FLOOR = 1e-6  # |H| floor (relative to peak) in ln|H| for the minimum-phase part
-_DELAY_FIT_MAX_LOSS_DB = 30.0  # fit the excess phase where |H| is within this of its peak
-_DELAY_FIT_BAND = 0.8  # ... and below this fraction of f_max
-_MINPHASE_MAX_POINTS = 1 << 17  # cap on the internal cepstrum grid (points up to its top)
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def parse_ports(ports: str) -> tuple[int, int, int, int]:
-    """Parse ``"ab,cd"`` into 0-based ``(a, b, c, d)``: thru a->b and c->d.
-
-    Raises :class:`ConfigError` unless it is two pairs of digits 1-4 using each port once.
-    """
-    m = _PORTS_RE.match(ports) if isinstance(ports, str) else None
-    if m is None or sorted(m.groups()) != ["1", "2", "3", "4"]:
-        raise ConfigError(
-            f"ports={ports!r}: expected 'ab,cd' = thru a->b and c->d using ports 1-4 once each, "
-            "e.g. '12,34' (IEEE 802.3 files) or '13,24'"
-        )
-    a, b, c, d = (int(g) - 1 for g in m.groups())
-    return a, b, c, d
-
-
-#: Larger files are refused before they are read (the IEEE files are 2-5 MB).
-MAX_FILE_BYTES = 200 * 1024 * 1024
-
-#: A thru whose |H| stays below this at low frequency (see _low_frequency_db) is refused.
+#: A thru whose |H| at the lowest frequency is below this is refused.
 THRU_MIN_LOW_FREQ_DB = -10.0
-_THRU_CHECK_HZ = 1e9  # "low frequency": file points up to this (or the first point)
 
-_FREQ_UNITS = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
-_FORMATS = ("ri", "ma", "db")
+Z_REF_OHM = 50.0
 
 
-def _read_text(p: Path) -> str:
-    """The file's text: size-capped, refused if binary or not UTF-8 (never unpickled)."""
-    try:
-        with open(p, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise FileFormatError(f"{p}: cannot read ({exc.strerror})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise FileFormatError(
-            f"{p}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, too large for a "
-            "Touchstone channel file"
-        )
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise FileFormatError(f"{p}: binary data (NUL byte at offset {nul}), not a Touchstone text file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileFormatError(
-            f"{p}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}), "
-            "not a Touchstone text file"
-        ) from None
+class _SParameterChannel:
+    """Shared checks and resampling for an S matrix ``s[nf, n, n]`` at ``f_hz`` (50 ohm).
 
+    Attributes: ``ports``, ``nports``, ``f_hz`` and ``sdd21`` (the data), ``bulk_delay_s``
+    (see :func:`~serdes.channel.resample.estimate_bulk_delay`, computed on first use).
 
-def _parse_options(p: Path, lineno: int, body: str) -> tuple[float, str]:
-    """Touchstone v1 option line ``# <unit> <parameter> <format> R <ohms>`` (any order,
-    each optional; defaults GHz, S, MA, R 50) -> (Hz per frequency unit, format)."""
-    scale, fmt = 1e9, "ma"
-    toks = body[1:].split()
-    i = 0
-    while i < len(toks):
-        t = toks[i].lower()
-        if t in _FREQ_UNITS:
-            scale = _FREQ_UNITS[t]
-        elif t in _FORMATS:
-            fmt = t
-        elif t == "s":
-            pass
-        elif t in ("y", "z", "h", "g"):
-            raise FileFormatError(
-                f"{p}, line {lineno}: {toks[i]}-parameters are not supported, only S-parameters"
-            )
-        elif t == "r":
-            try:
-                r = float(toks[i + 1])
-            except (IndexError, ValueError):
-                r = float("nan")
-            if not (np.isfinite(r) and r > 0):
-                raise FileFormatError(
-                    f"{p}, line {lineno}: option 'R' needs a reference resistance > 0 ohm"
-                )
-            i += 1
-        else:
-            tok = toks[i] if len(toks[i]) <= 20 else toks[i][:17] + "..."
-            raise FileFormatError(
-                f"{p}, line {lineno}: unknown option {tok!r} (allowed: Hz/kHz/MHz/GHz, S, "
-                "RI/MA/DB, R <ohms>)"
-            )
-        i += 1
-    return scale, fmt
+    Checks, each a one-line error (``_error``) naming the source:
 
-
-def _parse_touchstone(p: Path, text: str, nports: int) -> tuple[np.ndarray, np.ndarray]:
-    """Strict Touchstone v1 parser -> (f_hz, s[nf, n, n]).
-
-    ``!`` starts a comment; the first ``#`` line sets the options (later ones are
-    ignored, as the format says); a record is the frequency and ``n*n`` value pairs and
-    may span several lines but must end at the end of a line; every record's frequency
-    must be above the previous one.  Touchstone v2 keywords (``[...]``) and 2-port
-    noise data are refused.
-    """
-    per_rec = 1 + 2 * nports * nports
-    options = None
-    records: list[list[float]] = []
-    cur: list[float] = []
-    cur_line = 0
-    last_f = -np.inf
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        body = line.split("!", 1)[0].strip()
-        if not body:
-            continue
-        if body.startswith("#"):
-            if options is None:
-                options = _parse_options(p, lineno, body)
-            continue
-        if body.startswith("["):
-            raise FileFormatError(
-                f"{p}, line {lineno}: Touchstone v2 keyword {body.split()[0]!r}; only "
-                "Touchstone v1 files are read (save the file as version 1)"
-            )
-        vals = []
-        for tok in body.split():
-            try:
-                vals.append(float(tok))
-            except ValueError:
-                tok = tok if len(tok) <= 20 else tok[:17] + "..."
-                raise FileFormatError(
-                    f"{p}: not a readable Touchstone file (non-numeric text {tok!r} on "
-                    f"line {lineno})"
-                ) from None
-        if not cur:
-            cur_line = lineno
-            if options is None:
-                raise FileFormatError(
-                    f"{p}, line {lineno}: data before the '#' option line "
-                    "(e.g. '# GHz S MA R 50')"
-                )
-            f_rec = vals[0] * options[0]
-            if not f_rec > last_f:  # also where 2-port noise data would start
-                raise FileFormatError(
-                    f"{p}, line {lineno}: frequency {f_rec:g} Hz does not follow "
-                    f"{last_f:g} Hz; frequencies must be >= 0 and strictly increasing"
-                    + (" (2-port noise-parameter data are not supported either)"
-                       if nports == 2 else "")
-                )
-        cur.extend(vals)
-        if len(cur) > per_rec:
-            raise FileFormatError(
-                f"{p}: not a readable Touchstone file (the record starting on line "
-                f"{cur_line} has more than {per_rec} numbers; {nports}-port records are "
-                f"frequency + {2 * nports * nports} values, ending at the end of a line)"
-            )
-        if len(cur) == per_rec:
-            last_f = cur[0] * options[0]
-            records.append(cur)
-            cur = []
-    if cur:
-        raise FileFormatError(
-            f"{p}: not a readable Touchstone file (the record starting on line {cur_line} "
-            f"has {len(cur)} numbers, not whole {nports}-port records of {per_rec} numbers: "
-            f"frequency + {2 * nports * nports} values)"
-        )
-    if not records:
-        raise FileFormatError(f"{p}: not a readable Touchstone file (no data lines)")
-    scale, fmt = options
-    arr = np.asarray(records, dtype=np.float64)
-    f = arr[:, 0] * scale
-    a, b = arr[:, 1::2], arr[:, 2::2]
-    if fmt == "ri":
-        v = a + 1j * b
-    else:
-        mag = a if fmt == "ma" else 10.0 ** (a / 20.0)
-        v = mag * np.exp(1j * np.deg2rad(b))
-    s = v.reshape(-1, nports, nports)
-    if nports == 2:
-        s = s.transpose(0, 2, 1)  # v1 2-port order is S11 S21 S12 S22
-    return f, np.ascontiguousarray(s, dtype=np.complex128)
-
-
-def _load_touchstone(path) -> tuple[Path, np.ndarray, np.ndarray]:
-    """Read a .s2p/.s4p file as text with our own parser; return (path, f_hz, s[nf, n, n]).
-
-    The file is only ever read as size-capped UTF-8 text and parsed as numbers: no
-    loader that could unpickle or execute anything is involved.
-    """
-    try:
-        p = Path(path)
-    except TypeError:
-        raise FileFormatError(f"{path!r}: not a file path") from None
-    if not p.exists():
-        raise FileFormatError(f"{p}: file not found")
-    if not p.is_file():
-        raise FileFormatError(f"{p}: not a regular file")
-    nports = _NPORTS_BY_SUFFIX.get(p.suffix.lower())
-    if nports is None:
-        raise FileFormatError(
-            f"{p}: unsupported extension {p.suffix!r}, expected a Touchstone .s2p or .s4p file"
-        )
-    f, s = _parse_touchstone(p, _read_text(p), nports)
-    if f.size < 2:
-        raise FileFormatError(f"{p}: needs at least 2 frequency points, found {f.size}")
-    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(s))):
-        raise FileFormatError(f"{p}: contains non-finite (NaN/inf) values")
-    if f[0] < 0 or np.any(np.diff(f) <= 0):
-        raise FileFormatError(f"{p}: frequencies must be >= 0 and strictly increasing")
-    return p, f, s
-
-
-def _thru(s: np.ndarray, ports: tuple[int, int, int, int]) -> np.ndarray:
-    """Differential thru from single-ended S (nf, n, n); S21 for a 2-port."""
-    if s.shape[1] == 2:
-        return s[:, 1, 0].astype(np.complex128, copy=True)
-    a, b, c, d = ports
-    return 0.5 * (s[:, b, a] - s[:, b, c] - s[:, d, a] + s[:, d, c])
-
-
-def read_sdd21(path, ports: str = "12,34") -> tuple[np.ndarray, np.ndarray]:
-    """Read a Touchstone file and return ``(f_hz, sdd21)``.
-
-    ``.s4p``: ``SDD21 = (S[b,a] - S[b,c] - S[d,a] + S[d,c]) / 2`` for ``ports="ab,cd"``
-    (default ``"12,34"``: ``(S21 - S23 - S41 + S43)/2``; ``"13,24"``:
-    ``(S31 - S32 - S41 + S42)/2``).  ``.s2p``: ``S21`` (``ports`` validated, ignored).
-
-    Raises :class:`FileFormatError` (missing/unreadable/malformed file) or
-    :class:`ConfigError` (bad ``ports``), each with a one-line message.
-    """
-    prt = parse_ports(ports)
-    _, f, s = _load_touchstone(path)
-    return f, _thru(s, prt)
-
-
-# ------------------------------------------------------------------ input checking
-
-
-def _as_response(f_hz, h, name_f="f_hz", name_h="h") -> tuple[np.ndarray, np.ndarray]:
-    f = np.asarray(f_hz, dtype=np.float64)
-    try:
-        hh = np.asarray(h, dtype=np.complex128)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name_h}: must be an array of complex numbers") from None
-    if f.ndim != 1 or hh.shape != f.shape:
-        raise ConfigError(
-            f"{name_f}, {name_h}: must be 1-D arrays of equal length, got {f.shape} and {hh.shape}"
-        )
-    if f.size < 2:
-        raise ConfigError(f"{name_f}: needs at least 2 frequency points, got {f.size}")
-    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(hh))):
-        raise ConfigError(f"{name_f}, {name_h}: must be finite (no NaN/inf)")
-    if f[0] < 0 or np.any(np.diff(f) <= 0):
-        raise ConfigError(f"{name_f}: must be >= 0 and strictly increasing")
-    return f, hh
-
-
-def _as_grid(f_grid_hz, name="f_grid_hz") -> np.ndarray:
-    g = np.asarray(f_grid_hz, dtype=np.float64)
-    if g.ndim != 1 or g.size < 2:
-        raise ConfigError(f"{name}: must be a 1-D array of at least 2 frequencies")
-    if not np.all(np.isfinite(g)):
-        raise ConfigError(f"{name}: must be finite")
-    if g[0] != 0.0:
-        raise ConfigError(f"{name}: first point must be 0 Hz, got {g[0]:g} Hz")
-    if np.any(np.diff(g) <= 0):
-        raise ConfigError(f"{name}: must be strictly increasing")
-    return g
-
-
-def _check_taper(taper_factor) -> float:
-    try:
-        tf = float(taper_factor)
-    except (TypeError, ValueError):
-        tf = float("nan")
-    if not (np.isfinite(tf) and tf > 1.0):
-        raise ConfigError(f"taper_factor={taper_factor!r}: must be a number > 1 (default 1.5)")
-    return tf
-
-
-# ------------------------------------------------------------- resampling helpers
-
-
-def _phase_slope_delay(f: np.ndarray, h: np.ndarray) -> float:
-    """Least-squares phase-slope (group) delay tau_g over the band within 30 dB of peak |H|."""
-    mag = np.abs(h)
-    ph = np.unwrap(np.angle(h))
-    ref = mag.max()
-    ok = mag >= ref * 10 ** (-_DELAY_FIT_MAX_LOSS_DB / 20)
-    if np.count_nonzero(ok) < 2:
-        ok = np.ones_like(ok)
-    w = 2 * np.pi * f[ok]
-    A = np.vstack([w, np.ones_like(w)]).T
-    slope = np.linalg.lstsq(A, ph[ok], rcond=None)[0][0]
-    return float(-slope)
-
-
-class _Prepared:
-    """File response with a real DC point prepended/snapped, split into |H| and residual phase.
-
-    ``phase`` is the unwrapped phase of ``H * exp(+j 2 pi f tau0)`` (delay ``tau0`` removed),
-    with ``phase[0]`` exactly 0 or +-pi.
+    * ``thru=True`` (default; used as the link's channel): ``|SDD21|`` (or ``|S21|``)
+      at the lowest frequency must be at least ``THRU_MIN_LOW_FREQ_DB`` (-10 dB).  A
+      real interconnect loses well under 1 dB at low frequency (0.1-0.5 dB in the IEEE
+      files), while a wrong port mapping or a crosstalk file gives -30 dB or less.
+      Pass ``thru=False`` for coupling paths (NEXT/FEXT), whose ``SDD21`` is tiny.
+    * ``f_needed_hz``: the data must reach it.  The link passes its Nyquist frequency
+      (symbol rate / 2): the measured data must cover the whole first Nyquist zone;
+      above the last point the response is the tapered continuation of
+      :func:`~serdes.channel.resample.transfer_on_grid`, an extrapolation only
+      acceptable beyond Nyquist.
     """
 
-    def __init__(self, f: np.ndarray, h: np.ndarray):
-        tau0 = _phase_slope_delay(f, h)
-        r = h * np.exp(2j * np.pi * f * tau0)
-        ph = np.unwrap(np.angle(r))
-        mag = np.abs(h)
-        if f[0] == 0.0:
-            # keep |H(0)|, snap its phase to 0 or +-pi (whichever is nearer): real DC value
-            ph[0] = np.pi * np.round(ph[0] / np.pi)
-            f_e, mag_e, ph_e = f, mag, ph
-        else:
-            k = min(_DC_FIT_POINTS, f.size)
-            A = np.vstack([f[:k], np.ones(k)]).T
-            mag0 = max(float(np.linalg.lstsq(A, mag[:k], rcond=None)[0][1]), 0.0)
-            ph_ext = ph[0] - f[0] * (ph[1] - ph[0]) / (f[1] - f[0])
-            ph0 = np.pi * np.round(ph_ext / np.pi)
-            f_e = np.concatenate(([0.0], f))
-            mag_e = np.concatenate(([mag0], mag))
-            ph_e = np.concatenate(([ph0], ph))
-        self.f = f_e
-        self.mag = mag_e
-        self.phase = ph_e
-        self.tau0 = tau0
-        self.f_max = float(f_e[-1])
-        # continuation slope (dB/Hz) over the top of the band, never rising
-        top = f_e >= f_e[-1] - _SLOPE_FIT_FRACTION * (f_e[-1] - f_e[0])
-        if np.count_nonzero(top) < 2:
-            top[-2:] = True
-        db = 20 * np.log10(np.maximum(mag_e[top], 1e-300))
-        A = np.vstack([f_e[top], np.ones(np.count_nonzero(top))]).T
-        slope = float(np.linalg.lstsq(A, db, rcond=None)[0][0])
-        self.slope_db_per_hz = min(slope, 0.0) if np.isfinite(slope) else 0.0
+    _error = ConfigError
+    _what = "data"
+    _ports_key = "ports"
 
-    def magnitude(self, g: np.ndarray, taper_factor: float) -> np.ndarray:
-        mag = np.interp(g, self.f, self.mag)
-        up = g > self.f_max
-        if np.any(up):
-            fu = g[up]
-            x = (fu - self.f_max) / ((taper_factor - 1.0) * self.f_max)
-            win = np.where(x < 1.0, 0.5 * (1.0 + np.cos(np.pi * np.minimum(x, 1.0))), 0.0)
-            ext_db = self.slope_db_per_hz * (fu - self.f_max)
-            mag[up] = self.mag[-1] * 10.0 ** (ext_db / 20.0) * win
-        return mag
-
-    def residual_phase(self, g: np.ndarray) -> np.ndarray:
-        # np.interp holds the last value above f_max: constant residual phase there
-        return np.interp(g, self.f, self.phase)
-
-
-def _prepare(f_hz, h) -> _Prepared:
-    f, hh = _as_response(f_hz, h)
-    return _Prepared(f, hh)
-
-
-def _minphase_phase(mag: np.ndarray) -> np.ndarray:
-    """Phase of the minimum-phase response with magnitude ``mag`` on a uniform 0..fN grid."""
-    floor = max(float(mag.max()), 1e-300) * _MINPHASE_FLOOR
-    logm = np.log(np.maximum(mag, floor))
-    n = mag.size - 1
-    c = np.fft.irfft(logm, 2 * n)
-    fold = np.zeros_like(c)
-    fold[0] = c[0]
-    fold[1:n] = 2.0 * c[1:n]
-    fold[n] = c[n]
-    return np.imag(np.fft.rfft(fold))
-
-
-def _bulk_delay(prep: _Prepared, taper_factor: float) -> float:
-    f_max = prep.f_max
-    step = float(np.median(np.diff(prep.f)))
-    f_top = max(4.0, 2.0 * taper_factor) * f_max
-    n = int(min(max(int(np.ceil(f_top / step)), 1024), _MINPHASE_MAX_POINTS))
-    g = np.linspace(0.0, f_top, n + 1)
-    phi_min = np.interp(prep.f, g, _minphase_phase(prep.magnitude(g, taper_factor)))
-    # measured phase (coarse delay put back) minus the minimum phase = excess phase
-    excess = prep.phase - 2 * np.pi * prep.f * prep.tau0 - phi_min
-    ref = prep.mag.max()
-    ok = (prep.f > 0) & (prep.f <= _DELAY_FIT_BAND * f_max)
-    ok &= prep.mag >= ref * 10 ** (-_DELAY_FIT_MAX_LOSS_DB / 20)
-    if np.count_nonzero(ok) < 2:
-        ok = prep.f > 0
-    w = 2 * np.pi * prep.f[ok]
-    # the excess phase at 0 Hz is the snapped DC phase (0 or pi): fit its slope from there
-    tau = -float(np.dot(w, excess[ok] - prep.phase[0]) / np.dot(w, w))
-    # nothing arrives before t = 0 (a flat, band-limited response can give tau < 0)
-    return max(tau, 0.0)
-
-
-def estimate_bulk_delay(f_hz, h, *, taper_factor: float = DEFAULT_TAPER_FACTOR) -> float:
-    """Pure-delay (arrival-time) part of a measured transfer function, in seconds.
-
-    Least-squares slope (through the origin) of the excess phase ``arg H - arg H_min``,
-    where ``H_min`` is the minimum-phase response with the magnitude of ``H`` (see the
-    module docstring for the grid, the -120 dB floor and the fit band).
-    """
-    tf = _check_taper(taper_factor)
-    return _bulk_delay(_prepare(f_hz, h), tf)
-
-
-def transfer_on_grid(
-    f_hz,
-    h,
-    f_grid_hz,
-    *,
-    taper_factor: float = DEFAULT_TAPER_FACTOR,
-    delay_s: float | None = None,
-) -> np.ndarray:
-    """Resample a measured transfer function onto the FFT grid ``f_grid_hz`` (complex128).
-
-    ``f_grid_hz`` must start at 0 Hz and increase (normally ``k*df, k=0..N``).  The
-    value at 0 Hz is real; between file points |H| and the unwrapped phase (linear
-    phase removed) are interpolated linearly, so file points are reproduced exactly; above
-    the last file frequency the magnitude follows the last dB/Hz slope times a raised
-    cosine reaching 0 at ``taper_factor * f_max``.  ``delay_s`` overrides the linear
-    phase removed before interpolation (default: the least-squares phase-slope delay
-    of the file); it only changes the phase above ``f_max``, whose group delay it is.
-    See the module docstring for details.
-    """
-    tf = _check_taper(taper_factor)
-    prep = _prepare(f_hz, h)
-    g = _as_grid(f_grid_hz)
-    if delay_s is None:
-        tau = prep.tau0
-    else:
-        try:
-            tau = float(delay_s)
-        except (TypeError, ValueError):
-            tau = float("nan")
-        if not np.isfinite(tau):
-            raise ConfigError(f"delay_s={delay_s!r}: must be a finite number of seconds")
-    mag = prep.magnitude(g, tf)
-    # residual phase w.r.t. tau (phase has tau0 removed): arg(H e^{+j w tau})
-    res = prep.residual_phase(g) + 2 * np.pi * np.minimum(g, prep.f_max) * (tau - prep.tau0)
-    out = mag * np.exp(1j * (res - 2 * np.pi * g * tau))
-    out[0] = complex(mag[0] * np.cos(prep.phase[0]), 0.0)
-    return out.astype(np.complex128, copy=False)
-
-
-def impulse_response(f_grid_hz, H) -> tuple[np.ndarray, np.ndarray]:
-    """Real impulse response of ``H`` given on the uniform grid ``f_k = k*df, k=0..N``.
-
-    Returns ``(t_s, h)`` with ``n = 2N`` samples, ``dt = 1/(2 f_N) = 1/(n df)``,
-    ``t_s = arange(n)*dt`` and ``h = irfft(H, n)``: the discrete (per-sample) response,
-    so ``sum(h) == Re H(0)`` (``h/dt`` is the continuous-time response in 1/s).  The
-    record is periodic with period ``1/df``; the imaginary parts of ``H`` at 0 Hz and
-    at ``f_N`` are discarded (both are 0 from :func:`transfer_on_grid`).
-    """
-    g = _as_grid(f_grid_hz)
-    HH = np.asarray(H, dtype=np.complex128)
-    if HH.shape != g.shape:
-        raise ConfigError(f"H: must have the shape of f_grid_hz {g.shape}, got {HH.shape}")
-    if not np.all(np.isfinite(HH)):
-        raise ConfigError("H: must be finite (no NaN/inf)")
-    df = g[1]
-    N = g.size - 1
-    if not np.allclose(g, df * np.arange(N + 1), rtol=0.0, atol=1e-6 * df):
-        raise ConfigError("f_grid_hz: must be uniform, f_k = k*df for k = 0..N")
-    n = 2 * N
-    h = np.fft.irfft(HH, n)
-    dt = 1.0 / (n * df)
-    return np.arange(n) * dt, h
-
-
-def causality_ratio(h, delay_samples) -> float:
-    """Energy of ``h`` before sample ``delay_samples`` divided by its total energy.
-
-    With ``delay_samples = floor(bulk_delay / dt)`` this is the fraction of the impulse
-    response that arrives before the signal can (0 for a causal response).
-    """
-    hh = np.asarray(h, dtype=np.float64)
-    if hh.ndim != 1 or hh.size == 0:
-        raise ConfigError("h: must be a non-empty 1-D real array")
-    try:
-        d = float(delay_samples)
-    except (TypeError, ValueError):
-        d = float("nan")
-    if not (np.isfinite(d) and d >= 0):
-        raise ConfigError(f"delay_samples={delay_samples!r}: must be a number >= 0")
-    k = min(int(np.floor(d)), hh.size)
-    e = hh * hh
-    total = float(e.sum())
-    if total <= 0.0:
-        raise ConfigError("h: impulse response has zero energy")
-    return float(e[:k].sum() / total)
-
-
-def insertion_loss_db(f_hz, h, f0_hz) -> float:
-    """``-20 log10 |H(f0)|`` with ``|H|`` interpolated linearly between file points (dB)."""
-    f, hh = _as_response(f_hz, h)
-    try:
-        f0 = float(f0_hz)
-    except (TypeError, ValueError):
-        f0 = float("nan")
-    if not (np.isfinite(f0) and f[0] <= f0 <= f[-1]):
-        raise ConfigError(
-            f"f0_hz={f0_hz!r}: must lie within the data range {f[0]:g}..{f[-1]:g} Hz"
-        )
-    m = float(np.interp(f0, f, np.abs(hh)))
-    return float("inf") if m <= 0.0 else float(-20.0 * np.log10(m))
-
-
-# ------------------------------------------------------------------------ channel
-
-
-class TouchstoneChannel:
-    """A measured channel read from a .s4p (differential thru) or .s2p (S21) file.
-
-    Attributes: ``path``, ``ports``, ``nports``, ``f_hz`` and ``sdd21`` (file data),
-    ``bulk_delay_s`` (see :func:`estimate_bulk_delay`, computed on first use).
-
-    Checks, each a one-line :class:`FileFormatError` naming the file:
-
-    * ``thru=True`` (default; the file is used as the link's channel): ``|SDD21|`` (or
-      ``|S21|``) at the lowest file frequency must be at least
-      ``THRU_MIN_LOW_FREQ_DB`` (-10 dB).  A real interconnect loses well under 1 dB at
-      low frequency (0.1-0.5 dB in the IEEE files), while a wrong port mapping or a
-      crosstalk file gives -30 dB or less.  Pass ``thru=False`` for coupling paths
-      (NEXT/FEXT files), whose ``SDD21`` is tiny by nature.
-    * ``f_needed_hz``: the file's last frequency must reach it.  The link passes its
-      Nyquist frequency (symbol rate / 2): the measured data must cover the whole
-      first Nyquist zone, where the signal's ISI is decided; above the last point the
-      response is the tapered continuation of :func:`transfer_on_grid`, an
-      extrapolation that is only acceptable beyond Nyquist (the IEEE files reach 40-60
-      GHz, 1.5-2.3x the 26.56 GHz Nyquist frequency of 53.125 GBd).
-    """
-
-    def __init__(self, path, ports: str = "12,34", *, thru: bool = True,
-                 f_needed_hz: float | None = None):
+    def _setup(self, source: str, f, s, ports: str, thru: bool, f_needed_hz) -> None:
         prt = parse_ports(ports)
-        p, f, s = _load_touchstone(path)
-        self.path = p
+        self._source = source
         self.ports = ports
         self.nports = s.shape[1]
         self.f_hz = f
-        self.sdd21 = _thru(s, prt)
+        self.sdd21 = thru_response(s, prt)
         if f_needed_hz is not None and f[-1] < float(f_needed_hz):
-            raise FileFormatError(
-                f"{p}: data end at {f[-1] / 1e9:g} GHz, below the {float(f_needed_hz) / 1e9:g} "
-                "GHz the link needs (its Nyquist frequency, symbol rate / 2); use a file that "
-                "reaches at least that frequency"
+            raise self._error(
+                f"{source}: data end at {f[-1] / 1e9:g} GHz, below the "
+                f"{float(f_needed_hz) / 1e9:g} GHz the link needs (its Nyquist frequency, "
+                f"symbol rate / 2); use {'a file that reaches' if self._what == 'file' else 'data that reach'} "
+                "at least that frequency"
             )
         if thru:
             low_db = 20.0 * np.log10(max(float(np.abs(self.sdd21[0])), 1e-300))
             if low_db < THRU_MIN_LOW_FREQ_DB:
                 what = "S21" if self.nports == 2 else f"SDD21 with ports={ports!r}"
-                raise FileFormatError(
-                    f"{p}: not a thru: |{what}| is {low_db:.1f} dB at {f[0] / 1e9:g} GHz "
-                    f"(the lowest file frequency), a thru needs at least "
-                    f"{THRU_MIN_LOW_FREQ_DB:g} dB there; check channel.ports "
+                raise self._error(
+                    f"{source}: not a thru: |{what}| is {low_db:.1f} dB at {f[0] / 1e9:g} GHz "
+                    f"(the lowest {self._what} frequency), a thru needs at least "
+                    f"{THRU_MIN_LOW_FREQ_DB:g} dB there; check {self._ports_key} "
                     "(IEEE 802.3 files use '12,34')"
                 )
         self._sigma_max = np.linalg.svd(s, compute_uv=False)[:, 0]
         self._bulk_delay: float | None = None
         pm = self.passivity_max()
         if pm > PASSIVITY_WARN_LIMIT:
-            warnings.warn(
-                f"{p}: not passive, largest singular value of S is {pm:.4f}",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-
-    def __repr__(self) -> str:
-        return (
-            f"TouchstoneChannel({str(self.path)!r}, ports={self.ports!r}: {self.nports}-port, "
-            f"{self.f_hz.size} points {self.f_hz[0]:g}..{self.f_hz[-1]:g} Hz)"
-        )
+            warnings.warn(f"{source}: not passive, largest singular value of S is {pm:.4f}",
+                          RuntimeWarning, stacklevel=3)
 
     @property
     def bulk_delay_s(self) -> float:
@@ -713,16 +115,109 @@ class TouchstoneChannel:
         return self._bulk_delay
 
     def response(self, f_grid_hz, *, taper_factor: float = DEFAULT_TAPER_FACTOR) -> np.ndarray:
-        """The thru response on the FFT grid ``f_grid_hz``, see :func:`transfer_on_grid`."""
+        """The thru response on the FFT grid ``f_grid_hz``, see
+        :func:`~serdes.channel.resample.transfer_on_grid`."""
         return transfer_on_grid(self.f_hz, self.sdd21, f_grid_hz, taper_factor=taper_factor)
 
     def il_db(self, f0_hz) -> float:
-        """Insertion loss ``-20 log10 |SDD21(f0)|`` in dB (interpolated)."""
+        """Insertion loss ``-20 log10 |SDD21(f0)|`` in dB (interpolated between data points)."""
         return insertion_loss_db(self.f_hz, self.sdd21, f0_hz)
 
-    def describe(self) -> str:
-        return f"touchstone {self.path}"
-
     def passivity_max(self) -> float:
-        """Largest singular value of the raw single-ended S matrix over all frequencies."""
+        """Largest singular value of the single-ended S matrix over all frequencies."""
         return float(self._sigma_max.max())
+
+    def _span(self) -> str:
+        thru = "S21" if self.nports == 2 else f"SDD21 ports={self.ports}"
+        return (f"{self.nports}-port, {thru}, {self.f_hz.size} points "
+                f"{self.f_hz[0] / 1e9:g}..{self.f_hz[-1] / 1e9:g} GHz")
+
+
+class TouchstoneChannel(_SParameterChannel):
+    """A measured channel read from a .s4p (differential thru) or .s2p (S21) file.
+
+    Errors are one-line :class:`FileFormatError` naming the file (a bad ``ports`` a
+    :class:`ConfigError`); see :class:`_SParameterChannel` for the checks.
+    """
+
+    _error = FileFormatError
+    _what = "file"
+    _ports_key = "channel.ports"
+
+    def __init__(self, path, ports: str = "12,34", *, thru: bool = True,
+                 f_needed_hz: float | None = None):
+        parse_ports(ports)
+        p, f, s = load_touchstone(path)
+        self.path = p
+        self._setup(str(p), f, s, ports, thru, f_needed_hz)
+
+    @classmethod
+    def from_network(cls, network, ports: str = "12,34", *, thru: bool = True,
+                     f_needed_hz: float | None = None) -> "NetworkChannel":
+        """The same channel from an in-memory ``skrf.Network``: :class:`NetworkChannel`."""
+        return NetworkChannel(network, ports, thru=thru, f_needed_hz=f_needed_hz)
+
+    def __repr__(self) -> str:
+        return f"TouchstoneChannel({str(self.path)!r}, ports={self.ports!r}: {self._span()})"
+
+    def describe(self) -> str:
+        return f"touchstone {self.path} ({self._span()})"
+
+
+class NetworkChannel(_SParameterChannel):
+    """A channel from an in-memory ``skrf.Network`` (2-port: S21; 4-port: SDD21).
+
+    ``network`` needs ``f`` (Hz, >= 0, increasing), ``s`` (nf x n x n, n = 2 or 4) and
+    ``z0``; if any reference impedance is not 50 ohm the network is renormalized to
+    50 ohm (a copy, with scikit-rf's ``renormalize``) so the thru is the one a 50 ohm
+    link sees.  Errors are one-line :class:`ConfigError` naming the network.
+    """
+
+    def __init__(self, network, ports: str = "12,34", *, thru: bool = True,
+                 f_needed_hz: float | None = None):
+        parse_ports(ports)
+        name = getattr(network, "name", None)
+        source = f"network {name!r}" if name else "network"
+        try:
+            f = np.array(network.f, dtype=np.float64)
+            s = np.array(network.s, dtype=np.complex128)
+            z0 = np.asarray(network.z0)
+        except (AttributeError, TypeError, ValueError):
+            raise ConfigError(f"{network!r}: not a scikit-rf Network (needs f, s and z0 "
+                              "arrays)") from None
+        if s.ndim != 3 or s.shape[1] != s.shape[2] or s.shape[1] not in (2, 4):
+            raise ConfigError(f"{source}: has S of shape {s.shape}; a channel needs a 2-port "
+                              "or a 4-port network")
+        if f.ndim != 1 or f.size != s.shape[0] or f.size < 2:
+            raise ConfigError(f"{source}: needs at least 2 frequencies, one per S matrix")
+        if not (np.all(np.isfinite(f)) and np.all(np.isfinite(s))):
+            raise ConfigError(f"{source}: contains non-finite (NaN/inf) values")
+        if f[0] < 0 or np.any(np.diff(f) <= 0):
+            raise ConfigError(f"{source}: frequencies must be >= 0 and strictly increasing")
+        if not np.allclose(z0, Z_REF_OHM, rtol=0.0, atol=1e-9):
+            net = network.copy()
+            net.renormalize(Z_REF_OHM)
+            s = np.array(net.s, dtype=np.complex128)
+        self.network = network
+        self._setup(source, f, s, ports, thru, f_needed_hz)
+
+    def __repr__(self) -> str:
+        return f"NetworkChannel({self._source}: {self._span()})"
+
+    def describe(self) -> str:
+        return f"{self._source} ({self._span()})"
+
+
+def skrf_sdd21(network, ports: str = "12,34") -> np.ndarray:
+    """``SDD21`` of a 4-port ``skrf.Network`` by scikit-rf's mixed-mode conversion.
+
+    ``se2gmm(p=2)`` pairs single-ended ports 1->3 and 2->4 (thru), with the
+    differential pairs (1, 2) in and (3, 4) out; for ``ports="ab,cd"`` (thru a->b and
+    c->d, pairs (a, c) in and (b, d) out) the ports are renumbered to that order first.
+    Used to check :func:`~serdes.channel.touchstone_io.thru_response`, which the
+    channels use (see the module docstring for why).
+    """
+    a, b, c, d = parse_ports(ports)
+    net = network.renumbered([a, c, b, d], [0, 1, 2, 3])
+    net.se2gmm(p=2)
+    return np.array(net.s[:, 1, 0], dtype=np.complex128)
