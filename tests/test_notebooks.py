@@ -23,6 +23,7 @@ SMALL = {
     "03_equalizers": 'SYMBOLS = 20_000\nFFE_TAPS = "6,12,24"\nDFE_TAPS = "0,1"\n'
                      'ADC_BITS = "5,7"\nADC_ENOB = "4.5,5.5"\nWORKERS = 0',
     "04_real_channels": "SYMBOLS = 20_000\nWORKERS = 0",
+    "05_build_your_own": "SYMBOLS = 60_000",
 }
 
 
