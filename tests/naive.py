@@ -76,3 +76,49 @@ def ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu, b_limit):
         dec.append(d)
         vs.append(v)
     return np.array(dec, dtype=np.uint8), np.array(vs), w, b
+
+
+def rc_reference(x, w, b, c, lags, ref, n_train, mu_w, mu_b, mu_c, b_limit, adapt_eq,
+                 search, search_lo, span, search_start, search_n, levels, thresholds,
+                 level_power):
+    """FFE + DFE + RC written out plainly: the whole decision history in a list, the
+    placement by a stable sort of |correlation|."""
+    w, b, c, lags = w.copy(), b.copy(), c.copy(), list(lags)
+    nw, nb = len(w), len(b)
+    past = []  # levels fed back, decision n at past[n]
+    corr = np.zeros(span + 1)
+    n_acc = 0
+    dec, vs = [], []
+
+    def level(n):
+        return past[n] if n >= 0 else 0.0
+
+    for k in range(len(x) - nw + 1):
+        cnt = len(past)
+        xs = x[k:k + nw][::-1]
+        hist = np.array([level(cnt - 1 - m) for m in range(nb)])
+        v = float(w @ xs) - float(b @ hist)
+        v -= sum(c[i] * level(cnt - lags[i]) for i in range(len(c)))
+        d = int(np.sum(v > thresholds))
+        target = ref[k] if k < n_train else levels[d]
+        e = v - target
+        if adapt_eq:
+            w = w - mu_w * e * xs
+            b = np.clip(b + mu_b * e * hist, -b_limit, b_limit)
+        if search:
+            if cnt >= search_start:
+                for j in range(search_lo, span + 1):
+                    corr[j] += e * level(cnt - j)
+                n_acc += 1
+                if n_acc == search_n:
+                    cand = np.arange(search_lo, span + 1)
+                    pick = np.sort(cand[np.argsort(-np.abs(corr[cand]), kind="stable")[:len(c)]])
+                    lags = list(pick)
+                    c = corr[pick] / (n_acc * level_power)
+                    search = False
+        elif mu_c > 0:
+            c = c + mu_c * e * np.array([level(cnt - j) for j in lags])
+        past.append(target)
+        dec.append(d)
+        vs.append(v)
+    return np.array(dec, np.uint8), np.array(vs), w, b, np.asarray(c), np.array(lags)
