@@ -1,6 +1,7 @@
 """Slow, obviously-right references for the numba kernels."""
 
 import numpy as np
+from scipy import special
 
 
 def fir_valid(x, taps):
@@ -122,3 +123,118 @@ def rc_reference(x, w, b, c, lags, ref, n_train, mu_w, mu_b, mu_c, b_limit, adap
         dec.append(d)
         vs.append(v)
     return np.array(dec, np.uint8), np.array(vs), w, b, np.asarray(c), np.array(lags)
+
+
+def mlse_reference(z, wh, c, lags, g, levels, delay):
+    """RC + whitening + Viterbi written out: states are tuples of the last L symbol
+    indices (newest first), survivors are full Python lists; the decision for symbol
+    k - delay + 1 is read from the best survivor at step k (ties: lowest state code).
+    RC lags below the delay take symbol k - lag from the best survivor of step k - 1."""
+    m, mem = len(levels), len(g) - 1
+    states = [tuple((s // m ** i) % m for i in range(mem)) for s in range(m ** mem)]
+    pm = {s: 0.0 for s in states}
+    path = {s: [] for s in states}
+    dec, vs, zc_all, u_all = [], [], [], []
+
+    def lev(t):
+        return levels[dec[t]] if 0 <= t < len(dec) and t >= 0 else 0.0
+
+    best_path = []
+
+    def rc_level(t, lag):
+        if t < 0:
+            return 0.0
+        return lev(t) if lag >= delay else levels[best_path[t]]
+
+    for k, zk in enumerate(z):
+        zc = zk - sum(c[i] * rc_level(k - lags[i], lags[i]) for i in range(len(c)))
+        zc_all.append(zc)
+        u = sum(wh[i] * zc_all[k - i] for i in range(len(wh)) if k - i >= 0)
+        u_all.append(u)
+        new_pm, new_path = {}, {}
+        for s in states:
+            best, arg = np.inf, None
+            for t in range(m):
+                prev = s[1:] + (t,)
+                seq = s + (t,)
+                e = u - sum(g[i] * levels[seq[i]] for i in range(mem + 1))
+                metric = pm[prev] + e * e
+                if metric < best:
+                    best, arg = metric, prev
+            new_pm[s], new_path[s] = best, path[arg] + [s[0]]
+        lo = min(new_pm.values())
+        pm = {s: new_pm[s] - lo for s in states}
+        path = new_path
+        sbest = min(states, key=lambda s: (pm[s], sum(x * m ** i for i, x in enumerate(s))))
+        best_path = path[sbest]
+        t_dec = k - delay + 1
+        d = path[sbest][t_dec] if t_dec >= 0 else 0
+        v = (u_all[t_dec] - sum(g[i] * lev(t_dec - i) for i in range(1, mem + 1))
+             if t_dec >= 0 else 0.0)
+        if t_dec >= 0:
+            dec.append(d)
+        vs.append(v)
+    out = [0] * (delay - 1) + dec
+    return np.array(out[:len(z)], dtype=np.uint8), np.array(vs), pm, path
+
+
+def isi_pmf(values, probs, delta):
+    """Each component split linearly onto the grid, then np.convolve."""
+    pmf, k0 = np.array([1.0]), 0
+    for vr, pr in zip(values, probs):
+        pts = [(v, p) for v, p in zip(vr, pr) if p > 0]
+        fl = [int(np.floor(v / delta)) for v, _ in pts]
+        lo, hi = min(fl), max(fl) + 1
+        comp = np.zeros(hi - lo + 1)
+        for (v, p), f in zip(pts, fl):
+            t = v / delta - f
+            comp[f - lo] += p * (1 - t)
+            comp[f + 1 - lo] += p * t
+        pmf = np.convolve(pmf, comp)
+        k0 += lo
+    nz = np.nonzero(pmf)[0]
+    return pmf[nz[0]:nz[-1] + 1], k0 + nz[0]
+
+
+def tail(pmf, k0, delta, y, sigma, upper):
+    x = (k0 + np.arange(pmf.shape[0])) * delta
+    z = (np.asarray(y)[:, None] - x[None, :]) / sigma
+    q = special.ndtr(-z) if upper else special.ndtr(z)
+    return q @ pmf
+
+
+def slow_lfsr(taps, cells, n):
+    """Textbook Fibonacci LFSR: cells[k-1] holds y[i-k]; output = XOR of tapped cells."""
+    cells = list(cells)
+    out = []
+    for _ in range(n):
+        b = 0
+        for t in taps:
+            b ^= cells[t - 1]
+        out.append(b)
+        cells = [b] + cells[:-1]
+    return out, cells
+
+
+def cells_from_state(state, order):
+    return [(state >> k) & 1 for k in range(order)]
+
+
+def state_from_cells(cells):
+    return sum(b << k for k, b in enumerate(cells))
+
+
+def slow_precode(g, m, prev):
+    out = []
+    for x in g:
+        prev = (int(x) - prev) % m
+        out.append(prev)
+    return out, prev
+
+
+def slow_unprecode(p, m, prev):
+    out = []
+    for x in p:
+        out.append((int(x) + prev) % m)
+        prev = int(x)
+    return out, prev
