@@ -238,3 +238,32 @@ def slow_unprecode(p, m, prev):
         out.append((int(x) + prev) % m)
         prev = int(x)
     return out, prev
+
+
+def viterbi_numpy(u, g, delay, levels):
+    """PAM4 register-exchange Viterbi (fixed delay, no whitening or RC) with each step's
+    add-compare-select vectorized over the states in NumPy (also the speed baseline of
+    benchmarks/bench_mlse.py)."""
+    m = levels.shape[0]
+    mem = len(g) - 1
+    n_states = m ** (len(g) - 1)
+    stride = n_states // m
+    s = np.arange(n_states)
+    prev = (s // m)[:, None] + np.arange(m)[None, :] * stride
+    # ev[s, t]: sum_i g_i level(a_{k-i}) for state s = (a_k, .., a_{k-L+1}) and a_{k-L} = t
+    ev = np.array([[sum(g[i] * levels[([(s_ // m ** j) % m for j in range(mem)] + [t])[i]]
+                        for i in range(mem + 1)) for t in range(m)]
+                   for s_ in range(n_states)])
+    x = (s % m).astype(np.uint64)
+    pm = np.zeros(n_states)
+    paths = np.zeros(n_states, dtype=np.uint64)
+    out = np.empty(u.shape[0], dtype=np.uint8)
+    two, oshift, three = np.uint64(2), np.uint64(2 * (delay - 1)), np.uint64(3)
+    for k in range(u.shape[0]):
+        metric = pm[prev] + (u[k] - ev) ** 2
+        j = np.argmin(metric, axis=1)
+        pm = metric[s, j]
+        pm = pm - pm.min()
+        paths = (paths[prev[s, j]] << two) | x
+        out[k] = (paths[int(np.argmin(pm))] >> oshift) & three
+    return out

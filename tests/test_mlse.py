@@ -21,7 +21,7 @@ from serdes.dsp.mlse import MlseDetector, branch_table
 from serdes.dsp.whitening import autocorr_normalized, measure_whitening, noise_predictor
 from serdes.engines.run import simulate
 from serdes.kernels.slicer import dfe_run
-from naive import mlse_reference
+from naive import mlse_reference, viterbi_numpy
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
 
@@ -214,3 +214,14 @@ def test_cli_reports_detector_whitening_and_rc(capsys):
     text = capsys.readouterr().out
     for word in ("MLSE memory 1 (4 states", "whitening [1.000,", "rc        2 taps", "refl "):
         assert word in text
+
+
+@pytest.mark.parametrize("g", [[1.0, 0.7], [1.0, 0.9, 0.3]])
+def test_kernel_matches_the_vectorized_reference(g):
+    rng = np.random.default_rng(len(g))
+    mem = len(g) - 1
+    a = LEVELS[rng.integers(0, 4, 3000 + mem)]
+    u = sum(g[i] * a[mem - i:mem - i + 3000] for i in range(mem + 1))
+    u = u + 0.2 * rng.normal(size=3000)
+    dec, _ = MlseDetector(LEVELS, target=g, traceback=20).process(u)
+    np.testing.assert_array_equal(dec, viterbi_numpy(u, np.array(g), 20, LEVELS))
