@@ -13,7 +13,7 @@ from serdes.config import Config
 from serdes.engines.run import simulate
 from serdes.kernels.fir import fir_valid
 from serdes.dsp.rc import RcSettings, ReflectionCanceller
-from serdes.kernels.slicer import dfe_run
+from serdes.kernels.slicer import dfe_run, ffe_dfe_lms
 from serdes.build import build
 
 N = 1_000_000
@@ -79,6 +79,24 @@ def test_rc_kernel(benchmark, signal):
     print(f"\nFFE 24 + DFE 1 + RC 4: numba {1 / t_rc / 1e6:.1f} M/s fixed, {1 / t_lms / 1e6:.1f} "
           f"M/s all taps LMS (FFE + DFE kernels without RC {1 / t_plain / 1e6:.1f} M/s), "
           f"Python loop {1 / t_py / 1e3:.0f} k/s, ratio {t_py / t_rc:.0f}x")
+
+
+def test_lms_kernel(benchmark, signal):
+    """FFE 24 + DFE 1 adapted by LMS without a canceller (eq.mode = lms, rc.taps = 0)."""
+    w0 = np.zeros(24)
+    w0[0] = 1.0
+    n = signal.shape[0] - 23
+    ref = np.zeros(n)
+
+    def run():
+        return ffe_dfe_lms(signal, w0.copy(), np.array([0.4]), LEVELS, THRESH, np.zeros(1),
+                           ref, 0, 1e-5, 1e-5, 1.0)
+
+    run()
+    benchmark.pedantic(run, rounds=5, iterations=1)
+    sps = n / benchmark.stats.stats.min
+    benchmark.extra_info.update(symbols_per_s=sps)
+    print(f"\nLMS FFE 24 + DFE 1 (no RC): {sps / 1e6:.2f} M symbols/s")
 
 
 @pytest.mark.parametrize("pulse_ui,echo", [(64, False), (96, True), (128, True), (256, True)])

@@ -1,9 +1,14 @@
 """Benchmark helpers: timings are taken after a warm-up call (numba compile time and
 cache loading stay out of the numbers); ratios are computed within one run."""
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+# the slow references of the kernels (tests/naive.py) serve as baselines here too
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 # normalised PAM4 levels and slicer thresholds used by the kernel benchmarks
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from serdes.kernels.adc import quantize as _quantize
+from serdes.kernels.adc import quantize
 
 
 class Adc:
@@ -61,4 +61,4 @@ class Adc:
             x = x + self.enob_noise_sigma_v * extra_noise
         if not self.bits:
             return x
-        return _quantize(x, self.lsb_v, self.bits)
+        return quantize(x, self.lsb_v, self.bits)

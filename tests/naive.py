@@ -1,6 +1,7 @@
 """Slow, obviously-right references for the numba kernels."""
 
 import numpy as np
+from scipy import special
 
 
 def fir_valid(x, taps):
@@ -76,3 +77,193 @@ def ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu, b_limit):
         dec.append(d)
         vs.append(v)
     return np.array(dec, dtype=np.uint8), np.array(vs), w, b
+
+
+def rc_reference(x, w, b, c, lags, ref, n_train, mu_w, mu_b, mu_c, b_limit, adapt_eq,
+                 search, search_lo, span, search_start, search_n, levels, thresholds,
+                 level_power):
+    """FFE + DFE + RC written out plainly: the whole decision history in a list, the
+    placement by a stable sort of |correlation|."""
+    w, b, c, lags = w.copy(), b.copy(), c.copy(), list(lags)
+    nw, nb = len(w), len(b)
+    past = []  # levels fed back, decision n at past[n]
+    corr = np.zeros(span + 1)
+    n_acc = 0
+    dec, vs = [], []
+
+    def level(n):
+        return past[n] if n >= 0 else 0.0
+
+    for k in range(len(x) - nw + 1):
+        cnt = len(past)
+        xs = x[k:k + nw][::-1]
+        hist = np.array([level(cnt - 1 - m) for m in range(nb)])
+        v = float(w @ xs) - float(b @ hist)
+        v -= sum(c[i] * level(cnt - lags[i]) for i in range(len(c)))
+        d = int(np.sum(v > thresholds))
+        target = ref[k] if k < n_train else levels[d]
+        e = v - target
+        if adapt_eq:
+            w = w - mu_w * e * xs
+            b = np.clip(b + mu_b * e * hist, -b_limit, b_limit)
+        if search:
+            if cnt >= search_start:
+                for j in range(search_lo, span + 1):
+                    corr[j] += e * level(cnt - j)
+                n_acc += 1
+                if n_acc == search_n:
+                    cand = np.arange(search_lo, span + 1)
+                    pick = np.sort(cand[np.argsort(-np.abs(corr[cand]), kind="stable")[:len(c)]])
+                    lags = list(pick)
+                    c = corr[pick] / (n_acc * level_power)
+                    search = False
+        elif mu_c > 0:
+            c = c + mu_c * e * np.array([level(cnt - j) for j in lags])
+        past.append(target)
+        dec.append(d)
+        vs.append(v)
+    return np.array(dec, np.uint8), np.array(vs), w, b, np.asarray(c), np.array(lags)
+
+
+def mlse_reference(z, wh, c, lags, g, levels, delay):
+    """RC + whitening + Viterbi written out: states are tuples of the last L symbol
+    indices (newest first), survivors are full Python lists; the decision for symbol
+    k - delay + 1 is read from the best survivor at step k (ties: lowest state code).
+    RC lags below the delay take symbol k - lag from the best survivor of step k - 1."""
+    m, mem = len(levels), len(g) - 1
+    states = [tuple((s // m ** i) % m for i in range(mem)) for s in range(m ** mem)]
+    pm = {s: 0.0 for s in states}
+    path = {s: [] for s in states}
+    dec, vs, zc_all, u_all = [], [], [], []
+
+    def lev(t):
+        return levels[dec[t]] if 0 <= t < len(dec) and t >= 0 else 0.0
+
+    best_path = []
+
+    def rc_level(t, lag):
+        if t < 0:
+            return 0.0
+        return lev(t) if lag >= delay else levels[best_path[t]]
+
+    for k, zk in enumerate(z):
+        zc = zk - sum(c[i] * rc_level(k - lags[i], lags[i]) for i in range(len(c)))
+        zc_all.append(zc)
+        u = sum(wh[i] * zc_all[k - i] for i in range(len(wh)) if k - i >= 0)
+        u_all.append(u)
+        new_pm, new_path = {}, {}
+        for s in states:
+            best, arg = np.inf, None
+            for t in range(m):
+                prev = s[1:] + (t,)
+                seq = s + (t,)
+                e = u - sum(g[i] * levels[seq[i]] for i in range(mem + 1))
+                metric = pm[prev] + e * e
+                if metric < best:
+                    best, arg = metric, prev
+            new_pm[s], new_path[s] = best, path[arg] + [s[0]]
+        lo = min(new_pm.values())
+        pm = {s: new_pm[s] - lo for s in states}
+        path = new_path
+        sbest = min(states, key=lambda s: (pm[s], sum(x * m ** i for i, x in enumerate(s))))
+        best_path = path[sbest]
+        t_dec = k - delay + 1
+        d = path[sbest][t_dec] if t_dec >= 0 else 0
+        v = (u_all[t_dec] - sum(g[i] * lev(t_dec - i) for i in range(1, mem + 1))
+             if t_dec >= 0 else 0.0)
+        if t_dec >= 0:
+            dec.append(d)
+        vs.append(v)
+    out = [0] * (delay - 1) + dec
+    return np.array(out[:len(z)], dtype=np.uint8), np.array(vs), pm, path
+
+
+def isi_pmf(values, probs, delta):
+    """Each component split linearly onto the grid, then np.convolve."""
+    pmf, k0 = np.array([1.0]), 0
+    for vr, pr in zip(values, probs):
+        pts = [(v, p) for v, p in zip(vr, pr) if p > 0]
+        fl = [int(np.floor(v / delta)) for v, _ in pts]
+        lo, hi = min(fl), max(fl) + 1
+        comp = np.zeros(hi - lo + 1)
+        for (v, p), f in zip(pts, fl):
+            t = v / delta - f
+            comp[f - lo] += p * (1 - t)
+            comp[f + 1 - lo] += p * t
+        pmf = np.convolve(pmf, comp)
+        k0 += lo
+    nz = np.nonzero(pmf)[0]
+    return pmf[nz[0]:nz[-1] + 1], k0 + nz[0]
+
+
+def tail(pmf, k0, delta, y, sigma, upper):
+    x = (k0 + np.arange(pmf.shape[0])) * delta
+    z = (np.asarray(y)[:, None] - x[None, :]) / sigma
+    q = special.ndtr(-z) if upper else special.ndtr(z)
+    return q @ pmf
+
+
+def slow_lfsr(taps, cells, n):
+    """Textbook Fibonacci LFSR: cells[k-1] holds y[i-k]; output = XOR of tapped cells."""
+    cells = list(cells)
+    out = []
+    for _ in range(n):
+        b = 0
+        for t in taps:
+            b ^= cells[t - 1]
+        out.append(b)
+        cells = [b] + cells[:-1]
+    return out, cells
+
+
+def cells_from_state(state, order):
+    return [(state >> k) & 1 for k in range(order)]
+
+
+def state_from_cells(cells):
+    return sum(b << k for k, b in enumerate(cells))
+
+
+def slow_precode(g, m, prev):
+    out = []
+    for x in g:
+        prev = (int(x) - prev) % m
+        out.append(prev)
+    return out, prev
+
+
+def slow_unprecode(p, m, prev):
+    out = []
+    for x in p:
+        out.append((int(x) + prev) % m)
+        prev = int(x)
+    return out, prev
+
+
+def viterbi_numpy(u, g, delay, levels):
+    """PAM4 register-exchange Viterbi (fixed delay, no whitening or RC) with each step's
+    add-compare-select vectorized over the states in NumPy (also the speed baseline of
+    benchmarks/bench_mlse.py)."""
+    m = levels.shape[0]
+    mem = len(g) - 1
+    n_states = m ** (len(g) - 1)
+    stride = n_states // m
+    s = np.arange(n_states)
+    prev = (s // m)[:, None] + np.arange(m)[None, :] * stride
+    # ev[s, t]: sum_i g_i level(a_{k-i}) for state s = (a_k, .., a_{k-L+1}) and a_{k-L} = t
+    ev = np.array([[sum(g[i] * levels[([(s_ // m ** j) % m for j in range(mem)] + [t])[i]]
+                        for i in range(mem + 1)) for t in range(m)]
+                   for s_ in range(n_states)])
+    x = (s % m).astype(np.uint64)
+    pm = np.zeros(n_states)
+    paths = np.zeros(n_states, dtype=np.uint64)
+    out = np.empty(u.shape[0], dtype=np.uint8)
+    two, oshift, three = np.uint64(2), np.uint64(2 * (delay - 1)), np.uint64(3)
+    for k in range(u.shape[0]):
+        metric = pm[prev] + (u[k] - ev) ** 2
+        j = np.argmin(metric, axis=1)
+        pm = metric[s, j]
+        pm = pm - pm.min()
+        paths = (paths[prev[s, j]] << two) | x
+        out[k] = (paths[int(np.argmin(pm))] >> oshift) & three
+    return out

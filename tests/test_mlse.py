@@ -21,6 +21,7 @@ from serdes.dsp.mlse import MlseDetector, branch_table
 from serdes.dsp.whitening import autocorr_normalized, measure_whitening, noise_predictor
 from serdes.engines.run import simulate
 from serdes.kernels.slicer import dfe_run
+from naive import mlse_reference, viterbi_numpy
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
 
@@ -29,59 +30,6 @@ THRESH = np.array([-2 / 3, 0.0, 2 / 3])
 
 
 # ----------------------------------------------------------------- slow references
-def mlse_reference(z, wh, c, lags, g, levels, delay):
-    """RC + whitening + Viterbi written out: states are tuples of the last L symbol
-    indices (newest first), survivors are full Python lists; the decision for symbol
-    k - delay + 1 is read from the best survivor at step k (ties: lowest state code).
-    RC lags below the delay take symbol k - lag from the best survivor of step k - 1."""
-    m, mem = len(levels), len(g) - 1
-    states = [tuple((s // m ** i) % m for i in range(mem)) for s in range(m ** mem)]
-    pm = {s: 0.0 for s in states}
-    path = {s: [] for s in states}
-    dec, vs, zc_all, u_all = [], [], [], []
-
-    def lev(t):
-        return levels[dec[t]] if 0 <= t < len(dec) and t >= 0 else 0.0
-
-    best_path = []
-
-    def rc_level(t, lag):
-        if t < 0:
-            return 0.0
-        return lev(t) if lag >= delay else levels[best_path[t]]
-
-    for k, zk in enumerate(z):
-        zc = zk - sum(c[i] * rc_level(k - lags[i], lags[i]) for i in range(len(c)))
-        zc_all.append(zc)
-        u = sum(wh[i] * zc_all[k - i] for i in range(len(wh)) if k - i >= 0)
-        u_all.append(u)
-        new_pm, new_path = {}, {}
-        for s in states:
-            best, arg = np.inf, None
-            for t in range(m):
-                prev = s[1:] + (t,)
-                seq = s + (t,)
-                e = u - sum(g[i] * levels[seq[i]] for i in range(mem + 1))
-                metric = pm[prev] + e * e
-                if metric < best:
-                    best, arg = metric, prev
-            new_pm[s], new_path[s] = best, path[arg] + [s[0]]
-        lo = min(new_pm.values())
-        pm = {s: new_pm[s] - lo for s in states}
-        path = new_path
-        sbest = min(states, key=lambda s: (pm[s], sum(x * m ** i for i, x in enumerate(s))))
-        best_path = path[sbest]
-        t_dec = k - delay + 1
-        d = path[sbest][t_dec] if t_dec >= 0 else 0
-        v = (u_all[t_dec] - sum(g[i] * lev(t_dec - i) for i in range(1, mem + 1))
-             if t_dec >= 0 else 0.0)
-        if t_dec >= 0:
-            dec.append(d)
-        vs.append(v)
-    out = [0] * (delay - 1) + dec
-    return np.array(out[:len(z)], dtype=np.uint8), np.array(vs), pm, path
-
-
 def brute_force_ml(u, g, levels):
     """The symbol sequence (with L unknown symbols before it) minimising
     sum_k (u_k - sum_i g_i a_{k-i})^2, by trying all of them."""
@@ -266,3 +214,14 @@ def test_cli_reports_detector_whitening_and_rc(capsys):
     text = capsys.readouterr().out
     for word in ("MLSE memory 1 (4 states", "whitening [1.000,", "rc        2 taps", "refl "):
         assert word in text
+
+
+@pytest.mark.parametrize("g", [[1.0, 0.7], [1.0, 0.9, 0.3]])
+def test_kernel_matches_the_vectorized_reference(g):
+    rng = np.random.default_rng(len(g))
+    mem = len(g) - 1
+    a = LEVELS[rng.integers(0, 4, 3000 + mem)]
+    u = sum(g[i] * a[mem - i:mem - i + 3000] for i in range(mem + 1))
+    u = u + 0.2 * rng.normal(size=3000)
+    dec, _ = MlseDetector(LEVELS, target=g, traceback=20).process(u)
+    np.testing.assert_array_equal(dec, viterbi_numpy(u, np.array(g), 20, LEVELS))

@@ -14,58 +14,13 @@ from serdes.config import Config
 from serdes.dsp.design import design_receiver, select_rc_lags
 from serdes.dsp.rc import RcSettings, ReflectionCanceller, ring_size
 from serdes.engines.run import design_equalizer, simulate
-from serdes.kernels.rc import ffe_dfe_rc
+from naive import rc_reference
+from serdes.kernels.slicer import Adapt, EqState, RcState, Slicer, ffe_dfe_rc
 from serdes.build import build, build_link, build_receiver
 
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 THRESH = np.array([-2 / 3, 0.0, 2 / 3])
 S2 = float(np.mean(LEVELS ** 2))
-
-
-# ----------------------------------------------------------------- slow reference
-def rc_reference(x, w, b, c, lags, ref, n_train, mu_w, mu_b, mu_c, b_limit, adapt_eq,
-                 search, search_lo, span, search_start, search_n):
-    """FFE + DFE + RC written out plainly: the whole decision history in a list, the
-    placement by a stable sort of |correlation|."""
-    w, b, c, lags = w.copy(), b.copy(), c.copy(), list(lags)
-    nw, nb = len(w), len(b)
-    past = []  # levels fed back, decision n at past[n]
-    corr = np.zeros(span + 1)
-    n_acc = 0
-    dec, vs = [], []
-
-    def level(n):
-        return past[n] if n >= 0 else 0.0
-
-    for k in range(len(x) - nw + 1):
-        cnt = len(past)
-        xs = x[k:k + nw][::-1]
-        hist = np.array([level(cnt - 1 - m) for m in range(nb)])
-        v = float(w @ xs) - float(b @ hist)
-        v -= sum(c[i] * level(cnt - lags[i]) for i in range(len(c)))
-        d = int(np.sum(v > THRESH))
-        target = ref[k] if k < n_train else LEVELS[d]
-        e = v - target
-        if adapt_eq:
-            w = w - mu_w * e * xs
-            b = np.clip(b + mu_b * e * hist, -b_limit, b_limit)
-        if search:
-            if cnt >= search_start:
-                for j in range(search_lo, span + 1):
-                    corr[j] += e * level(cnt - j)
-                n_acc += 1
-                if n_acc == search_n:
-                    cand = np.arange(search_lo, span + 1)
-                    pick = np.sort(cand[np.argsort(-np.abs(corr[cand]), kind="stable")[:len(c)]])
-                    lags = list(pick)
-                    c = corr[pick] / (n_acc * S2)
-                    search = False
-        elif mu_c > 0:
-            c = c + mu_c * e * np.array([level(cnt - j) for j in lags])
-        past.append(target)
-        dec.append(d)
-        vs.append(v)
-    return np.array(dec, np.uint8), np.array(vs), w, b, np.asarray(c), np.array(lags)
 
 
 def _echo_signal(n, seed, lag=37, amp=0.25, sigma=0.05):
@@ -91,7 +46,7 @@ def test_kernel_matches_reference_in_chunks(adaptive, adapt_eq):
     n_train, mu_w, mu_b, mu_c = 1500, 2e-3, 2e-3, 1e-3
     search_start, search_n, lo = 80, 2000, 2
     want = rc_reference(x, w0, b0, c0, lags0, ref, n_train, mu_w, mu_b, mu_c, 1.0, adapt_eq,
-                        adaptive, lo, span, search_start, search_n)
+                        adaptive, lo, span, search_start, search_n, LEVELS, THRESH, S2)
 
     w, b, c, lags = w0.copy(), b0.copy(), c0.copy(), lags0.astype(np.int64)
     hist = np.zeros(1)
@@ -102,9 +57,10 @@ def test_kernel_matches_reference_in_chunks(adaptive, adapt_eq):
     for size in (1, 999, 2500, 2502):  # chunks of ADC samples, with FFE history in front
         xe = x[pos:pos + size + len(w0) - 1]
         r = ref[pos:pos + size]
-        outs.append(ffe_dfe_rc(xe, w, b, hist, c, lags, ring, st, corr, LEVELS, THRESH, r,
-                               max(0, min(size, n_train - pos)), mu_w, mu_b, mu_c, 1.0,
-                               adapt_eq, lo, search_start, search_n, S2))
+        p = Adapt(max(0, min(size, n_train - pos)), mu_w, mu_b, mu_c, 1.0, adapt_eq, lo,
+                  search_start, search_n, S2)
+        outs.append(ffe_dfe_rc(xe, r, EqState(w, b, hist), RcState(c, lags, ring, st, corr),
+                               Slicer(LEVELS, THRESH), p))
         pos += size
     dec = np.concatenate([o[0] for o in outs])
     v = np.concatenate([o[1] for o in outs])

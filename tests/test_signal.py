@@ -8,8 +8,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from serdes.errors import ConfigError
-from serdes.kernels.precode import _precode, _unprecode
-from serdes.kernels.prbs import _lfsr_fill
+from naive import (cells_from_state, slow_lfsr, slow_precode, slow_unprecode,
+                   state_from_cells)
+from serdes.kernels.precode import precode as k_precode
+from serdes.kernels.precode import unprecode as k_unprecode
+from serdes.kernels.prbs import lfsr_bits
 from serdes.signal import pam
 from serdes.signal.prbs import (
     POLYNOMIALS,
@@ -23,27 +26,6 @@ from serdes.signal.prbs import (
 
 # --------------------------------------------------------------------------
 # slow references
-
-
-def slow_lfsr(taps, cells, n):
-    """Textbook Fibonacci LFSR: cells[k-1] holds y[i-k]; output = XOR of tapped cells."""
-    cells = list(cells)
-    out = []
-    for _ in range(n):
-        b = 0
-        for t in taps:
-            b ^= cells[t - 1]
-        out.append(b)
-        cells = [b] + cells[:-1]
-    return out, cells
-
-
-def cells_from_state(state, order):
-    return [(state >> k) & 1 for k in range(order)]
-
-
-def state_from_cells(cells):
-    return sum(b << k for k, b in enumerate(cells))
 
 
 def one_period(name, state=None):
@@ -124,8 +106,7 @@ def test_lfsr_kernel_matches_slow_reference(name):
     for _ in range(5):
         seed = int(rng.integers(1, 2**order))
         n = int(rng.integers(0, 3000))
-        out = np.empty(n, dtype=np.uint8)
-        new = _lfsr_fill(out, seed, order, np.array(taps, dtype=np.int64))
+        out, new = lfsr_bits(n, seed, order, taps)
         slow, cells = slow_lfsr(taps, cells_from_state(seed, order), n)
         assert out.tolist() == slow
         assert int(new) == state_from_cells(cells)
@@ -316,32 +297,16 @@ def test_mapping_rejects_bad_input(call):
 # precoding
 
 
-def slow_precode(g, m, prev):
-    out = []
-    for x in g:
-        prev = (int(x) - prev) % m
-        out.append(prev)
-    return out, prev
-
-
-def slow_unprecode(p, m, prev):
-    out = []
-    for x in p:
-        out.append((int(x) + prev) % m)
-        prev = int(x)
-    return out, prev
-
-
 @pytest.mark.parametrize("m", [2, 4])
 def test_precode_kernels_match_slow_reference(m):
     rng = np.random.default_rng(10 + m)
     for _ in range(5):
         sym = rng.integers(0, m, int(rng.integers(0, 2000))).astype(np.uint8)
         prev = int(rng.integers(0, m))
-        p, last = _precode(sym, m, prev)
+        p, last = k_precode(sym, m, prev)
         ref, ref_last = slow_precode(sym, m, prev)
         assert p.tolist() == ref and int(last) == ref_last
-        g, last = _unprecode(sym, m, prev)
+        g, last = k_unprecode(sym, m, prev)
         ref, ref_last = slow_unprecode(sym, m, prev)
         assert g.tolist() == ref and int(last) == ref_last
 

@@ -23,6 +23,8 @@ from serdes.engines.run import simulate
 from serdes.engines.stat import (StatisticalEngine, dfe_error_propagation,
                                  distribution_from_cursors, gray_bit_errors)
 from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
+from naive import isi_pmf as naive_isi_pmf
+from naive import tail as naive_tail
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn, pam_ser_awgn
 
@@ -30,31 +32,6 @@ PAM4 = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 
 
 # ======================================================================= references
-def naive_isi_pmf(values, probs, delta):
-    """Each component split linearly onto the grid, then np.convolve."""
-    pmf, k0 = np.array([1.0]), 0
-    for vr, pr in zip(values, probs):
-        pts = [(v, p) for v, p in zip(vr, pr) if p > 0]
-        fl = [int(np.floor(v / delta)) for v, _ in pts]
-        lo, hi = min(fl), max(fl) + 1
-        comp = np.zeros(hi - lo + 1)
-        for (v, p), f in zip(pts, fl):
-            t = v / delta - f
-            comp[f - lo] += p * (1 - t)
-            comp[f + 1 - lo] += p * t
-        pmf = np.convolve(pmf, comp)
-        k0 += lo
-    nz = np.nonzero(pmf)[0]
-    return pmf[nz[0]:nz[-1] + 1], k0 + nz[0]
-
-
-def naive_tail(pmf, k0, delta, y, sigma, upper):
-    x = (k0 + np.arange(pmf.shape[0])) * delta
-    z = (np.asarray(y)[:, None] - x[None, :]) / sigma
-    q = stats.norm.sf(z) if upper else stats.norm.cdf(z)
-    return q @ pmf
-
-
 def hand_ber(main, cursors, levels, sigma):
     """BER by enumerating every ISI pattern (Gray PAM4, thresholds at midpoints)."""
     levels = np.asarray(levels)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from serdes.dsp.rc import ring_size
-from serdes.kernels.viterbi import mlse_run
+from serdes.kernels.viterbi import Trellis, check_trellis, mlse_run, mlse_state
 
 MAX_DELAY = {2: 64, 4: 32}  # symbols per uint64 survivor register
 
@@ -75,19 +75,14 @@ class MlseDetector:
             raise ValueError("RC lags must lie beyond the target memory")
         span = max(int(self.rc_lags.max()) if self.rc_lags.size else 0, self.memory,
                    self.traceback)
-        self.ring = np.zeros(ring_size(span))
-        self.ubuf = np.zeros(ring_size(self.traceback))
-        self.zh = np.zeros(max(self.whitening.shape[0] - 1, 0))
-        self.pm = np.zeros(self.n_states)
-        self.paths = np.zeros(self.n_states, dtype=np.uint64)
-        self.state = np.zeros(2, dtype=np.int64)  # steps so far, best state
+        self.trellis = check_trellis(Trellis(self.whitening, self.rc_taps, self.rc_lags, self.ev,
+                                             self.target, self.levels, self.m, self.n_states,
+                                             self.bits, self.traceback))
+        self.state = mlse_state(self.trellis, ring_size(span), ring_size(self.traceback))
 
     @property
     def states(self) -> int:
         return self.n_states
 
     def process(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return mlse_run(np.ascontiguousarray(z, dtype=np.float64), self.whitening, self.zh,
-                        self.rc_taps, self.rc_lags, self.ring, self.ubuf, self.ev, self.target,
-                        self.levels, self.m, self.n_states, self.bits, self.traceback, self.pm,
-                        self.paths, self.state)
+        return mlse_run(z, self.trellis, self.state)

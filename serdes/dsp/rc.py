@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.kernels.fir import fir_valid
-from serdes.kernels.rc import ffe_dfe_rc
+from serdes.kernels.slicer import Adapt, EqState, Slicer, ffe_dfe_rc, rc_state
 
 _ONE = np.ones(1)
 
@@ -51,7 +51,8 @@ def ring_size(span: int) -> int:
 
 
 class ReflectionCanceller:
-    """RC state for the DFE path: taps, lags, decision ring, placement search.
+    """RC state for the DFE path: taps, lags, decision ring, placement search
+    (a :class:`serdes.kernels.slicer.RcState`).
 
     ``run`` processes ADC samples through FFE, DFE and RC with one kernel call; all
     state lives here and in the arrays passed in, so chunked runs equal one piece.
@@ -63,20 +64,21 @@ class ReflectionCanceller:
         k = settings.taps
         self.first_lag = int(first_lag)
         self.level_power = float(level_power)
-        self.ring = np.zeros(ring_size(settings.span_ui))
-        self.corr = np.zeros(settings.span_ui + 1)
         searching = settings.mode == "adaptive"
-        self.lags = np.zeros(k, dtype=np.int64)
-        self.taps = np.zeros(k)
-        if not searching:
-            lags = np.asarray(lags, dtype=np.int64)
-            self.lags = lags.copy()
-            self.taps = np.array(taps, dtype=np.float64)
-        else:
-            self.lags[:] = np.arange(self.first_lag, self.first_lag + k)  # c = 0 meanwhile
-        self.search_start = int(search_start) + self.ring.shape[0]
-        self.state = np.array([0, 1 if searching else 0, 0], dtype=np.int64)
+        if searching:  # c = 0 at the first lags until the search places them
+            lags, taps = np.arange(self.first_lag, self.first_lag + k), np.zeros(k)
+        span = settings.span_ui
+        self.rc = rc_state(taps, lags, ring_size(span), span, searching)
+        self.search_start = int(search_start) + self.rc.ring.shape[0]
         self.mu = settings.mu / (max(k, 1) * level_power)
+
+    @property
+    def taps(self) -> np.ndarray:
+        return self.rc.c
+
+    @property
+    def lags(self) -> np.ndarray:
+        return self.rc.lags
 
     @property
     def warmup_symbols(self) -> int:
@@ -87,18 +89,18 @@ class ReflectionCanceller:
 
     @property
     def placed(self) -> bool:
-        return self.state[1] == 0
+        return self.rc.st[1] == 0
 
     def run(self, x_ext, w, b, hist, levels, thresholds, ref, n_train, mu_w, mu_b, b_limit,
             adapt_eq: bool):
+        """FFE taps w, DFE taps b and DFE history hist (state, updated in place)."""
         if ref is None:
-            ref = np.zeros(0)
             n_train = 0
         mu_c = self.mu if (adapt_eq or self.settings.mode == "adaptive") else 0.0
         if not adapt_eq:  # fixed FFE: filter the block first (same sums, vectorizable)
             x_ext, w = fir_valid(x_ext, w), _ONE
-        return ffe_dfe_rc(x_ext, w, b, hist, self.taps, self.lags, self.ring, self.state,
-                          self.corr, levels, thresholds, np.ascontiguousarray(ref, np.float64),
-                          int(n_train), float(mu_w), float(mu_b), float(mu_c), float(b_limit),
-                          bool(adapt_eq), self.first_lag, self.search_start,
-                          self.settings.search_symbols, self.level_power)
+        p = Adapt(int(n_train), float(mu_w), float(mu_b), float(mu_c), float(b_limit),
+                  bool(adapt_eq), self.first_lag, self.search_start,
+                  self.settings.search_symbols, self.level_power)
+        return ffe_dfe_rc(x_ext, ref, EqState(w, b, hist), self.rc, Slicer(levels, thresholds),
+                          p)

@@ -1,11 +1,13 @@
-"""ADC quantizer kernel (private; wrapper in serdes.adc)."""
+"""ADC quantizer kernel (private ``_quantize``) and its checking wrapper ``quantize``."""
 
 import numpy as np
 from numba import njit
 
+from serdes.kernels import args
+
 
 @njit(cache=True)
-def quantize(x, lsb, bits):
+def _quantize(x, lsb, bits):
     """Mid-rise uniform quantizer with 2**bits codes spanning +-2**(bits-1) * lsb.
 
     Inputs beyond full scale clip to the outermost codes. Returns the reconstructed
@@ -22,3 +24,9 @@ def quantize(x, lsb, bits):
             c = bot
         y[i] = (c + 0.5) * lsb
     return y
+
+
+def quantize(x, lsb, bits) -> np.ndarray:
+    """x through a mid-rise quantizer of 2**bits codes of ``lsb`` (see _quantize)."""
+    return _quantize(args.array("x", x), args.real("lsb", lsb, positive=True),
+                     args.integer("bits", bits, lo=1, hi=62))

@@ -1,4 +1,5 @@
-"""FIR and pulse-sum kernels (private; wrappers in serdes.dsp and serdes.engines).
+"""FIR and pulse-sum kernels: private @njit kernels (``_name``) behind public wrappers
+(``name``) that check and convert their arguments (see serdes.kernels.args).
 
 Conventions: an input ``x`` carries ``len(taps) - 1`` samples of history in front, and
 the output has ``len(x) - len(taps) + 1`` samples ("valid" convolution), so that a
@@ -8,9 +9,12 @@ stream processed in chunks gives exactly the same samples as one piece.
 import numpy as np
 from numba import njit
 
+from serdes.errors import ConfigError
+from serdes.kernels import args
+
 
 @njit(cache=True, fastmath=True)
-def fir_valid(x, taps):
+def _fir_valid(x, taps):
     """y[k] = sum_j taps[j] * x[k + L - 1 - j] for k = 0 .. len(x) - L.
 
     The taps are reversed once so that the inner loop runs forward over contiguous
@@ -44,7 +48,7 @@ def _cubic(p, pos):
 
 
 @njit(cache=True)
-def pulse_sum_jitter(a, p_fine, m, phase, offsets, n_ui):
+def _pulse_sum_jitter(a, p_fine, m, phase, offsets, n_ui):
     """Samples of sum_n a_n p(kT + phi + j_k - nT) with a jittered sampling instant.
 
     a       symbols with n_ui - 1 of history in front
@@ -82,7 +86,7 @@ def pulse_sum_jitter(a, p_fine, m, phase, offsets, n_ui):
 
 
 @njit(cache=True)
-def interp_cubic(p, positions):
+def _interp_cubic(p, positions):
     """p interpolated at fractional indices (4-point Lagrange, zero outside)."""
     out = np.empty(positions.shape[0], dtype=np.float64)
     for i in range(positions.shape[0]):
@@ -91,7 +95,7 @@ def interp_cubic(p, positions):
 
 
 @njit(cache=True)
-def upsample_pulse_sum(a, p_fine, m, n_ui):
+def _upsample_pulse_sum(a, p_fine, m, n_ui):
     """Oversampled waveform sum_n a_n p(t - nT) at t = (k*m + r) dt, r = 0..m-1.
 
     a carries n_ui - 1 symbols of history; p_fine has n_ui * m samples.
@@ -108,3 +112,39 @@ def upsample_pulse_sum(a, p_fine, m, n_ui):
             for r in range(m):
                 w[k * m + r] += s * p_fine[off + r]
     return w
+
+
+# ------------------------------------------------------------------ public wrappers
+def fir_valid(x, taps) -> np.ndarray:
+    """"Valid" FIR of x (len(taps) - 1 samples of history in front) by taps."""
+    taps = args.array("taps", taps, finite=True, min_len=1)
+    return _fir_valid(args.array("x", x), taps)
+
+
+def pulse_sum_jitter(a, p_fine, m, phase, offsets, n_ui) -> np.ndarray:
+    """sum_n a_n p(kT + phase + offsets_k - nT) (see :func:`_pulse_sum_jitter`)."""
+    m = args.integer("m", m, lo=1)
+    n_ui = args.integer("n_ui", n_ui, lo=1)
+    a = args.array("a", a, min_len=n_ui - 1)
+    p_fine = args.array("p_fine", p_fine)
+    if p_fine.shape[0] - 3 - (n_ui - 1) * m < 1:
+        raise ConfigError(f"p_fine: {p_fine.shape[0]} samples cannot hold {n_ui} UI of "
+                          f"{m} samples plus 4 interpolation points")
+    offsets = args.array("offsets", offsets)
+    n = a.shape[0] - n_ui + 1
+    if offsets.shape[0] != n:
+        raise ConfigError(f"offsets: needs one value per output ({n}), got {offsets.shape[0]}")
+    return _pulse_sum_jitter(a, p_fine, m, args.real("phase", phase), offsets, n_ui)
+
+
+def interp_cubic(p, positions) -> np.ndarray:
+    """p at fractional indices ``positions`` (4-point Lagrange, zero outside)."""
+    return _interp_cubic(args.array("p", p), args.array("positions", positions))
+
+
+def upsample_pulse_sum(a, p_fine, m, n_ui) -> np.ndarray:
+    """Oversampled waveform sum_n a_n p(t - nT), m samples per UI."""
+    m = args.integer("m", m, lo=1)
+    n_ui = args.integer("n_ui", n_ui, lo=1)
+    p_fine = args.array("p_fine", p_fine, min_len=n_ui * m)
+    return _upsample_pulse_sum(args.array("a", a, min_len=n_ui - 1), p_fine, m, n_ui)

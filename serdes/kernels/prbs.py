@@ -14,6 +14,9 @@ tap instead of one loop iteration per bit.
 import numpy as np
 from numba import njit
 
+from serdes.errors import ConfigError
+from serdes.kernels import args
+
 
 @njit(cache=True)
 def _lfsr_fill(out, state, order, taps):
@@ -47,3 +50,17 @@ def _lfsr_fill(out, state, order, taps):
         s = ((s << r) | block) & mask
         i += r
     return s
+
+
+def lfsr_bits(n, state, order, taps):
+    """The next n bits (uint8 0/1) of the LFSR with register ``state``; returns
+    (bits, new state) (see _lfsr_fill)."""
+    n = args.integer("n", n, lo=0)
+    order = args.integer("order", order, lo=2, hi=61)
+    state = args.integer("state", state, lo=1, hi=(1 << order) - 1)
+    taps = args.array("taps", taps, dtype=np.int64, min_len=1)
+    if taps.min() < 1 or taps.max() != order or order + taps.min() > 62:
+        raise ConfigError(f"taps: delays must be in 1..{order} with the largest = order and "
+                          f"order + smallest <= 62, got {taps.tolist()}")
+    out = np.empty(n, dtype=np.uint8)
+    return out, int(_lfsr_fill(out, state, order, taps))

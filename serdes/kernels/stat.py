@@ -1,13 +1,13 @@
-"""Statistical-engine kernels (private; wrapper in serdes.engines.stat).
+"""Statistical-engine kernels: private @njit ``_name`` behind checking wrappers ``name``.
 
 Distributions live on a uniform grid of spacing ``delta``: ``pmf[n]`` is the
 probability of the value ``(k0 + n) * delta``.
 
-* :func:`isi_pmf` convolves independent discrete components (one per cursor: the
+* :func:`_isi_pmf` convolves independent discrete components (one per cursor: the
   values ``c_j * a`` of the PAM levels ``a``, equiprobable) into one PMF. Each
   component is put on the grid by the linear (mean-preserving) split of every point
   between its two neighbouring grid points, then convolved exactly on the grid.
-* :func:`tail_points` and :func:`tail_grid` add independent Gaussian noise and return
+* :func:`_tail_points` and :func:`_tail_grid` add independent Gaussian noise and return
   tail probabilities P(X + N > y) or P(X + N < y), as sums of positive terms
   ``pmf[n] * Q(z)`` so that tails far below 1e-15 keep their relative precision.
 """
@@ -16,6 +16,9 @@ import math
 
 import numpy as np
 from numba import njit
+
+from serdes.errors import ConfigError
+from serdes.kernels import args
 
 # Q(z) is 1.0 in double precision below -Z_LO, and terms with z above Z_HI are below
 # 1e-30 of their weight (ignored).
@@ -29,7 +32,7 @@ def _q(z):
 
 
 @njit(cache=True)
-def isi_pmf(values, probs, delta):
+def _isi_pmf(values, probs, delta):
     """PMF of the sum of independent components on a grid of spacing ``delta``.
 
     values, probs  (n_comp, K) arrays: component j takes values[j, m] with
@@ -123,7 +126,7 @@ def _prefix(pmf):
 
 
 @njit(cache=True)
-def tail_points(pmf, k0, delta, y, sigma, upper):
+def _tail_points(pmf, k0, delta, y, sigma, upper):
     """P(X + N > y_v) (upper) or P(X + N < y_v) for X ~ pmf, N ~ Normal(0, sigma^2).
 
     Each value is sum_n pmf[n] Q(+-(y_v - x_n) / sigma); the terms with Q = 1 in
@@ -160,8 +163,8 @@ def tail_points(pmf, k0, delta, y, sigma, upper):
 
 
 @njit(cache=True)
-def tail_grid(pmf, k0, delta, y0_steps, stride, n_out, frac, sigma, upper):
-    """tail_points at the evenly spaced points y_v = (y0_steps + frac + v*stride) delta,
+def _tail_grid(pmf, k0, delta, y0_steps, stride, n_out, frac, sigma, upper):
+    """_tail_points at the evenly spaced points y_v = (y0_steps + frac + v*stride) delta,
     v = 0..n_out-1 (integer y0_steps and stride, 0 <= frac < 1).
 
     z = (y_v - x_n) / sigma depends only on the integer lag s_v - n, so the Q values
@@ -197,3 +200,36 @@ def tail_grid(pmf, k0, delta, y0_steps, stride, n_out, frac, sigma, upper):
             acc += pmf[n] * table[s - n - lag_lo]
         out[v] = acc
     return out
+
+
+# ------------------------------------------------------------------ public wrappers
+def isi_pmf(values, probs, delta):
+    """PMF of a sum of independent discrete components on a grid of ``delta``; returns
+    (pmf, k0) with pmf[n] the probability of (k0 + n) * delta (see _isi_pmf)."""
+    values = args.array("values", values, ndim=2, finite=True)
+    probs = args.array("probs", probs, ndim=2, finite=True)
+    if values.shape != probs.shape:
+        raise ConfigError(f"probs: shape {probs.shape} differs from values {values.shape}")
+    return _isi_pmf(values, probs, args.real("delta", delta, positive=True))
+
+
+def _pmf_args(pmf, k0, delta, sigma):
+    return (args.array("pmf", pmf, min_len=1), args.integer("k0", k0),
+            args.real("delta", delta, positive=True), args.real("sigma", sigma, positive=True))
+
+
+def tail_points(pmf, k0, delta, y, sigma, upper) -> np.ndarray:
+    """P(X + N > y) (upper) or P(X + N < y), X ~ pmf, N ~ Normal(0, sigma^2)."""
+    pmf, k0, delta, sigma = _pmf_args(pmf, k0, delta, sigma)
+    return _tail_points(pmf, k0, delta, args.array("y", y), sigma, bool(upper))
+
+
+def tail_grid(pmf, k0, delta, y0_steps, stride, n_out, frac, sigma, upper) -> np.ndarray:
+    """tail_points at y_v = (y0_steps + frac + v * stride) * delta, v = 0..n_out-1."""
+    pmf, k0, delta, sigma = _pmf_args(pmf, k0, delta, sigma)
+    frac = args.real("frac", frac)
+    if not 0.0 <= frac < 1.0:
+        raise ConfigError(f"frac: must be in [0, 1), got {frac!r}")
+    return _tail_grid(pmf, k0, delta, args.integer("y0_steps", y0_steps),
+                      args.integer("stride", stride), args.integer("n_out", n_out, lo=0),
+                      frac, sigma, bool(upper))

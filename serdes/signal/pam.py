@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from serdes.errors import ConfigError
-from serdes.kernels.precode import _precode, _unprecode
+from serdes.kernels import precode as kprecode
 
 _ALLOWED_M = (2, 4)
 _GRAY4 = np.array([0, 1, 3, 2], dtype=np.uint8)   # (msb<<1 | lsb) -> symbol
@@ -103,7 +103,7 @@ def precode(symbols, m, state=0):
     """
     m = _check_m(m)
     s = _as_digits(symbols, m - 1, "symbols")
-    out, last = _precode(s, m, _check_state(state, m))
+    out, last = kprecode.precode(s, m, _check_state(state, m))
     return out, int(last)
 
 
@@ -114,5 +114,5 @@ def unprecode(symbols, m, state=0):
     """
     m = _check_m(m)
     s = _as_digits(symbols, m - 1, "symbols")
-    out, last = _unprecode(s, m, _check_state(state, m))
+    out, last = kprecode.unprecode(s, m, _check_state(state, m))
     return out, int(last)

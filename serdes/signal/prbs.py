@@ -28,7 +28,7 @@ import operator
 import numpy as np
 
 from serdes.errors import ConfigError
-from serdes.kernels.prbs import _lfsr_fill
+from serdes.kernels.prbs import lfsr_bits
 
 #: name -> (order, taps as delays/exponents, highest first)
 POLYNOMIALS = {
@@ -103,8 +103,7 @@ class PrbsGenerator:
     def bits(self, n):
         """Return the next n bits as a uint8 array of 0/1 and advance the state."""
         n = _count(n)
-        out = np.empty(n, dtype=np.uint8)
-        self.state = int(_lfsr_fill(out, self.state, self.order, self._taps))
+        out, self.state = lfsr_bits(n, self.state, self.order, self._taps)
         return out
 
 
