@@ -236,10 +236,13 @@ class SlicerCapture:
         self._sent: list[np.ndarray] = []
         self._v: list[np.ndarray] = []
         self.n = 0
+        self.first: int | None = None  # decision index of the first sample kept
 
     def observe(self, rec: Aligned) -> None:
         if self.n >= self.limit:
             return
+        if self.first is None:
+            self.first = int(rec.first)
         k = min(self.limit - self.n, rec.soft.shape[0])
         self._sent.append(rec.tx_line[:k].copy())
         self._v.append(rec.soft[:k].copy())
