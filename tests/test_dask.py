@@ -104,12 +104,12 @@ def test_dask_and_local_give_identical_rows(scheduler, tmp_path, capsys):
 def test_api_sweep_on_the_cluster_leaves_no_tasks_behind(scheduler, monkeypatch):
     from distributed import Client
 
-    import serdes.sweep.runner as runner
+    import serdes.sweep.cluster as cluster
     from serdes.config import Config
     from serdes.sweep import Grid, run_sweep
 
     # one point in flight at a time: the next ones are submitted as points finish
-    monkeypatch.setattr(runner._DaskExecutor, "_window", lambda self: 1)
+    monkeypatch.setattr(cluster._DaskExecutor, "_window", lambda self: 1)
     grid = Grid.parse(["ffe.taps=2,3,4"])  # error rows: fast, still run remotely
     s = run_sweep(Config.default(), grid, None, scheduler=scheduler, progress=False)
     assert [r["status"] for r in s.rows] == ["error"] * 3 and s.ran == 3
@@ -128,9 +128,9 @@ def test_api_sweep_on_the_cluster_leaves_no_tasks_behind(scheduler, monkeypatch)
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
-    import serdes.sweep.runner as runner
+    import serdes.sweep.cluster as cluster
 
-    monkeypatch.setattr(runner, "DASK_TIMEOUT_S", 1)
+    monkeypatch.setattr(cluster, "DASK_TIMEOUT_S", 1)
     rc = cli_main(["sweep", "--grid", "ffe.taps=8", "--out", str(tmp_path / "r.csv"),
                    "--scheduler", "tcp://127.0.0.1:9"])
     err = capsys.readouterr().err

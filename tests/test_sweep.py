@@ -282,7 +282,7 @@ def test_in_memory_sweep_and_interrupt(monkeypatch):
                   progress=False)
     assert s.out is None and [r["status"] for r in s.rows] == ["error", "error"]
 
-    import serdes.sweep.runner as runner
+    import serdes.sweep.local as runner  # the local executor calls run_point
 
     calls = []
 
@@ -480,7 +480,7 @@ def test_cli_plot(reference, tmp_path, capsys):
 
 # -- worker count -----------------------------------------------------------------------
 def test_workers_are_capped_at_cores_and_memory(monkeypatch):
-    import serdes.sweep.runner as runner
+    import serdes.sweep.local as runner
 
     monkeypatch.setattr(runner, "default_workers", lambda: 2)
     monkeypatch.setattr(runner, "available_memory_bytes", lambda: 16 << 30)
@@ -502,7 +502,7 @@ def test_workers_are_capped_at_cores_and_memory(monkeypatch):
 
 
 def test_available_memory_is_read():
-    from serdes.sweep.runner import available_memory_bytes
+    from serdes.sweep.local import available_memory_bytes
 
     mem = available_memory_bytes()
     assert mem is None or mem > 0
@@ -518,7 +518,9 @@ def test_cli_workers_64_starts_what_the_machine_has(tmp_path, monkeypatch, capsy
         started.append(workers)
         return real(0)
 
-    monkeypatch.setattr(runner, "default_workers", lambda: 2)
+    import serdes.sweep.local as local
+
+    monkeypatch.setattr(local, "default_workers", lambda: 2)
     monkeypatch.setattr(runner, "_LocalExecutor", recording)
     argv = ["sweep", "--set", SMALL[0], "--grid", "ffe.taps=8,12,16",
             "--out", str(tmp_path / "r.csv"), "--workers", "64", "--no-progress"]

@@ -16,7 +16,8 @@ from serdes.sweep.grid import (Axis, Grid, SweepError, canonical, parse_axis, pa
                                point_id, point_seed, sweep_id)
 from serdes.sweep.point import point_config, run_point
 from serdes.sweep.results import ResultFile, read_results
-from serdes.sweep.runner import SweepInterrupted, SweepSummary, default_workers, run_sweep
+from serdes.sweep.local import default_workers
+from serdes.sweep.runner import SweepInterrupted, SweepSummary, run_sweep
 
 __all__ = ["Axis", "Grid", "ResultFile", "SweepError", "SweepInterrupted", "SweepSummary",
            "canonical", "default_workers", "parse_axis", "parse_specs", "point_config",

@@ -1,0 +1,222 @@
+"""The configuration schema: every key of every section, declared once with its type,
+default, allowed range and meaning (:data:`SCHEMA`), and the nested-table aliases.
+:mod:`serdes.config` validates against it; ``serdes config --keys`` lists it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from serdes.errors import ConfigError
+
+PATTERNS = ("prbs7", "prbs9", "prbs11", "prbs13", "prbs15", "prbs23", "prbs31",
+            "qprbs13", "random")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One configuration key: its type, default, allowed range and meaning."""
+
+    kind: type  # float, int, bool, str or list (list of floats)
+    default: Any
+    doc: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] | None = None
+    length: tuple[int, int] | None = None  # allowed list lengths (min, max)
+
+    def allowed(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind is bool:
+            return "true or false"
+        if self.kind is list:
+            n = self.length or (0, 1 << 30)
+            return f"a list of {n[0]}..{n[1]} numbers"
+        kind = "an integer" if self.kind is int else "a number"
+        lo = "-inf" if self.lo is None else f"{self.lo:g}"
+        hi = "inf" if self.hi is None else f"{self.hi:g}"
+        return f"{kind} in [{lo}, {hi}]"
+
+    def check(self, name: str, value: Any) -> Any:
+        """Return the value converted to the field's type, or raise ConfigError."""
+        bad = ConfigError(f"{name} = {value!r} is not allowed: expected {self.allowed()}")
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise bad
+            return value
+        if self.kind is str:
+            if not isinstance(value, str) or (self.choices and value not in self.choices):
+                raise bad
+            return value
+        if self.kind is list:
+            if not isinstance(value, (list, tuple)):
+                raise bad
+            out = []
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise bad
+                out.append(float(v))
+            if self.length and not self.length[0] <= len(out) <= self.length[1]:
+                raise bad
+            return out
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        if self.kind is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise bad
+            value = int(value)
+        else:
+            value = float(value)
+            if not math.isfinite(value):
+                raise bad
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise bad
+        return value
+
+
+F = Field
+SCHEMA: dict[str, dict[str, Field]] = {
+    "link": {
+        "symbol_rate_hz": F(float, 53.125e9, "symbol rate (Bd)", 1e8, 500e9),
+        "modulation": F(str, "pam4", "line code", choices=("pam4", "nrz")),
+        "pattern": F(str, "prbs31", "transmitted data pattern", choices=PATTERNS),
+        "precoding": F(bool, False, "1/(1+D) mod M precoding at the TX, decoded at the RX"),
+        "symbols": F(int, 4_000_000, "symbols to simulate at most", 1_000, 10**13),
+        "target_errors": F(int, 1000, "stop once this many bit errors are counted (0: never)",
+                           0, 10**12),
+        "seed": F(int, 1, "seed of every random stream", 0, 2**63 - 1),
+        "samples_per_ui": F(int, 32, "oversampling of the fine time grid", 8, 256),
+        "pulse_ui": F(int, 64, "pulse response kept (UI); longer where a reflection "
+                     "reaches past it (up to window_ui / 2)", 8, 4096),
+        "window_ui": F(int, 1024, "FFT window of the linear model (UI); doubled while the "
+                      "response reaches past it (up to 16384)", 64, 16384),
+        "chunk_symbols": F(int, 1 << 16, "symbols per streamed chunk", 256, 1 << 24),
+    },
+    "tx": {
+        "ffe": F(list, [0.0, 0.0, -0.05, 0.9, -0.05],
+                 "TX FFE taps c(-3), c(-2), c(-1), c(0), c(1); sum of |c| at most 1",
+                 length=(1, 16)),
+        "main": F(int, 3, "index of the main tap c(0) in tx.ffe", 0, 15),
+        "swing_v": F(float, 0.4, "peak differential amplitude: outer PAM levels at +-swing_v",
+                     1e-3, 5.0),
+        "rise_time_s": F(float, 6e-12, "20-80% rise time of the driver (Gaussian edge)",
+                         0.0, 1e-9),
+        "snr_db": F(float, 33.0, "TX signal-to-noise ratio SNR_TX", 0.0, 200.0),
+        "rlm": F(float, 1.0, "PAM4 ratio of level mismatch (inner levels at +-rlm/3)", 0.5, 1.0),
+    },
+    "channel": {
+        "model": F(str, "loss", "channel model", choices=("ideal", "loss", "touchstone")),
+        "loss_db": F(float, 25.0, "loss model: insertion loss at Nyquist (dB)", 0.0, 60.0),
+        "file": F(str, "", "touchstone model: path of a .s4p or .s2p file"),
+        "ports": F(str, "12,34", "touchstone port convention: thru pairs",
+                   choices=("12,34", "13,24")),
+    },
+    "ctle": {
+        "model": F(str, "ieee", "CTLE form", choices=("ieee", "zpk", "none")),
+        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB)", -20.0, 0.0),
+        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB)", -6.0, 0.0),
+        "f_z_hz": F(float, 0.0, "zero (0: f_b/2.5)", 0.0, 1e12),
+        "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
+        "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
+        "f_lf_hz": F(float, 0.0, "low-frequency pole/zero (0: f_b/80)", 0.0, 1e12),
+        "zeros_hz": F(list, [], "zpk model: zeros (Hz, s/2pi; real, <= 0)", length=(0, 16)),
+        "poles_hz": F(list, [], "zpk model: poles (Hz, s/2pi; real, negative)", length=(0, 16)),
+        "gain": F(float, 1.0, "zpk model: gain", 1e-6, 1e6),
+    },
+    "afe": {
+        "peaking_m": F(float, 2.0, "shunt-peaking factor m = R^2 C / L (0: no inductor)",
+                       0.0, 10.0),
+        "bandwidth_hz": F(float, 40e9, "-3 dB bandwidth of the peaked AFE stage (0: no limit)",
+                          0.0, 1e12),
+    },
+    "noise": {
+        "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
+        "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
+        "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI); applied "
+                   "untracked: the sampling phase is fixed (no CDR yet), so even slow SJ "
+                   "moves every sample (0.1 UI at 1 MHz raises the default link's BER "
+                   "about 60x)", 0.0, 2.0),
+        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency (not tracked: no CDR yet, see "
+                   "noise.sj_ui); below link.symbol_rate_hz / 2 and not a fraction p/q "
+                   "(q < 32) of the symbol rate (it would alias)", 0.0, 1e11),
+        "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
+                   "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
+    },
+    "adc": {
+        "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),
+        "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
+        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: no ENOB noise)", 0.0, 16.0),
+        "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
+                        1.0, 20.0),
+    },
+    "ffe": {
+        "taps": F(int, 24, "RX FFE taps", 1, 256),
+        "pre": F(int, 4, "RX FFE pre-cursor taps", 0, 255),
+    },
+    "dfe": {
+        "taps": F(int, 1, "DFE taps", 0, 64),
+        "limit": F(float, 1.0, "largest |DFE tap| relative to the cursor", 0.0, 10.0),
+    },
+    "eq": {
+        "mode": F(str, "mmse", "tap computation", choices=("mmse", "lms")),
+        "mu": F(float, 1e-2, "normalised LMS step size", 1e-7, 0.5),
+        "train_symbols": F(int, 200_000, "LMS training symbols (known data, not counted)",
+                           0, 10**9),
+        "detector": F(str, "dfe", "after the FFE (and RC): DFE + slicer, or noise "
+                      "whitening + MLSE (Viterbi)", choices=("dfe", "mlse")),
+    },
+    "reflections": {
+        # a T-line cascade in series with the channel model (serdes.channel.reflections)
+        "segment_lengths_mm": F(list, [], "cascaded line segments: lengths (mm)",
+                                length=(0, 32)),
+        "segment_z0_ohm": F(list, [], "segments: characteristic impedances (ohm)",
+                            length=(0, 32)),
+        "segment_eps_r": F(list, [4.0], "segments: effective permittivity (one value: all)",
+                           length=(1, 32)),
+        "segment_loss_db_per_mm": F(list, [0.0], "segments: loss at loss_ref_hz (dB/mm; "
+                                    "one value: all)", length=(1, 32)),
+        "stub_positions": F(list, [], "open stubs (vias): junction of each, 0 = before the "
+                            "first segment, n = after segment n", length=(0, 16)),
+        "stub_lengths_mm": F(list, [], "stubs: lengths (mm)", length=(0, 16)),
+        "stub_z0_ohm": F(list, [50.0], "stubs: characteristic impedances (ohm; one value: all)",
+                         length=(1, 16)),
+        "stub_eps_r": F(list, [4.0], "stubs: effective permittivity (one value: all)",
+                        length=(1, 16)),
+        "stub_loss_db_per_mm": F(list, [0.0], "stubs: loss at loss_ref_hz (dB/mm; one value: "
+                                 "all)", length=(1, 16)),
+        "z_ref_ohm": F(float, 50.0, "source and load impedance of the cascade", 1.0, 1000.0),
+        "loss_ref_hz": F(float, 26.5625e9, "frequency of the segment/stub dB/mm values",
+                         1e6, 1e12),
+        "echo_delay_ui": F(float, 0.0, "simple echo: delay after the main pulse (UI; 0: none)",
+                           0.0, 2000.0),
+        "echo_db": F(float, -20.0, "simple echo: amplitude relative to the main pulse (dB)",
+                     -100.0, -0.1),
+        "echo_polarity": F(str, "positive", "simple echo: sign",
+                           choices=("positive", "negative")),
+    },
+    "rc": {
+        "taps": F(int, 0, "reflection canceller: floating taps (0: off)", 0, 64),
+        "span_ui": F(int, 200, "latest echo the canceller reaches (UI after the cursor)",
+                     2, 4096),
+        "mode": F(str, "pulse", "tap placement: from the equalized pulse response (pulse) "
+                  "or by error/decision correlation, then LMS (adaptive)",
+                  choices=("pulse", "adaptive")),
+        "mu": F(float, 2e-3, "normalised LMS step of the canceller taps (0: frozen)", 0.0, 0.5),
+        "search_symbols": F(int, 16384, "adaptive mode: symbols of error/decision "
+                            "correlation before the taps are placed", 256, 10**8),
+    },
+    "mlse": {
+        "memory": F(int, 1, "channel memory L of the Viterbi target (4**L PAM4 states)", 1, 3),
+        "whitening": F(str, "target", "noise whitening: an MMSE FFE for the best monic "
+                       "1 + g1 D + .. target (target), or a linear MMSE FFE followed by the "
+                       "order-L linear noise predictor (predictor)",
+                       choices=("target", "predictor")),
+        "traceback": F(int, 24, "decision delay of the Viterbi detector (symbols)", 1, 32),
+    },
+}
+
+
+# nested TOML tables accepted as another name of a section: [channel.reflections]
+ALIASES = {"channel.reflections": "reflections"}

@@ -1,0 +1,66 @@
+"""The run report: one pipeline run per report, statistical work only when asked."""
+
+import pytest
+
+from serdes.build import build
+from serdes.config import Config
+from serdes.report import run_report
+from serdes.sweep.point import run_point
+
+SMALL = ["link.symbols=40000", "channel.loss_db=20"]
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    """Counts pipeline runs and statistical engines made."""
+    import serdes.engines.stat.engine as stat_engine
+    import serdes.pipeline as pipeline
+
+    calls = {"runs": 0, "engines": 0}
+    run, init = pipeline.Pipeline.run, stat_engine.StatisticalEngine.__init__
+
+    def counted_run(self, *a, **k):
+        calls["runs"] += 1
+        return run(self, *a, **k)
+
+    def counted_init(self, *a, **k):
+        calls["engines"] += 1
+        init(self, *a, **k)
+
+    monkeypatch.setattr(pipeline.Pipeline, "run", counted_run)
+    monkeypatch.setattr(stat_engine.StatisticalEngine, "__init__", counted_init)
+    return calls
+
+
+def test_report_takes_the_counted_eye_from_the_same_run(counting):
+    r = run_report(build(Config.default().with_overrides(SMALL)), stat=True).to_dict()
+    assert counting["runs"] == 1          # no second simulation for the counted eye
+    assert counting["engines"] >= 1
+    assert r["eye"]["counted"]["eyes"] and r["eye"]["statistical"] and r["stat_ber"] > 0
+
+
+def test_report_without_stat_does_no_statistical_work(counting):
+    r = run_report(build(Config.default().with_overrides(SMALL)), stat=False).to_dict()
+    assert counting == {"runs": 1, "engines": 0}
+    assert "stat_ber" not in r and "statistical" not in r["eye"]
+    assert r["eye"]["counted"]["eyes"]     # the counted eye is still there
+
+
+def test_sweep_point_without_stat_does_no_statistical_work(counting):
+    base = Config.default().with_overrides(SMALL).to_dict()
+    row = run_point(base, {"ffe.taps": 12}, stat=False)
+    assert row["status"] == "ok" and counting["engines"] == 0 and "stat_ber" not in row
+    row = run_point(base, {"ffe.taps": 12}, stat=True)
+    assert row["status"] == "ok" and counting["engines"] >= 1 and row["stat_ber"] > 0
+
+
+def test_sweep_does_not_import_the_cli():
+    import subprocess
+    import sys
+
+    code = ("import sys, serdes.sweep, serdes.sweep.point, serdes.report; "
+            "print(any(m.startswith('serdes.commands') or m == 'serdes.cli' "
+            "for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
