@@ -18,7 +18,8 @@ from serdes.cli import main
 from serdes.config import Config
 from serdes.dsp.design import design_receiver
 from serdes.dsp.mlse import MlseDetector, branch_table
-from serdes.dsp.whitening import autocorr_normalized, measure_whitening, noise_predictor
+from serdes.dsp.whitening import autocorr_normalized, noise_predictor
+from serdes.metrics.whitening import measure_whitening
 from serdes.engines.run import simulate
 from serdes.kernels.slicer import dfe_run
 from naive import mlse_reference, viterbi_numpy

@@ -29,7 +29,7 @@ In a notebook::
     from serdes.build import build
     from serdes.config import Config
     from serdes.engines.run import design_equalizer, simulate
-    from serdes.dsp.whitening import measure_whitening
+    from serdes.metrics.whitening import measure_whitening
 
     system = build(Config.default().with_overrides(
         ["channel.loss_db=35", "eq.detector=mlse", "mlse.whitening=predictor"]))
