@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from serdes.errors import ConfigError
 from serdes.validate import finite_float as _finite_float
@@ -312,6 +311,8 @@ def peaking_db(
     i = int(np.argmax(mags))
     best = float(mags[i])
     if 0 < i < grid.size - 1:
+        from scipy.optimize import minimize_scalar  # imported here: only this needs it
+
         res = minimize_scalar(
             lambda f: -mag(f), bounds=(grid[i - 1], grid[i + 1]), method="bounded",
             options={"xatol": grid[i] * 1e-10},

@@ -1,0 +1,30 @@
+"""Short runs start fast: the modules a run needs do not import heavy scipy parts, and
+the interval formula without scipy.stats equals scipy.stats' beta quantiles."""
+
+import subprocess
+import sys
+
+import pytest
+from scipy import stats
+
+from serdes.metrics.ber import clopper_pearson
+
+
+@pytest.mark.parametrize("k, n", [(0, 10), (1, 10), (5, 10), (10, 10), (85, 7_999_528),
+                                  (3, 1_000_000_000)])
+def test_clopper_pearson_equals_the_beta_quantiles(k, n):
+    lo, hi = clopper_pearson(k, n, 0.95)
+    ref_lo = 0.0 if k == 0 else stats.beta.ppf(0.025, k, n - k + 1)
+    ref_hi = 1.0 if k == n else stats.beta.ppf(0.975, k + 1, n - k)
+    assert lo == pytest.approx(ref_lo, rel=1e-12, abs=0)
+    assert hi == pytest.approx(ref_hi, rel=1e-12)
+
+
+def test_a_run_imports_no_heavy_scipy_module():
+    code = ("import sys, serdes.cli, serdes.commands.run, serdes.build, serdes.report, "
+            "serdes.engines.run, serdes.engines.pulse; "
+            "print(sorted(m for m in ('scipy.stats', 'scipy.signal', 'scipy.optimize', "
+            "'matplotlib', 'skrf', 'dask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
