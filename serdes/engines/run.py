@@ -77,12 +77,13 @@ def design_equalizer(system) -> ReceiverTaps:
 
 def front_end(system, engine: str, seed: int):
     """The pulse (default) or waveform engine's front end of a system."""
-    from serdes.engines.pulse import PulseFrontEnd
-    from serdes.engines.waveform import WaveformFrontEnd
-
     if engine == "pulse":
+        from serdes.engines.pulse import PulseFrontEnd
+
         return PulseFrontEnd(system.link, seed)
-    if engine == "waveform":
+    if engine == "waveform":  # imported only here: it needs scipy.signal (slow to import)
+        from serdes.engines.waveform import WaveformFrontEnd
+
         return WaveformFrontEnd(system.link, seed)
     raise ValueError(f"engine = {engine!r}: expected 'pulse' or 'waveform'")
 
