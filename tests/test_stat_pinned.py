@@ -3,7 +3,9 @@ before its noise terms were taken from :mod:`serdes.impairments`: the split and 
 shared budget change no result (1e-12 relative; the values are deterministic, so any
 larger difference is a change of model, not noise). Re-pinned once for such a change:
 the transmitted UI's fine-grid rectangle centred at T/2 instead of half a fine sample
-early (default stat BER 5.94e-6 -> 6.39e-6, SNDR 19.677 -> 19.645 dB).
+early (default stat BER 5.94e-6 -> 6.39e-6, SNDR 19.677 -> 19.645 dB). The two eye-map
+sums were re-pinned when the map became periodic (neighbouring symbols' eyes shown
+beyond half a UI): only the map changed, no BER.
 
 The cases cover every code path that feeds a number: the default link (BER, SER, per-eye
 BER, SNDR, per-level sigma with RJ, residual ISI, eye openings from both bathtubs, ADC
@@ -37,7 +39,7 @@ PINNED = {
         1.0836555306559219e-05, 1.6952135658484506
     ],
     'eye': [
-        -1061.7913728542003, 0.0062081189726925275, 0.08016264906658079
+        -1128.522284104049, 0.0062081189726925275, 0.08016264906658079
     ],
     'gauss_dd_ber': [
         1.7041209923900618e-05, 0.00022907628382546518
@@ -48,7 +50,7 @@ PINNED = {
     ],
     'sj_slow': [
         2.7091796433733178e-05, 0.24212654660184815, 0.12455845873222236, 0.01602357583661386,
-        3.8955068077726754e-05, 0.02368039942967007, 0.1492543873332952, -1035.146040978074
+        3.8955068077726754e-05, 0.02368039942967007, 0.1492543873332952, -1099.0907351165497
     ],
 }
 
