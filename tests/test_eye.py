@@ -181,6 +181,40 @@ def test_statistical_eye_colour_scale_follows_the_data():
     plt.close(fig)
 
 
+def test_tap_plots_are_relative_to_the_main_tap():
+    """FFE taps are drawn divided by the main tap (the weights are in 1/V, scaled by the
+    VGA); DFE taps as they are (units of the main cursor); both take ax=."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from serdes.plot import dfe_taps, ffe_taps
+
+    w = np.array([0.05, -0.25, 0.9, -3.3, 15.1, 1.6, -3.6, -0.8])
+    fig, (a, b) = plt.subplots(1, 2)
+    assert ffe_taps(w, 4, ax=a, label="8 taps") is a
+    stem = a.containers[0]
+    np.testing.assert_allclose(stem.markerline.get_ydata(), w / w[4], rtol=1e-15)
+    np.testing.assert_array_equal(stem.markerline.get_xdata(), np.arange(8) - 4)
+    assert "main tap" in a.get_ylabel() and "15.1 /V" in a.get_legend().get_texts()[0].get_text()
+    assert dfe_taps([0.7, 0.18], ax=b) is b
+    np.testing.assert_allclose(b.containers[0].markerline.get_ydata(), [0.7, 0.18])
+    with pytest.raises(ValueError, match="main FFE tap is 0"):
+        ffe_taps([1.0, 0.0], 1, ax=a)
+    plt.close(fig)
+
+
+def test_importing_serdes_plot_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, serdes, serdes.plot; a = 'matplotlib' in sys.modules; "
+            "serdes.plot.ffe_taps; print(a, 'matplotlib' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.split() == ["False", "True"], r.stderr
+
+
 @pytest.mark.parametrize("kind,min_ink,min_colours", [("analog", 0.4, 100),
                                                       ("statistical", 0.5, 60),
                                                       ("equalized", 0.05, 10)])

@@ -107,7 +107,8 @@ def statistical_eye(eye, ax=None, *, contours=DEFAULT_CONTOURS, n_ui: int = 2,
                     if v > float(logz.min()))
     fill = ax.contourf(t, mv, np.clip(logz, lo, 0), levels=np.linspace(lo, 0, 4 * int(-lo) + 1),
                        cmap=cmap, extend="neither")
-    ax.figure.colorbar(fill, ax=ax, label="log10 BER")
+    ax.figure.colorbar(fill, ax=ax, label="log10 BER",
+                       ticks=np.arange(int(lo), 1, max(1, int(-lo) // 8)))
     cs = ax.contour(t, mv, logz, levels=levels or [float(logz.min()) + 1.0], colors="w",
                     linewidths=0.7, linestyles="solid")
     ax.clabel(cs, fmt=lambda v: f"1e{v:.0f}", fontsize=6)
