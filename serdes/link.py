@@ -217,8 +217,17 @@ class Link:
     # -- pulse response -------------------------------------------------------------------
     @cached_property
     def _pulse_window(self) -> np.ndarray:
+        """The transmitted UI [0, T] on the fine grid: m + 1 samples, the two at the
+        jumps at half height (the midpoint value of the continuous rectangle, as a
+        Fourier series takes it), so the rectangle is centred at exactly T/2 with area
+        T. A band-limited link sees the continuous rectangle convolved with a unit
+        triangle of half-width dt: error |p''| dt^2 / 12, 5.5e-4 of the peak for the
+        default 6 ps edge at 32 samples/UI. (The continuous spectrum T sinc(fT)
+        e^{-j pi f T} would be exact only for a band-limited link: with no edge and an
+        ideal channel it rings by 9 % at each jump; these samples stay exact there.)"""
         rect = np.zeros(self.n_fft)
-        rect[: self.m] = self.swing_v
+        rect[: self.m + 1] = self.swing_v
+        rect[0] = rect[self.m] = 0.5 * self.swing_v
         full = np.fft.irfft(np.fft.rfft(rect) * self.h_total, n=self.n_fft)
         if not np.all(np.isfinite(full)):
             raise ConfigError("the link's pulse response is not finite: check the channel "

@@ -90,6 +90,131 @@ def test_plots_write_images_with_content(tmp_path):
     assert ink > 0.15 and colours > 200
 
 
+# ================================================================ statistical eye map
+@pytest.mark.parametrize("extra", [(), ("dfe.taps=0",), ("noise.sj_ui=0.05", "noise.sj_hz=1e6")])
+def test_statistical_eye_is_periodic_without_a_seam(extra):
+    """The map over one UI wraps: its columns at -T/2 and +T/2 are the same (with a DFE,
+    without, and with quasi-static jitter, the interpolated path), and tiling it leaves
+    no seam: the step across the wrap is no larger than the steps between neighbouring
+    columns inside the UI. Within +-T/4 of the centre and in the eyes (a quarter of a level
+    spacing around the thresholds) the map is the symbol's own eye."""
+    from serdes.engines.stat import StatisticalEngine
+    from serdes.engines.stat.views import eye
+
+    eng = StatisticalEngine(build(Config.default().with_overrides(list(extra))))
+    ends = eye(eng, n_phases=16, n_bins=64, phases_ui=[-0.5, 0.5])
+    np.testing.assert_array_equal(ends.ber[0], ends.ber[1])
+    se = eye(eng, n_phases=16, n_bins=64)
+    lz = np.log10(se.ber)
+    steps = np.abs(np.diff(lz, axis=0)).max(axis=1)
+    wrap = np.abs(lz[0] - lz[-1]).max()
+    assert wrap <= steps.max()
+    # the symbol's own eye near the centre: one distribution per column, no fading
+    centre = np.nonzero(np.abs(se.phases_ui) <= 0.25)[0]
+    step = float(se.y[1] - se.y[0])
+    spacing = float(np.min(np.diff(eng.levels)))
+    for k in centre:
+        d = eng.distribution(float(se.phases_ui[k]), grid_step=step)
+        own = d.wrong_side_grid(float(se.y[0]), int(round(step / d.delta)), se.y.shape[0])
+        inner = np.abs(se.y) <= np.max(eng.thresholds) + 0.25 * spacing  # the eyes
+        if eng.jitter.weights.shape[0] == 1 and not eng.jitter.span_ui:
+            np.testing.assert_allclose(se.ber[k][inner], np.maximum(own, 1e-30)[inner],
+                                       rtol=1e-12)
+
+
+def test_bathtub_axis_follows_the_data():
+    """The y-axis of a bathtub ends two decades below its lowest value (or below the
+    lowest target marked), not at a fixed 1e-18; the three eyes are told apart by line
+    style, and a vertical bathtub at the thresholds puts them side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from serdes.engines.stat import StatisticalEngine
+    from serdes.plot import eye as peye
+
+    eng = StatisticalEngine(build(Config.default()))
+    h = eng.bathtub_horizontal(16)
+    v = eng.bathtub_vertical(0.0, 101)
+    fig, (a, b, c) = plt.subplots(1, 3)
+    assert peye.horizontal_bathtub(h, ax=a) is a
+    lowest = min(h.ber_per_eye.min(), h.ber.min())
+    lo, hi = a.get_ylim()
+    assert hi == 1 and lowest / 1e3 < lo <= lowest / 1e2
+    peye.horizontal_bathtub(h, ax=a, targets=(1e-12,))
+    assert a.get_ylim()[0] == pytest.approx(1e-14)
+    assert peye.vertical_bathtub(v, ax=b) is b
+    lowest = v.ber_per_eye.min()
+    assert lowest / 1e3 < b.get_ylim()[0] <= lowest / 1e2
+    styles = {ln.get_linestyle() for ln in b.get_lines()[:3]}
+    assert len(styles) == 3
+    peye.vertical_bathtub(v, ax=c, thresholds=eng.thresholds)
+    centres = [ln.get_xdata()[np.argmin(ln.get_ydata())] for ln in c.get_lines()
+               if ln.get_label().endswith(" eye")]
+    k = eng.volts_per_unit * 1e3
+    np.testing.assert_allclose(centres, eng.thresholds * k, atol=2 * (v.x[1] - v.x[0]) * k)
+    # a user's floor still wins; a curve far deeper than 1e-30 stops there
+    peye.vertical_bathtub(v, ax=b, floor=1e-9)
+    assert b.get_ylim()[0] == 1e-9
+    assert peye.bathtub_floor([np.array([1e-40, 0.1])]) == 1e-30
+    plt.close(fig)
+
+
+def test_statistical_eye_colour_scale_follows_the_data():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from serdes.engines.stat import StatisticalEngine
+    from serdes.plot import eye as peye
+
+    eng = StatisticalEngine(build(Config.default()))
+    se = eng.eye(n_phases=16, n_bins=64)
+    fig, ax = plt.subplots()
+    assert peye.statistical_eye(se, ax=ax) is ax
+    cbar = fig.axes[-1]
+    lo = min(cbar.get_ylim())
+    deepest = np.log10(se.ber.min())
+    assert deepest - 3 < lo <= deepest - 2
+    plt.close(fig)
+
+
+def test_tap_plots_are_relative_to_the_main_tap():
+    """FFE taps are drawn divided by the main tap (the weights are in 1/V, scaled by the
+    VGA); DFE taps as they are (units of the main cursor); both take ax=."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from serdes.plot import dfe_taps, ffe_taps
+
+    w = np.array([0.05, -0.25, 0.9, -3.3, 15.1, 1.6, -3.6, -0.8])
+    fig, (a, b) = plt.subplots(1, 2)
+    assert ffe_taps(w, 4, ax=a, label="8 taps") is a
+    stem = a.containers[0]
+    np.testing.assert_allclose(stem.markerline.get_ydata(), w / w[4], rtol=1e-15)
+    np.testing.assert_array_equal(stem.markerline.get_xdata(), np.arange(8) - 4)
+    assert "main tap" in a.get_ylabel() and "15.1 /V" in a.get_legend().get_texts()[0].get_text()
+    assert dfe_taps([0.7, 0.18], ax=b) is b
+    np.testing.assert_allclose(b.containers[0].markerline.get_ydata(), [0.7, 0.18])
+    with pytest.raises(ValueError, match="main FFE tap is 0"):
+        ffe_taps([1.0, 0.0], 1, ax=a)
+    plt.close(fig)
+
+
+def test_importing_serdes_plot_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, serdes, serdes.plot; a = 'matplotlib' in sys.modules; "
+            "serdes.plot.ffe_taps; print(a, 'matplotlib' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.split() == ["False", "True"], r.stderr
+
+
 @pytest.mark.parametrize("kind,min_ink,min_colours", [("analog", 0.4, 100),
                                                       ("statistical", 0.5, 60),
                                                       ("equalized", 0.05, 10)])

@@ -73,7 +73,7 @@ def test_single_pole_pulse_response_matches_analytic():
     tau = 1 / (2 * np.pi * f3)
     T = link.ui_s
     A = 0.5
-    t = t + link.dt_s / 2  # the sampled rectangle spans [-dt/2, T - dt/2] (midpoint rule)
+    # the sampled rectangle spans [0, T] (half-height samples at the two jumps): no shift
     ref = np.where(t < T, A * (1 - np.exp(-t / tau)),
                    A * (1 - np.exp(-T / tau)) * np.exp(-(t - T) / tau))
     bound = 2 / np.pi * f3 / (link.m / (2 * T))
@@ -81,6 +81,44 @@ def test_single_pole_pulse_response_matches_analytic():
     assert np.max(np.abs(p[sel] - ref[sel])) < 2.5 * bound * A
     # and the symbol-spaced samples at the peak phase see the same cursor
     assert link._pulse_unscaled.taps.max() == pytest.approx(A * (1 - np.exp(-T / tau)), rel=1e-2)
+
+
+@pytest.mark.parametrize("rise_ps", [6.0, 3.0])
+def test_pulse_through_gaussian_edge_matches_closed_form_and_is_centred(rise_ps):
+    """Ideal channel behind a Gaussian edge (impulse response N(0, sigma^2), sigma = t_r /
+    1.683): p(t) = A [Phi((t - d)/sigma) - Phi((t - d - T)/sigma)], d the bulk delay, is
+    symmetric about d + T/2. The fine-grid rectangle (m + 1 samples, half height at the
+    jumps) is the continuous one convolved with a unit triangle of half-width dt, so the
+    deviation is p'' dt^2/12 to leading order (max |p''| = A phi(1)/sigma^2); the pulse is
+    symmetric about d + T/2 to rounding, so its centroid and peak land there."""
+    from scipy.stats import norm
+
+    from serdes.link import BULK_DELAY_UI
+    from serdes.tx import RISE_20_80
+
+    tr = rise_ps * 1e-12
+    A = 0.4
+    cfg = ideal_config(link={"window_ui": 64, "pulse_ui": 16}, tx={"rise_time_s": tr, "swing_v": A})
+    link = build(cfg).link
+    m, dt, T = link.m, link.dt_s, link.ui_s
+    sigma = tr / RISE_20_80
+    full = link._pulse_window
+    t = np.arange(full.shape[0]) * dt
+    d = BULK_DELAY_UI * T
+    ref = A * (norm.cdf((t - d) / sigma) - norm.cdf((t - d - T) / sigma))
+    bound = A * norm.pdf(1.0) / sigma ** 2 * dt ** 2 / 12
+    err = np.max(np.abs(full - ref))
+    assert err <= 1.01 * bound
+    assert err >= 0.9 * bound  # the leading term is what is left: no other error source
+    c = BULK_DELAY_UI * m + m // 2  # fine index of d + T/2 (m even)
+    k = np.arange(1, 4 * m)
+    np.testing.assert_allclose(full[c + k], full[c - k], rtol=0, atol=1e-12 * A)
+    centroid = float(full @ t) / float(full.sum())
+    assert abs(centroid - (d + T / 2)) < 1e-6 * dt
+    assert int(np.argmax(full)) == c
+    # the trimmed pulse samples the main cursor at that instant
+    p = link._pulse_unscaled
+    assert p.fine[p.phase + p.cursor * m] == pytest.approx(full[c], rel=1e-12)
 
 
 def test_rise_time_of_tx_edge():

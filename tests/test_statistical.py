@@ -154,7 +154,7 @@ AGREEMENT = {
     "20dB-rj-adc7": ["channel.loss_db=20", "noise.rj_ui=0.02", "noise.eta0_v2_per_ghz=5e-7"],
     "28dB-adc7": ["channel.loss_db=28", "noise.rj_ui=0"],
     "35dB-rj-noadc": ["channel.loss_db=35", "noise.rj_ui=0.01", "adc.bits=0", "adc.enob=0",
-                      "noise.eta0_v2_per_ghz=1.1e-8"],
+                      "noise.eta0_v2_per_ghz=1.25e-8"],
     "25dB-rj-sj1MHz": ["channel.loss_db=25", "noise.rj_ui=0.01", "noise.sj_ui=0.05"],
     "25dB-rj-dd": ["channel.loss_db=25", "noise.rj_ui=0.01", "noise.dd_ui=0.05"],
     "15dB-rj-sj3GHz": ["channel.loss_db=15", "noise.rj_ui=0.015", "noise.sj_ui=0.04",

@@ -62,7 +62,7 @@ def main(args) -> int:
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     peye.horizontal_bathtub(h, ax=ax1)
-    peye.vertical_bathtub(v, ax=ax2)
+    peye.vertical_bathtub(v, ax=ax2, thresholds=eng.thresholds)
     peye.save_figure(fig, args.output, dpi=args.dpi)
     if args.json:
         print(json.dumps(json_safe({

@@ -2,7 +2,8 @@
 imported only when used: ``import serdes`` and ``import serdes.plot`` stay free of it.
 
 Every plot function takes ``ax=`` (a matplotlib Axes; a new figure when omitted) and
-returns the Axes. Eye diagrams and bathtubs: :mod:`serdes.plot.eye`.
+returns the Axes. Eye diagrams and bathtubs: :mod:`serdes.plot.eye`; equalizer
+taps: :mod:`serdes.plot.taps`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import importlib
 
 _EYE = ("analog_eye", "statistical_eye", "equalized_eye", "horizontal_bathtub",
         "vertical_bathtub", "save_figure")
+_TAPS = ("ffe_taps", "dfe_taps")
 
 
 def __getattr__(name):  # lazy: serdes.plot.analog_eye imports serdes.plot.eye on first use
     if name in _EYE:
         return getattr(importlib.import_module("serdes.plot.eye"), name)
+    if name in _TAPS:
+        return getattr(importlib.import_module("serdes.plot.taps"), name)
     raise AttributeError(f"module 'serdes.plot' has no attribute {name!r}")
 
 

@@ -100,13 +100,17 @@ def statistical_eye(eye, ax=None, *, contours=DEFAULT_CONTOURS, n_ui: int = 2,
     t = x * ui_ps
     mv = eye.y * eye.volts_per_unit * 1e3
     logz = np.log10(np.maximum(z, 1e-300)).T
-    levels = sorted(np.log10(np.asarray(contours, dtype=float)))
-    lo = min(levels[0] - 1, -18)
-    fill = ax.contourf(t, mv, np.clip(logz, lo, 0), levels=np.linspace(lo, 0, 37),
+    # colour scale from the data (two decades below the deepest point of the map), and
+    # only the contours the map reaches
+    lo = float(np.log10(bathtub_floor([z])))
+    levels = sorted(v for v in np.log10(np.asarray(contours, dtype=float))
+                    if v > float(logz.min()))
+    fill = ax.contourf(t, mv, np.clip(logz, lo, 0), levels=np.linspace(lo, 0, 4 * int(-lo) + 1),
                        cmap=cmap, extend="neither")
-    ax.figure.colorbar(fill, ax=ax, label="log10 BER")
-    cs = ax.contour(t, mv, logz, levels=levels, colors="w", linewidths=0.7,
-                    linestyles="solid")
+    ax.figure.colorbar(fill, ax=ax, label="log10 BER",
+                       ticks=np.arange(int(lo), 1, max(1, int(-lo) // 8)))
+    cs = ax.contour(t, mv, logz, levels=levels or [float(logz.min()) + 1.0], colors="w",
+                    linewidths=0.7, linestyles="solid")
     ax.clabel(cs, fmt=lambda v: f"1e{v:.0f}", fontsize=6)
     _ui_marks(ax, ui_ps, n_ui)
     for th in eye.thresholds:
@@ -163,15 +167,47 @@ def equalized_eye(samples, dist=None, ax=None, *, bins: int = 200):
     return ax
 
 
-def horizontal_bathtub(bathtub, ax=None, *, floor: float = 1e-18):
-    """BER vs sampling phase (ps from the nominal phase), per eye and total."""
+_EYE_STYLES = ("-", "--", ":")
+FLOOR_DECADES = 2     # the axis reaches this many decades below the lowest value plotted
+LOWEST_FLOOR = 1e-30  # never below (the statistical maps stop there)
+
+
+def bathtub_floor(curves, targets=()) -> float:
+    """Lower y-limit of a bathtub from its data: a power of ten FLOOR_DECADES below the
+    smallest positive value plotted, lower still to show every target asked for, at
+    most 1e-3 (three decades at least) and at least LOWEST_FLOOR."""
+    vals = np.concatenate([np.ravel(np.asarray(c, dtype=np.float64)) for c in curves])
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    lowest = float(vals.min()) if vals.size else 1e-3
+    lowest = min([lowest] + [float(t) for t in targets])
+    floor = 10.0 ** (np.floor(np.log10(lowest)) - FLOOR_DECADES)
+    return float(np.clip(floor, LOWEST_FLOOR, 1e-3))
+
+
+def _targets(ax, targets, floor) -> None:
+    for tb in targets:
+        if tb >= floor:
+            ax.axhline(tb, color="0.5", lw=0.6, ls="-.", zorder=1)
+            ax.annotate(f"{tb:g}", xy=(1.0, tb), xycoords=("axes fraction", "data"),
+                        xytext=(2, 0), textcoords="offset points", va="center",
+                        fontsize=6, color="0.4")
+
+
+def horizontal_bathtub(bathtub, ax=None, *, floor: float | None = None, targets=()):
+    """BER vs sampling phase (ps from the nominal phase), per eye and total. The eyes
+    differ in colour and line style; ``floor`` (default: from the data, see
+    :func:`bathtub_floor`) is the lower y-limit; ``targets``: BERs marked by lines."""
     ax = new_axes(ax)
     t = bathtub.x * bathtub.ui_s * 1e12
+    curves = list(bathtub.ber_per_eye) + ([] if bathtub.ber is None else [bathtub.ber])
+    floor = bathtub_floor(curves, targets) if floor is None else float(floor)
     for e, name in enumerate(bathtub.eye_names):
         ax.semilogy(t, np.maximum(bathtub.ber_per_eye[e], floor), color=_EYE_COLOURS[e % 3],
-                    label=f"{name} eye")
+                    ls=_EYE_STYLES[e % 3], lw=1.6 - 0.3 * (e % 3), label=f"{name} eye")
     if bathtub.ber is not None:
-        ax.semilogy(t, np.maximum(bathtub.ber, floor), "k--", lw=1.0, label="total BER")
+        ax.semilogy(t, np.maximum(bathtub.ber, floor), color="k", lw=1.0, alpha=0.7,
+                    label="total BER")
+    _targets(ax, targets, floor)
     ax.set_ylim(floor, 1)
     ax.set_xlabel("sampling phase offset (ps)")
     ax.set_ylabel("BER")
@@ -181,15 +217,27 @@ def horizontal_bathtub(bathtub, ax=None, *, floor: float = 1e-18):
     return ax
 
 
-def vertical_bathtub(bathtub, ax=None, *, floor: float = 1e-18):
-    """Per-eye error rate vs slicer threshold offset (ADC-input referred mV)."""
+def vertical_bathtub(bathtub, ax=None, *, floor: float | None = None, targets=(),
+                     thresholds=None):
+    """Per-eye error rate vs slicer threshold (ADC-input referred mV).
+
+    With ``thresholds`` (the slicer thresholds, normalised, e.g. ``engine.thresholds``)
+    each eye's bathtub is drawn at its own threshold, side by side as on a scope;
+    without, all are drawn against the offset from their threshold, told apart by
+    colour and line style. ``floor`` and ``targets`` as in :func:`horizontal_bathtub`."""
     ax = new_axes(ax)
-    mv = bathtub.x * bathtub.volts_per_unit * 1e3
+    k = bathtub.volts_per_unit * 1e3
+    floor = bathtub_floor(bathtub.ber_per_eye, targets) if floor is None else float(floor)
     for e, name in enumerate(bathtub.eye_names):
-        ax.semilogy(mv, np.maximum(bathtub.ber_per_eye[e], floor), color=_EYE_COLOURS[e % 3],
-                    label=f"{name} eye")
+        x = (bathtub.x + (0.0 if thresholds is None else thresholds[e])) * k
+        ax.semilogy(x, np.maximum(bathtub.ber_per_eye[e], floor), color=_EYE_COLOURS[e % 3],
+                    ls=_EYE_STYLES[e % 3], lw=1.6 - 0.3 * (e % 3), label=f"{name} eye")
+        if thresholds is not None:
+            ax.axvline(thresholds[e] * k, color=_EYE_COLOURS[e % 3], lw=0.5, ls=":")
+    _targets(ax, targets, floor)
     ax.set_ylim(floor, 1)
-    ax.set_xlabel("threshold offset, ADC-input referred (mV)")
+    ax.set_xlabel("slicer threshold, ADC-input referred (mV)" if thresholds is not None
+                  else "threshold offset, ADC-input referred (mV)")
     ax.set_ylabel("BER")
     ax.set_title("vertical bathtub")
     ax.grid(True, which="major", alpha=0.3)

@@ -72,13 +72,11 @@ def bathtub_vertical(engine, offset_ui: float = 0.0, n_points: int = 401,
                    kind="vertical", ui_s=engine.ui_s, volts_per_unit=engine.volts_per_unit)
 
 
-def eye(engine, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3) -> StatEye:
-    """Statistical eye: the eye map over one UI of phase x n_bins slicer voltages."""
-    t0 = time.perf_counter()
-    ymax = y_range * float(np.max(np.abs(engine.levels)))
-    y = np.linspace(-ymax, ymax, n_bins)
+def _eye_columns(engine, phases: np.ndarray, y: np.ndarray, dstep: float) -> np.ndarray:
+    """The eye map of the decided symbol sampled at each offset in ``phases`` (from its
+    nominal phase), averaged over the jitter, at the slicer voltages ``y``."""
     step = float(y[1] - y[0])
-    phases = -0.5 + np.arange(n_phases) / n_phases
+    n_bins = y.shape[0]
 
     def fn(dist):
         stride = int(round(step / dist.delta))
@@ -89,24 +87,64 @@ def eye(engine, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3) -> 
 
     J = engine.jitter
     if J.weights.shape[0] == 1 and not J.span_ui:
-        ber = np.array([fn(dist_at(p)) for p in phases])
-    elif not J.quasi_static:
-        ber = np.zeros((n_phases, n_bins))
+        return np.array([fn(dist_at(p)) for p in phases])
+    ber = np.zeros((phases.shape[0], n_bins))
+    if not J.quasi_static:
         for k, p in enumerate(phases):
             for wq, row in engine.jitter.rows():
                 ber[k] += wq * fn(dist_at(p, row))
-    else:
-        dstep = 1.0 / n_phases
-        lo = phases.min() - J.span_ui - 2 * dstep
-        hi = phases.max() + J.span_ui + 2 * dstep
-        grid = np.arange(lo, hi + dstep / 2, dstep)
-        logv = np.log(np.maximum(np.array([fn(dist_at(p)) for p in grid]), MAP_FLOOR))
-        ber = np.zeros((n_phases, n_bins))
-        for wq, tau in zip(J.weights, J.common):
-            pos = (phases + tau - grid[0]) / dstep
-            i = np.clip(np.floor(pos).astype(int), 0, grid.shape[0] - 2)
-            t = (pos - i)[:, None]
-            ber += wq * np.exp(logv[i] * (1 - t) + logv[i + 1] * t)
+        return ber
+    lo = phases.min() - J.span_ui - 2 * dstep
+    hi = phases.max() + J.span_ui + 2 * dstep
+    grid = np.arange(lo, hi + dstep / 2, dstep)
+    logv = np.log(np.maximum(np.array([fn(dist_at(p)) for p in grid]), MAP_FLOOR))
+    for wq, tau in zip(J.weights, J.common):
+        pos = (phases + tau - grid[0]) / dstep
+        i = np.clip(np.floor(pos).astype(int), 0, grid.shape[0] - 2)
+        t = (pos - i)[:, None]
+        ber += wq * np.exp(logv[i] * (1 - t) + logv[i + 1] * t)
+    return ber
+
+
+def _faded(cols: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A neighbour's eye map columns at offsets in [0.5, 1] UI from its centre, divided
+    by the weight cos^2(pi (|x| - 1/2)): 1 at half a UI, 0 (excluded) at one UI."""
+    w = np.cos(np.pi * (np.clip(np.abs(offsets), 0.5, 1.0) - 0.5)) ** 2
+    w = np.where(np.abs(offsets) >= 1.0, 0.0, w)[:, None]
+    with np.errstate(divide="ignore"):
+        return np.where(w > 0, cols / np.where(w > 0, w, 1.0), np.inf)
+
+
+def eye(engine, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3,
+        phases_ui=None) -> StatEye:
+    """Statistical eye: the eye map over one UI of phase x n_bins slicer voltages.
+
+    As on a scope, every UI shows the eyes of all symbols: at an offset t from the
+    nominal phase the map is the most open of the eye E(t) of the symbol sampled at t
+    and those of its neighbours, E(t -+ 1) / w(t -+ 1). The weight w is 1 within half
+    a UI of a symbol's centre and fades (cos^2) to 0 at one UI, so within +-T/2 a
+    symbol's own eye counts in full (in the eye openings it is all there is), the map
+    is continuous (a neighbour enters from infinity) and periodic: at the crossing both sides show min(E(-T/2), E(T/2)),
+    so the columns at -T/2 and +T/2 are the same and tiled UIs show no seam.
+    ``phases_ui`` (default n_phases points from -0.5 UI in steps of 1/n_phases) chooses
+    the columns."""
+    t0 = time.perf_counter()
+    ymax = y_range * float(np.max(np.abs(engine.levels)))
+    y = np.linspace(-ymax, ymax, n_bins)
+    phases = (-0.5 + np.arange(n_phases) / n_phases if phases_ui is None
+              else np.asarray(phases_ui, dtype=np.float64).ravel())
+    # a symbol's eye at offsets within one UI of its centre
+    late = phases[phases >= 0.0] - 1.0    # the next symbol, seen from t >= 0
+    early = phases[phases <= 0.0] + 1.0   # the previous one, seen from t <= 0
+    all_p = np.concatenate([phases, late, early])
+    cols = _eye_columns(engine, all_p, y, 1.0 / n_phases)
+    n = phases.shape[0]
+    ber = cols[:n].copy()
+    k_late = np.nonzero(phases >= 0.0)[0]
+    k_early = np.nonzero(phases <= 0.0)[0]
+    n_late = k_late.shape[0]
+    ber[k_late] = np.minimum(ber[k_late], _faded(cols[n:n + n_late], late))
+    ber[k_early] = np.minimum(ber[k_early], _faded(cols[n + n_late:], early))
     means = np.array([float(engine.response(p)[0][engine.d]) * engine.levels for p in phases])
     return StatEye(phases_ui=phases, y=y, ber=np.maximum(ber, MAP_FLOOR), means=means,
                    thresholds=engine.thresholds, eye_names=engine.eye_names, ui_s=engine.ui_s,
