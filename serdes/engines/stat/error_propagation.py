@@ -23,7 +23,7 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     Measured bias (``benchmarks/mlse_fair.py --only propagation``, 2e6 symbols, RJ 0,
     counted decision-fed BER over the counted genie-fed BER of the same taps): the model
     *under-estimates* the ratio by 5-19 % and the mean burst by up to 0.85 symbols, more
-    as the first tap grows - 28 dB (b1 0.57): ratio 2.35 vs 2.57 counted, mean burst 2.34
+    as the first tap grows - 28 dB (b1 0.60): ratio 2.35 vs 2.57 counted, mean burst 2.34
     vs 2.57; 30 dB: 2.71 vs 2.86; 33 dB: 3.06 vs 3.49; 35 dB (b1 0.78): 3.16 vs 3.88,
     burst 3.19 vs 4.04; 35 dB with 2 taps: 3.90 vs 4.14, burst 3.81 vs 3.75 (the model
     sees b1 only). The missing part is the error's dependence on the noise and ISI that
