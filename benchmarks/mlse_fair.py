@@ -74,7 +74,8 @@ def row(name, r, taps=None):
 
 
 def receivers(loss: float, symbols: int) -> dict:
-    base = [f"channel.loss_db={loss}", "noise.rj_ui=0", "link.target_errors=0"]
+    base = [f"channel.loss_db={loss}", "noise.rj_ui=0", "link.target_errors=0",
+            "link.precoding=false"]
     cases = {
         "DFE 1": ([], False), "DFE 1, precoded": (["link.precoding=true"], False),
         "DFE 1, genie": ([], True),
@@ -131,7 +132,7 @@ def propagation(symbols: int) -> None:
     print(f"\nDFE error-propagation model against the count ({symbols} symbols, RJ 0)")
     for loss, n_dfe in ((28, 1), (30, 1), (33, 1), (35, 1), (35, 2)):
         ov = [f"channel.loss_db={loss}", "noise.rj_ui=0", "link.target_errors=0",
-              f"dfe.taps={n_dfe}"]
+              f"dfe.taps={n_dfe}", "link.precoding=false"]
         r, taps, system = count(ov, symbols)
         g, _, _ = count(ov, symbols, genie=True)
         prop = dfe_error_propagation(StatisticalEngine(system, taps))

@@ -16,9 +16,9 @@ from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 
 
-def _system(*extra):
+def _system(*extra, precoding="false"):
     return build(Config.default().with_overrides(["noise.rj_ui=0", "link.target_errors=0",
-                                                  *extra]))
+                                                  f"link.precoding={precoding}", *extra]))
 
 
 def _design(system, reoptimise):
@@ -126,3 +126,20 @@ def test_genie_dfe_in_the_pipeline_has_no_error_propagation():
     assert genie.snr_db == pytest.approx(taps.predicted_snr_db, abs=0.1)
     assert genie.ber_ci[1] < fed.ber_ci[0] / 2
     assert max(genie.bursts) <= 3 < max(fed.bursts)
+
+
+def test_auto_precoding_asks_for_it_where_it_lowers_the_counted_ber():
+    from serdes.dsp.design import PRECODING_FIRST_TAP
+
+    default = build(Config.default())
+    assert design_equalizer(default).dfe[0] < PRECODING_FIRST_TAP
+    assert not default.source.precoding                     # default link: b1 0.51, off
+    assert not _system("channel.loss_db=35", "eq.detector=mlse",
+                       precoding="auto").source.precoding
+    assert not _system("channel.loss_db=35").source.precoding
+    auto = _system("channel.loss_db=30", precoding="auto")
+    assert auto.source.precoding and design_equalizer(auto).dfe[0] >= PRECODING_FIRST_TAP
+    on = simulate(auto, symbols=1_000_000)
+    off = simulate(_system("channel.loss_db=30", "link.precoding=false"), symbols=1_000_000)
+    print(f"\n30 dB, DFE 1: precoding on {on.ber:.3e} {on.ber_ci}, off {off.ber:.3e} {off.ber_ci}")
+    assert on.ber_ci[1] < off.ber_ci[0]
