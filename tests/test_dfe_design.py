@@ -143,3 +143,19 @@ def test_auto_precoding_asks_for_it_where_it_lowers_the_counted_ber():
     off = simulate(_system("channel.loss_db=30", "link.precoding=false"), symbols=1_000_000)
     print(f"\n30 dB, DFE 1: precoding on {on.ber:.3e} {on.ber_ci}, off {off.ber:.3e} {off.ber_ci}")
     assert on.ber_ci[1] < off.ber_ci[0]
+
+
+@pytest.mark.parametrize("loss,symbols", [(30, 2_000_000), (35, 400_000)])
+def test_propagation_model_predicts_the_precoded_count(loss, symbols):
+    """The Markov model's bursts, two one-bit decoded errors each, against the counted
+    BER of the same link with 1/(1+D) precoding (99 % interval)."""
+    from serdes.engines.stat import StatisticalEngine, dfe_error_propagation
+
+    system = _system(f"channel.loss_db={loss}", precoding="true")
+    taps = design_equalizer(system)
+    model = dfe_error_propagation(StatisticalEngine(system, taps))
+    res = simulate(system, symbols=symbols, taps=taps)
+    lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.99)
+    print(f"\n{loss} dB precoded: counted {res.ber:.3e} [{lo:.3e}, {hi:.3e}], model "
+          f"{model['ber_precoded']:.3e} (without precoding {model['ber_with_propagation']:.3e})")
+    assert lo <= model["ber_precoded"] <= hi
