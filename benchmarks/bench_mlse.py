@@ -55,7 +55,7 @@ def test_viterbi_kernel(benchmark, memory):
 
 
 def test_mlse_vs_dfe_ber_at_35db(benchmark):
-    base = ["channel.loss_db=35", "noise.rj_ui=0", "link.target_errors=0"]
+    base = ["channel.loss_db=35", "noise.rj_ui=0", "link.target_errors=0", "link.precoding=false"]
     cases = {"FFE + DFE 1 tap": [], "FFE + DFE 2 taps": ["dfe.taps=2"],
              "FFE + MLSE L=1": ["eq.detector=mlse"],
              "FFE + MLSE L=2": ["eq.detector=mlse", "mlse.memory=2"],

@@ -146,8 +146,14 @@ def build_receiver(cfg: Config) -> ReceiverSpec:
                           traceback=ml["traceback"]))
 
 
-def build_source(cfg: Config) -> SourceSpec:
-    return SourceSpec(pattern=cfg["link"]["pattern"], precoding=cfg["link"]["precoding"])
+def build_source(cfg: Config, link=None, receiver: ReceiverSpec | None = None) -> SourceSpec:
+    """``link.precoding = "auto"`` asks the receiver design (needs ``link``, ``receiver``)."""
+    pre = cfg["link"]["precoding"]
+    if pre == "auto":
+        from serdes.dsp.design import wants_precoding
+
+        pre = link is not None and receiver is not None and wants_precoding(link, receiver)
+    return SourceSpec(pattern=cfg["link"]["pattern"], precoding=bool(pre))
 
 
 def build_run(cfg: Config) -> RunSpec:
@@ -159,5 +165,6 @@ def build_run(cfg: Config) -> RunSpec:
 def build(cfg: Config | None = None) -> System:
     """The whole :class:`~serdes.system.System` of a config (default: the built-in link)."""
     cfg = cfg or Config.default()
-    return System(link=build_link(cfg), source=build_source(cfg), receiver=build_receiver(cfg),
+    link, receiver = build_link(cfg), build_receiver(cfg)
+    return System(link=link, source=build_source(cfg, link, receiver), receiver=receiver,
                   run=build_run(cfg))

@@ -52,7 +52,8 @@ class Pipeline:
     """``transmitter`` (``next(n) -> (line, data, a)``), ``front_end`` (``(a, k0) ->
     samples``, with a ``latency`` in UI), ``receiver`` (a Chain). ``bit_errors_of(rx,
     tx)`` counts bits per symbol (Gray map); ``precoding`` decodes 1/(1+D) after the
-    detector; ``train_symbols`` of known data are given to a trainable receiver first;
+    detector; ``train_symbols`` of known data are given to a trainable receiver first
+    (all of them to a receiver with ``genie = True``);
     ``skip`` decisions are left out of everything counted."""
 
     def __init__(self, transmitter, front_end, receiver, *, levels, modulation_order: int,
@@ -66,6 +67,8 @@ class Pipeline:
         self.bit_errors_of = bit_errors_of
         self.precoding = bool(precoding)
         self.n_train = int(train_symbols) if getattr(receiver, "trainable", False) else 0
+        # a genie receiver (e.g. GenieDfe, a reference) gets the symbols sent all along
+        self.genie = bool(getattr(receiver, "genie", False))
         self.expected = int(receiver.latency) + int(front_end.latency)
         self.max_delay = self.expected + int(pulse_ui) + 8
         self.warm = (int(pulse_ui) + int(ffe_taps) + self.max_delay + 64
@@ -111,9 +114,10 @@ class Pipeline:
                 tx_data = np.concatenate([tx_data, data])
                 x = self.front(a, k0)
                 ref, n_tr = None, 0
-                if self.n_train > k0:
+                if self.n_train > k0 or self.genie:
                     idx = np.clip(np.arange(k0, k0 + n) - self.expected - tx_start, 0, None)
-                    ref, n_tr = levels[tx_line[idx]], min(n, self.n_train - k0)
+                    ref = levels[tx_line[idx]]
+                    n_tr = n if self.genie else min(n, self.n_train - k0)
                 det = self.rx(x, k0, ref=ref, n_train=n_tr)
                 dec, v = det.decisions, det.soft
                 dd = dec

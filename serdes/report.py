@@ -74,7 +74,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
                    observers=[capture] if capture is not None else ())
     refl = [s for s in link.channel_stages if isinstance(s, Reflections)]
     report = RunReport(counted=res, engine=engine, seed=system.run.seed, link=link.summary(),
-                       receiver=receiver_summary(system.receiver),
+                       receiver={**receiver_summary(system.receiver),
+                                 "precoding": bool(system.source.precoding)},
                        reflections=refl[0].describe() if refl else "none",
                        adc=link.adc.describe())
     if not dfe:

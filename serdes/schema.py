@@ -27,10 +27,11 @@ class Field:
     length: tuple[int, int] | None = None  # allowed list lengths (min, max)
 
     def allowed(self) -> str:
-        if self.choices is not None:
+        if self.choices is not None and self.kind is not bool:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.kind is bool:
-            return "true or false"
+            extra = "".join(f", or {c!r}" for c in self.choices or ())
+            return "true or false" + extra
         if self.kind is list:
             n = self.length or (0, 1 << 30)
             return f"a list of {n[0]}..{n[1]} numbers"
@@ -42,8 +43,8 @@ class Field:
     def check(self, name: str, value: Any) -> Any:
         """Return the value converted to the field's type, or raise ConfigError."""
         bad = ConfigError(f"{name} = {value!r} is not allowed: expected {self.allowed()}")
-        if self.kind is bool:
-            if not isinstance(value, bool):
+        if self.kind is bool:  # choices: words allowed besides true/false ("auto")
+            if not (isinstance(value, bool) or (self.choices and value in self.choices)):
                 raise bad
             return value
         if self.kind is str:
@@ -82,7 +83,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "symbol_rate_hz": F(float, 53.125e9, "symbol rate (Bd)", 1e8, 500e9),
         "modulation": F(str, "pam4", "line code", choices=("pam4", "nrz")),
         "pattern": F(str, "prbs31", "transmitted data pattern", choices=PATTERNS),
-        "precoding": F(bool, False, "1/(1+D) mod M precoding at the TX, decoded at the RX"),
+        "precoding": F(bool, "auto", "1/(1+D) mod M precoding at the TX, decoded at the RX; "
+                       "'auto': on for a DFE receiver whose first MMSE DFE tap is at least "
+                       "0.55 (the receiver asks for it, as in 802.3ck link training)",
+                       choices=("auto",)),
         "symbols": F(int, 4_000_000, "symbols to simulate at most", 1_000, 10**13),
         "target_errors": F(int, 1000, "stop once this many bit errors are counted (0: never)",
                            0, 10**12),

@@ -35,7 +35,7 @@ def test_every_key_has_a_valid_default():
     ("channel.model=coax", ["channel.model", "'loss'"]),
     ("tx.ffe=[0.1, 0.2, 0.3, 0.9]", ["tx.ffe", "sum of |taps|"]),
     ("ffe.pre=30", ["ffe.pre", "ffe.taps"]),
-    ("link.precoding=3", ["link.precoding", "true or false"]),
+    ("link.precoding=3", ["link.precoding", "true or false, or 'auto'"]),
     ("noise.rj_ui=nan", ["noise.rj_ui"]),
     ("loss_db=3", ["section.key=value"]),
 ])

@@ -96,7 +96,8 @@ def format_summary(r: dict) -> str:
         f"channel {lk['channel']}, IL at Nyquist {r['il_nyquist_db']:.2f} dB",
         f"rx        {_front_end(lk['rx'])}, {r['adc']}, VGA {lk['vga_gain_db']:.1f} dB",
         f"eq        {rx['mode'].upper()} FFE {len(r['ffe_taps'])} taps "
-        f"({rx['ffe_pre']} pre), " + _detector(r),
+        f"({rx['ffe_pre']} pre), " + _detector(r)
+        + (", 1/(1+D) precoding" if rx.get("precoding") else ""),
         (f"snr       {r['snr_db']:.2f} dB at the slicer" if r["symbols"] else
          "snr       -- (nothing counted)") + f" (MMSE prediction "
         f"{r['predicted_snr_db']:.2f} dB)",

@@ -96,6 +96,39 @@ class DfeSlicer:
                                  self.levels, self.thresholds, self._hist))
 
 
+class GenieDfe:
+    """A reference detector: the DFE and slicer of :class:`DfeSlicer`, with the feedback
+    formed from the symbols actually sent (``ref``, which the pipeline gives to a chain
+    whose last block says ``genie = True``) instead of the decisions. Its BER is the DFE's
+    without error propagation: the baseline that isolates what a detector gains by its
+    decision rule alone. With precoding, ``ref`` holds the precoded line levels, as the
+    DFE's own decisions do."""
+
+    latency = 0
+    trainable = True
+    genie = True
+
+    def __init__(self, taps, levels):
+        self.taps = _f64("dfe", taps)
+        self.levels = _f64("levels", levels)
+        self.thresholds = thresholds_for(self.levels)
+        self._hist = np.zeros(self.taps.shape[0])   # true levels, newest first
+
+    def __call__(self, z, k0: int, ref=None, n_train: int = 0) -> Detected:
+        z = np.asarray(z, dtype=np.float64)
+        if ref is None or len(ref) != z.shape[0]:
+            raise ConfigError("GenieDfe: needs the symbols sent (ref) for every sample")
+        n_b = self.taps.shape[0]
+        a = np.concatenate([self._hist[::-1], np.asarray(ref, dtype=np.float64)])
+        v = z.copy()
+        for j in range(1, n_b + 1):       # v_k = z_k - sum_j b_j a_{k-j}
+            v -= self.taps[j - 1] * a[n_b - j:n_b - j + z.shape[0]]
+        if n_b:
+            self._hist = a[::-1][:n_b].copy()
+        dec = np.searchsorted(self.thresholds, v).astype(np.uint8)
+        return Detected(dec, v)
+
+
 class RcDfe:
     """DFE and slicer with a reflection canceller (floating decision-fed taps at echo
     lags; :mod:`serdes.dsp.rc`), after a fixed FFE."""
@@ -227,6 +260,11 @@ class Chain:
     @property
     def trainable(self) -> bool:
         return bool(getattr(self.blocks[-1], "trainable", False))
+
+    @property
+    def genie(self) -> bool:
+        """True when the detector is a reference fed with the symbols sent (GenieDfe)."""
+        return bool(getattr(self.blocks[-1], "genie", False))
 
     @property
     def warmup_symbols(self) -> int:

@@ -13,6 +13,8 @@ by the free columns F)
 
 rescaled so that f_d = 1. ``mmse_ffe_dfe`` is the special case F = 1..n_dfe.
 
+* A DFE tap beyond the limit is clipped and the FFE designed again with that lag fixed
+  at the limit (:func:`serdes.dsp.mmse.clipped_dfe_design`).
 * RC placement from the pulse ("pulse" mode): a first design without RC gives f; the
   ``taps`` lags in the RC range with the largest |f_{d+j}| get the RC taps, and the FFE
   is designed again with those lags free (so it spends nothing on the echo). In
@@ -20,9 +22,16 @@ rescaled so that f_d = 1. ``mmse_ffe_dfe`` is the special case F = 1..n_dfe.
 * MLSE with whitening "predictor": a linear MMSE FFE (no DFE), followed by the
   order-L linear predictor of its output error (:mod:`serdes.dsp.whitening`); the
   whitening filter c is also the Viterbi target.
-* MLSE with whitening "target": the FFE designed with lags 1..L free is the MMSE FFE
-  for the best monic target 1 + g_1 D + .. + g_L D^L, g_j = f_{d+j} (the feedforward
-  filter of an MMSE-DFE, whose error is close to white); no extra filter.
+* MLSE with whitening "target" (default): the FFE designed with lags 1..L free is the
+  MMSE FFE for the best monic target 1 + g_1 D + .. + g_L D^L, g_j = f_{d+j} (the
+  feedforward filter of an MMSE-DFE with L feedback taps); no extra filter. Its error is
+  *not* white, so the Euclidean branch metric is mismatched: measured on a 35 dB line
+  (``measure_whitening``, 200k symbols) rho_1 = -0.21, rho_2 = -0.17 at memory 1 and
+  rho_1 = 0.00, rho_2 = -0.10 at memory 2 (predictor form: |rho_1| <= 0.11). It is the
+  default because it detects better all the same: at 35 dB it counts 4.5e-3 (L=1) and
+  1.65e-3 (L=2) against 6.8e-3 and 5.3e-3 for the whitened "predictor" form, whose
+  linear FFE (no free lags) pays 0.9-1.3 dB more noise enhancement than whitening gains
+  (``benchmarks/mlse_fair.py``).
 
 In a notebook::
 
@@ -41,11 +50,11 @@ In a notebook::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from serdes.dsp.mmse import EqualizerTaps, mmse_ffe_free
+from serdes.dsp.mmse import EqualizerTaps, clipped_dfe_design, mmse_ffe_free
 from serdes.dsp.spec import ReceiverSpec
 from serdes.dsp.whitening import ffe_error_autocorr, noise_predictor
 
@@ -135,6 +144,13 @@ def design_receiver(link, spec: ReceiverSpec) -> ReceiverTaps:
     b = np.zeros(n_dfe)
     m = min(n_dfe, f.shape[0] - d - 1)
     b[:m] = np.clip(f[d + 1:d + 1 + m], -spec.dfe_limit, spec.dfe_limit)
+    if m and np.any(np.abs(f[d + 1:d + 1 + m]) > spec.dfe_limit):
+        # a clipped DFE tap: the FFE is designed again with that lag fixed at the limit
+        w, f, Rn, b, _ = clipped_dfe_design(h, cursor, rn, n_taps=n_taps, n_pre=n_pre,
+                                            n_dfe=n_dfe, other_lags=rc_lags.tolist(),
+                                            level_power=s2, dfe_limit=spec.dfe_limit)
+        if rc_lags.size and rc.mode == "pulse":
+            rc_taps = f[d + rc_lags]
 
     resid = f.copy()
     resid[d] = 0.0
@@ -164,3 +180,27 @@ def design_receiver(link, spec: ReceiverSpec) -> ReceiverTaps:
                         rc_lags=rc_lags, rc_taps=np.ascontiguousarray(rc_taps, dtype=float),
                         whitening=whitening, target=target,
                         traceback=spec.mlse.traceback if mlse else 0)
+
+
+#: first DFE tap from which 1/(1+D) precoding lowers the counted BER (measured crossover)
+PRECODING_FIRST_TAP = 0.55
+
+
+def wants_precoding(link, spec: ReceiverSpec) -> bool:
+    """Whether the receiver asks for 1/(1+D) precoding (``link.precoding = "auto"``): a
+    DFE receiver whose first MMSE DFE tap is at least :data:`PRECODING_FIRST_TAP`.
+
+    Precoding turns a DFE error burst of alternating errors into two decoded symbol errors
+    but also doubles an isolated error, so it pays when bursts average more than about two
+    symbols: after an error of one level (2/3) the next slicer input moves by b1 * 2/3,
+    past the threshold (1/3) from b1 = 0.5 on. Measured on the loss line (default link,
+    ``benchmarks/mlse_fair.py`` and 4e6 symbols): 26 dB (b1 0.54) off 2.10e-5, on 2.53e-5;
+    27 dB (b1 0.575) off 6.54e-5, on 5.75e-5; 28 dB (0.595) off 1.33e-4, on 1.12e-4;
+    30 dB (0.645) off 6.3e-4, on 4.3e-4; 35 dB (0.775) off 1.52e-2, on 7.6e-3. Near the
+    threshold it matters little either way: the default link with a 2-tap DFE (b1 0.573,
+    so precoded) counts 7.3e-6 off and 8.5e-6 on (2e6 symbols, intervals overlapping,
+    -0.07 dB). An MLSE receiver is left alone (precoding is an explicit ``true`` there)."""
+    if spec.detector != "dfe" or spec.dfe_taps < 1:
+        return False
+    taps = design_receiver(link, replace(spec, mode="mmse"))
+    return bool(abs(taps.dfe[0]) >= PRECODING_FIRST_TAP)

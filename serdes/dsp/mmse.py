@@ -10,9 +10,20 @@ over w and b gives b = H_D^T w and
 
 with H the N x (N + L - 1) convolution matrix of h and H_D its DFE columns. The MMSE
 solution is biased (f_d < 1); taps are rescaled so that f_d = 1 for a slicer with
-fixed thresholds, and DFE taps are clipped to the tap limit. ``mmse_ffe_free`` is the
-general form, with any set of post-cursor lags removed by decision-fed paths (DFE,
-reflection canceller taps, an MLSE target).
+fixed thresholds (this unbiased design is also the FFE of largest SNR with f_d = 1).
+``mmse_ffe_free`` is the general form, with any set of post-cursor lags removed by
+decision-fed paths (DFE, reflection canceller taps, an MLSE target).
+
+A DFE tap beyond the tap limit is clipped; the FFE is then designed again with that
+lag *fixed*: the DFE subtracts c a_{k-d-j} with c = +-limit, and the FFE minimises the
+error power with f_d = 1,
+
+    E[e^2] = w^T Q w - 2 s2 c w^T h_{d+j} + s2 c^2,  Q = s2 (H H^T - H_F H_F^T - h_d h_d^T) + R_n,
+    w = Q^(-1) (s2 c h_{d+j} + mu h_d),  mu such that h_d^T w = 1,
+
+so it may leave part of the lag's ISI to the limited tap and absorb the rest (the design
+without re-optimisation is one feasible point, so the SNR can only rise). A lag that
+then exceeds the limit is fixed in turn.
 """
 
 from __future__ import annotations
@@ -63,20 +74,87 @@ def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_t
     return w / f[d], f / f[d], Rn
 
 
-def mmse_ffe_dfe(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
-                 n_pre: int, n_dfe: int, level_power: float, dfe_limit: float) -> EqualizerTaps:
-    """MMSE FFE/DFE taps for pulse samples ``h`` (main cursor at ``cursor``)."""
-    w, f, Rn = mmse_ffe_free(h, cursor, noise_autocorr, n_taps=n_taps, n_pre=n_pre,
-                             free_lags=np.arange(1, n_dfe + 1), level_power=level_power)
+def mmse_ffe_fixed(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
+                   n_pre: int, free_lags, fixed: dict, level_power: float):
+    """The FFE with f_d = 1 of least error power when the lags ``free_lags`` are removed
+    exactly and each lag j of ``fixed`` is removed by a feedback of fixed value
+    ``fixed[j]`` (a clipped DFE tap; module notes). Returns (w, f, Rn, err) with ``err``
+    the error power at the slicer (residual ISI, the fixed lags' mismatch and noise)."""
+    h = np.asarray(h, dtype=np.float64)
+    s2 = float(level_power)
+    H = convolution_matrix(h, n_taps)
     d = cursor + n_pre
-    cols = np.arange(d + 1, min(d + 1 + n_dfe, f.shape[0]))
+    lags = np.asarray(free_lags, dtype=np.int64).reshape(-1)
+    cols = d + lags[(lags >= 1) & (d + lags < H.shape[1])]
+    r = np.zeros(n_taps)
+    k = min(n_taps, noise_autocorr.shape[0])
+    r[:k] = noise_autocorr[:k]
+    Rn = toeplitz(r)
+    hd = H[:, d]
+    Q = s2 * (H @ H.T - H[:, cols] @ H[:, cols].T - np.outer(hd, hd)) + Rn
+    Q += np.eye(n_taps) * 1e-12 * np.trace(Q) / n_taps
+    g = np.zeros(n_taps)
+    c2 = 0.0
+    for j, c in fixed.items():
+        if d + int(j) < H.shape[1]:
+            g += s2 * float(c) * H[:, d + int(j)]
+            c2 += s2 * float(c) ** 2
+    qg, qh = solve(Q, g, assume_a="pos"), solve(Q, hd, assume_a="pos")
+    mu = (1.0 - hd @ qg) / (hd @ qh)
+    w = qg + mu * qh
+    f = w @ H
+    err = float(w @ Q @ w - 2.0 * w @ g + c2)
+    return w, f, Rn, err
+
+
+def clipped_dfe_design(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *,
+                       n_taps: int, n_pre: int, n_dfe: int, other_lags=(),
+                       level_power: float, dfe_limit: float, reoptimise: bool = True):
+    """FFE and DFE taps with the DFE taps limited to +-``dfe_limit``; ``other_lags``: more
+    lags removed exactly (reflection canceller). With ``reoptimise`` a clipped lag is
+    fixed at the limit and the FFE designed again (module notes), until no DFE tap
+    exceeds the limit. Returns (w, f, Rn, b, err)."""
+    s2 = float(level_power)
+    d = cursor + n_pre
+    others = [int(j) for j in other_lags]
+    free = list(range(1, n_dfe + 1))
+    fixed: dict[int, float] = {}
+    w, f, Rn = mmse_ffe_free(h, cursor, noise_autocorr, n_taps=n_taps, n_pre=n_pre,
+                             free_lags=free + others, level_power=s2)
+    while True:
+        m = min(n_dfe, f.shape[0] - d - 1)
+        over = [j for j in free if j <= m and abs(f[d + j]) > dfe_limit]
+        if not (reoptimise and over):
+            break
+        for j in over:
+            fixed[j] = float(np.sign(f[d + j]) * dfe_limit)
+            free.remove(j)
+        w, f, Rn, _ = mmse_ffe_fixed(h, cursor, noise_autocorr, n_taps=n_taps, n_pre=n_pre,
+                                     free_lags=free + others, fixed=fixed, level_power=s2)
+    m = min(n_dfe, f.shape[0] - d - 1)
     b = np.zeros(n_dfe)
-    b[: cols.shape[0]] = f[cols]
-    b = np.clip(b, -dfe_limit, dfe_limit)
+    b[:m] = np.clip(f[d + 1:d + 1 + m], -dfe_limit, dfe_limit)
+    for j, c in fixed.items():
+        if j <= m:
+            b[j - 1] = c
     resid = f.copy()
     resid[d] = 0.0
-    resid[cols] -= b[: cols.shape[0]]
-    err = level_power * float(resid @ resid) + float(w @ Rn @ w)
+    resid[d + 1:d + 1 + m] -= b[:m]
+    ok = [j for j in others if d + j < f.shape[0]]
+    resid[[d + j for j in ok]] = 0.0
+    err = s2 * float(resid @ resid) + float(w @ Rn @ w)
+    return w, f, Rn, b, err
+
+
+def mmse_ffe_dfe(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
+                 n_pre: int, n_dfe: int, level_power: float, dfe_limit: float,
+                 reoptimise: bool = True) -> EqualizerTaps:
+    """MMSE FFE/DFE taps for pulse samples ``h`` (main cursor at ``cursor``); a clipped
+    DFE tap makes the FFE be designed again with that lag fixed (``reoptimise``)."""
+    w, f, Rn, b, err = clipped_dfe_design(h, cursor, noise_autocorr, n_taps=n_taps,
+                                          n_pre=n_pre, n_dfe=n_dfe, level_power=level_power,
+                                          dfe_limit=dfe_limit, reoptimise=reoptimise)
+    d = cursor + n_pre
     snr = 10 * np.log10(level_power / err) if err > 0 else np.inf
     return EqualizerTaps(ffe=np.ascontiguousarray(w), dfe=np.ascontiguousarray(b), delay=d,
                          combined=f, predicted_snr_db=float(snr))
