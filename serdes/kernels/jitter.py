@@ -94,70 +94,63 @@ def _taylor_taps(derivs, phase, m, n_ui, slow):
 
 
 @njit(cache=True, fastmath=True)
-def _pulse_sum_taylor(a, taps, seg, delta):
-    """y_k = A0 + d (A1 + d/2 A2), A_r = sum_i a[k + i] taps[s, r, i], for k in segment
-    s = seg[s] .. seg[s + 1] - 1.
+def _pulse_sum_taylor(a, t0, t1, t2, delta):
+    """y_k = A0 + d_k (A1 + d_k / 2 A2), A_r = sum_i a[k + i] t_r[i] (reversed taps).
 
     a carries n_ui - 1 symbols of history in front and 3 spare values at the end: four
     outputs are formed at once (12 accumulators; each loaded symbol feeds 12
-    multiply-adds) and every output, whichever of the four lanes it falls in, is summed
-    the same way, so chunked runs stay bit-identical (test).
+    multiply-adds, about 3x the cost of one FIR) and every output, whichever of the four
+    lanes it falls in, is summed the same way, so chunked runs stay bit-identical (test).
     """
-    n_seg = taps.shape[0]
-    n_ui = taps.shape[2]
-    flat = taps.reshape((n_seg * 3, n_ui))  # 2-D rows keep contiguous loads
+    n_ui = t0.shape[0]
     n = delta.shape[0]
-    y = np.empty(n, dtype=np.float64)
-    for s in range(n_seg):
-        t0 = flat[3 * s]
-        t1 = flat[3 * s + 1]
-        t2 = flat[3 * s + 2]
-        end = seg[s + 1]
-        for k in range(seg[s], end, 4):
-            c00 = 0.0
-            c01 = 0.0
-            c02 = 0.0
-            c03 = 0.0
-            c10 = 0.0
-            c11 = 0.0
-            c12 = 0.0
-            c13 = 0.0
-            c20 = 0.0
-            c21 = 0.0
-            c22 = 0.0
-            c23 = 0.0
-            for i in range(n_ui):
-                x0 = t0[i]
-                x1 = t1[i]
-                x2 = t2[i]
-                v0 = a[k + i]
-                v1 = a[k + i + 1]
-                v2 = a[k + i + 2]
-                v3 = a[k + i + 3]
-                c00 += x0 * v0
-                c01 += x0 * v1
-                c02 += x0 * v2
-                c03 += x0 * v3
-                c10 += x1 * v0
-                c11 += x1 * v1
-                c12 += x1 * v2
-                c13 += x1 * v3
-                c20 += x2 * v0
-                c21 += x2 * v1
-                c22 += x2 * v2
-                c23 += x2 * v3
-            d = delta[k]
-            y[k] = c00 + d * (c10 + 0.5 * d * c20)
-            if k + 1 < end:
-                d = delta[k + 1]
-                y[k + 1] = c01 + d * (c11 + 0.5 * d * c21)
-            if k + 2 < end:
-                d = delta[k + 2]
-                y[k + 2] = c02 + d * (c12 + 0.5 * d * c22)
-            if k + 3 < end:
-                d = delta[k + 3]
-                y[k + 3] = c03 + d * (c13 + 0.5 * d * c23)
-    return y
+    y = np.empty(n + 3, dtype=np.float64)
+    k = 0
+    while k < n:
+        c00 = 0.0
+        c01 = 0.0
+        c02 = 0.0
+        c03 = 0.0
+        c10 = 0.0
+        c11 = 0.0
+        c12 = 0.0
+        c13 = 0.0
+        c20 = 0.0
+        c21 = 0.0
+        c22 = 0.0
+        c23 = 0.0
+        for i in range(n_ui):
+            x0 = t0[i]
+            x1 = t1[i]
+            x2 = t2[i]
+            v0 = a[k + i]
+            v1 = a[k + i + 1]
+            v2 = a[k + i + 2]
+            v3 = a[k + i + 3]
+            c00 += x0 * v0
+            c01 += x0 * v1
+            c02 += x0 * v2
+            c03 += x0 * v3
+            c10 += x1 * v0
+            c11 += x1 * v1
+            c12 += x1 * v2
+            c13 += x1 * v3
+            c20 += x2 * v0
+            c21 += x2 * v1
+            c22 += x2 * v2
+            c23 += x2 * v3
+        y[k] = c00 + delta[k] * (c10 + 0.5 * delta[k] * c20)
+        if k + 3 < n:
+            y[k + 1] = c01 + delta[k + 1] * (c11 + 0.5 * delta[k + 1] * c21)
+            y[k + 2] = c02 + delta[k + 2] * (c12 + 0.5 * delta[k + 2] * c22)
+            y[k + 3] = c03 + delta[k + 3] * (c13 + 0.5 * delta[k + 3] * c23)
+        else:
+            if k + 1 < n:
+                y[k + 1] = c01 + delta[k + 1] * (c11 + 0.5 * delta[k + 1] * c21)
+            if k + 2 < n:
+                y[k + 2] = c02 + delta[k + 2] * (c12 + 0.5 * delta[k + 2] * c22)
+        k += 4
+    return y[:n]
 
 
 # ------------------------------------------------------------------ NumPy helpers
@@ -242,8 +235,13 @@ def taylor_taps(derivs, phase, m, n_ui, slow) -> np.ndarray:
 
 
 def pulse_sum_taylor(a, taps, seg, delta) -> np.ndarray:
-    """Taylor-2 jittered pulse sum over segments (see :func:`_pulse_sum_taylor`)."""
+    """Taylor-2 jittered pulse sum: outputs seg[s] .. seg[s + 1] - 1 with the reversed
+    tap sets taps[s] = (p, p', p'') (see :func:`_pulse_sum_taylor`); a carries
+    n_ui - 1 symbols of history. One kernel call per segment (a Python loop: segments
+    are 1024 UI long, so the loop costs a few ns per sample at most)."""
     taps = args.array("taps", taps, ndim=3)
+    if taps.shape[1] != 3:
+        raise ConfigError(f"taps: expected (segments, 3, n_ui), got shape {taps.shape}")
     n_ui = taps.shape[2]
     a = args.array("a", a, min_len=n_ui - 1)
     n = a.shape[0] - n_ui + 1
@@ -254,4 +252,13 @@ def pulse_sum_taylor(a, taps, seg, delta) -> np.ndarray:
     delta = args.array("delta", delta)
     if delta.shape[0] != n:
         raise ConfigError(f"delta: needs one value per output ({n}), got {delta.shape[0]}")
-    return _pulse_sum_taylor(np.concatenate([a, np.zeros(3)]), taps, seg, delta)
+    a = np.concatenate([a, np.zeros(3)])
+    if taps.shape[0] == 1:
+        return _pulse_sum_taylor(a, taps[0, 0], taps[0, 1], taps[0, 2], delta)
+    y = np.empty(n)
+    for s in range(taps.shape[0]):
+        lo, hi = int(seg[s]), int(seg[s + 1])
+        if hi > lo:
+            y[lo:hi] = _pulse_sum_taylor(a[lo:hi + n_ui + 2], taps[s, 0], taps[s, 1],
+                                         taps[s, 2], delta[lo:hi])
+    return y
