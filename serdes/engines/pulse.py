@@ -23,7 +23,7 @@ from serdes.kernels.fir import fir_valid
 # Taylor-2 runs when its per-sample error bound (kernels.jitter.taylor_error_bound, RJ at
 # its 8-sigma clip) is at most this fraction of the rms noise at the ADC input: a
 # deterministic shift that small moves no decision threshold by more than 5 % of sigma
-# even in the worst alignment of symbols and jitter; the typical error is ~1e-4 of it.
+# even in the worst alignment of symbols and jitter (the rms error is ~1e-3 of the bound).
 TAYLOR_TOL = 0.05
 # slow-jitter block (UI): divides the dual-Dirac hold and the RNG block
 TAYLOR_BLOCK = 1024
