@@ -5,11 +5,17 @@ of a fixed size; block ``b`` of stream ``s`` is drawn from
 ``SeedSequence(seed, spawn_key=(s, b))``. A chunk of any size and position assembles
 its samples from those blocks, so the same seed gives the same samples whatever the
 chunk size or the number of workers.
+
+Normal blocks are drawn inside numba (:mod:`serdes.kernels.gauss`: PCG64 and NumPy's
+ziggurat, seeded from NumPy's PCG64 of that SeedSequence), bit-identical to
+``Generator(PCG64(ss)).standard_normal`` and about 1.5x faster.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from serdes.kernels.gauss import pcg64_normals, pcg64_state
 
 BLOCK = 1 << 16
 
@@ -26,19 +32,20 @@ class BlockRNG:
         self.block = int(block)
         self._cache: dict[tuple[str, int], np.ndarray] = {}
 
+    def _bitgen(self, b: int) -> np.random.PCG64:
+        return np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(self.stream, b)))
+
     def _gen(self, b: int) -> np.random.Generator:
-        ss = np.random.SeedSequence(self.seed, spawn_key=(self.stream, b))
-        return np.random.Generator(np.random.PCG64(ss))
+        return np.random.Generator(self._bitgen(b))
 
     def _block(self, kind: str, b: int, high: int) -> np.ndarray:
         key = (kind, b)
         arr = self._cache.get(key)
         if arr is None:
-            g = self._gen(b)
             if kind == "normal":
-                arr = g.standard_normal(self.block)
+                arr = pcg64_normals(pcg64_state(self._bitgen(b)), self.block)
             else:
-                arr = g.integers(0, high, self.block, dtype=np.uint8)
+                arr = self._gen(b).integers(0, high, self.block, dtype=np.uint8)
             if len(self._cache) > 4:
                 self._cache.clear()
             self._cache[key] = arr

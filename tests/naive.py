@@ -267,3 +267,15 @@ def viterbi_numpy(u, g, delay, levels):
         paths = (paths[prev[s, j]] << two) | x
         out[k] = (paths[int(np.argmin(pm))] >> oshift) & three
     return out
+
+
+def pulse_sum_taylor(a, taps, seg, delta):
+    """Taylor-2 sum straight from its definition (taps reversed, one segment at a time)."""
+    n_ui = taps.shape[2]
+    y = np.zeros(len(delta))
+    for s in range(taps.shape[0]):
+        for k in range(seg[s], seg[s + 1]):
+            win = a[k:k + n_ui]
+            a0, a1, a2 = (float(np.dot(win, taps[s, r])) for r in range(3))
+            y[k] = a0 + delta[k] * a1 + delta[k] ** 2 / 2 * a2
+    return y

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from serdes.config import Config
+from serdes.engines import pulse as pulse_engine
 from serdes.engines.pulse import PulseFrontEnd
 from serdes.engines.run import simulate
 from serdes.engines.waveform import WaveformFrontEnd
@@ -23,6 +24,7 @@ def _noisy(extra=()):
 @pytest.mark.parametrize("extra", [
     (),
     ("noise.rj_ui=0.02", "noise.sj_ui=0.1", "noise.sj_hz=1e8", "noise.dd_ui=0.05"),
+    ("noise.rj_ui=0.01", "noise.sj_ui=0.1", "noise.dd_ui=0.05"),  # Taylor path, slow blocks
     ("link.precoding=true", "dfe.taps=2"),
     ("eq.mode=lms", "eq.train_symbols=20000", "link.pattern=random"),
     ("link.pattern=qprbs13", "adc.enob=4.5"),
@@ -151,3 +153,41 @@ def test_precoding_doubles_independent_symbol_errors():
     lo, hi = clopper_pearson(plain.symbol_errors, plain.symbols, 0.99)
     lo2, hi2 = clopper_pearson(pre.symbol_errors, pre.symbols, 0.99)
     assert 1.5 * lo <= hi2 and lo2 <= 2.0 * hi, (plain.ser, pre.ser)
+
+
+@pytest.mark.parametrize("extra,path", [
+    ((), "taylor"),                                    # default: RJ 0.01 UI
+    (("noise.sj_ui=0.1", "noise.dd_ui=0.05"), "taylor"),
+    (("noise.rj_ui=0.04",), "exact"),
+    (("noise.sj_ui=0.1", "noise.sj_hz=1e8"), "exact"),  # SJ moves too much within a block
+    (("noise.rj_ui=0",), "fir"),
+])
+def test_the_jitter_path_follows_the_taylor_error_bound(extra, path, monkeypatch):
+    fe = PulseFrontEnd(build(Config.default().with_overrides(list(extra))).link, seed=1)
+    assert fe.path == path
+    if path == "taylor":
+        assert fe.taylor_bound <= fe.taylor_tol
+        monkeypatch.setattr(pulse_engine, "TAYLOR_TOL", fe.taylor_bound / fe.taylor_tol
+                            * pulse_engine.TAYLOR_TOL * 0.99)
+        link = build(Config.default().with_overrides(list(extra))).link
+        assert PulseFrontEnd(link, seed=1).path == "exact"
+    elif path == "exact":
+        assert fe.taylor_bound > fe.taylor_tol
+
+
+@pytest.mark.parametrize("extra", [("noise.rj_ui=0.01",),
+                                   ("noise.rj_ui=0.01", "noise.sj_ui=0.1", "noise.dd_ui=0.05")])
+def test_taylor_and_exact_paths_count_the_same_errors(extra, monkeypatch):
+    """Same seed, same link: the Taylor-2 path and the exact kernel make (nearly) the same
+    decisions; each count lies in the other's 99 % interval and they differ by a few."""
+    system = build(_noisy(extra))
+    assert PulseFrontEnd(system.link, 0).path == "taylor"
+    fast = simulate(system, symbols=300_000)
+    monkeypatch.setattr(pulse_engine, "TAYLOR_TOL", 0.0)
+    assert PulseFrontEnd(system.link, 0).path == "exact"
+    exact = simulate(system, symbols=300_000)
+    assert exact.bit_errors > 300
+    for x, y in ((fast, exact), (exact, fast)):
+        lo, hi = clopper_pearson(x.bit_errors, x.bits, 0.99)
+        assert lo <= y.ber <= hi
+    assert abs(fast.bit_errors - exact.bit_errors) <= 0.01 * exact.bit_errors + 3

@@ -1,10 +1,15 @@
 """Pulse engine: ADC-input samples straight from the symbols and the pulse response.
 
 x_k = sum_j a_{k-j} p(jT + phi + j_k) + n_k. No oversampled waveform is formed: without
-jitter this is a symbol-spaced FIR over the sampled pulse, with jitter each tap is
-interpolated (4-point Lagrange) from the fine-grid pulse at the jittered instant. The
-coloured RX noise n_k is unit white noise through the symbol-rate FIR of
-:class:`serdes.link.Noise`. Histories are carried between chunks.
+jitter this is a symbol-spaced FIR over the sampled pulse. With jitter the exact sum
+interpolates each tap (4-point Lagrange) from the fine-grid pulse at the jittered
+instant (``serdes.kernels.jitter.pulse_sum_rows``); when the error bound of a 2nd-order
+Taylor expansion around the sampling phase is small against the noise
+(:data:`TAYLOR_TOL`), the engine runs the expansion instead: three symbol FIRs (p, p',
+p''), the slow jitter (SJ, dual-Dirac) removed per block of :data:`TAYLOR_BLOCK` UI by
+re-sampling the three tap sets at the block's slow offset. The coloured RX noise n_k is
+unit white noise through the symbol-rate FIR of :class:`serdes.link.Noise`. Histories
+are carried between chunks.
 """
 
 from __future__ import annotations
@@ -12,7 +17,16 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
-from serdes.kernels.fir import fir_valid, pulse_sum_jitter
+from serdes.kernels import jitter as kj
+from serdes.kernels.fir import fir_valid
+
+# Taylor-2 runs when its per-sample error bound (kernels.jitter.taylor_error_bound, RJ at
+# its 8-sigma clip) is at most this fraction of the rms noise at the ADC input: a
+# deterministic shift that small moves no decision threshold by more than 5 % of sigma
+# even in the worst alignment of symbols and jitter (the rms error is ~1e-3 of the bound).
+TAYLOR_TOL = 0.05
+# slow-jitter block (UI): divides the dual-Dirac hold and the RNG block
+TAYLOR_BLOCK = 1024
 
 
 class Jitter:
@@ -43,6 +57,36 @@ class Jitter:
         """A bound on |offset| (RJ taken to 8 sigma; beyond is clipped)."""
         return 8 * self.rj_ui + self.sj_ui + self.dd_ui
 
+    @property
+    def slow(self) -> bool:
+        return self.sj_ui > 0 or self.dd_ui > 0
+
+    def slow_max_ui(self) -> float:
+        """A bound on |slow offset| (SJ + dual-Dirac)."""
+        return self.sj_ui + self.dd_ui
+
+    def slow_residual_ui(self, block: int) -> float:
+        """A bound on |SJ(k) - SJ(block centre)| inside a block of ``block`` UI."""
+        return self.sj_ui * min(self.sj_rad_per_ui * block / 2, 2.0) if self.sj_ui > 0 else 0.0
+
+    def block_slow_ui(self, b0: int, nb: int, block: int) -> np.ndarray:
+        """The slow offset (dual-Dirac + SJ at the block centre) of blocks b0..b0+nb-1 of
+        ``block`` UI; ``block`` divides DD_HOLD_UI, so the dual-Dirac sign is that of the
+        whole block (zero before the first symbol, like the per-sample offsets)."""
+        b = b0 + np.arange(nb)
+        out = np.zeros(nb)
+        if self.dd_ui > 0:
+            held = (b * block) // self.DD_HOLD_UI
+            pos = held >= 0
+            if pos.any():
+                first = int(held[pos][0])
+                signs = self._dd.integers(first, int(held[-1]) - first + 1, 2)
+                out[pos] += self.dd_ui * (2.0 * signs[held[pos] - first] - 1.0)
+        if self.sj_ui > 0:
+            c = (b * block + block / 2).astype(np.float64)
+            out += self.sj_ui * np.sin(self.sj_rad_per_ui * c + self._sj_phase)
+        return out
+
     def offsets_ui(self, k0: int, n: int) -> np.ndarray:
         out = np.zeros(n)
         if self.rj_ui > 0:
@@ -63,7 +107,8 @@ class Jitter:
 
 class PulseFrontEnd:
     """Symbols (levels incl. TX noise) of UIs k0..k0+n-1 -> ADC-input samples of the same
-    UIs (latency 0)."""
+    UIs (latency 0). ``path``: "fir" (no jitter), "taylor" or "exact"; ``taylor_bound``
+    and ``taylor_tol`` (volts) are what decided it."""
 
     latency = 0
 
@@ -74,21 +119,59 @@ class PulseFrontEnd:
         self.jitter = Jitter(link, seed)
         self._noise_rng = rng.BlockRNG(seed, rng.RX_NOISE)
         self._a_hist = np.zeros(self.h.shape[0] - 1)
-        pad = (int(np.ceil(self.jitter.max_ui)) + 2) * self.pulse.m
-        self._p_padded = np.concatenate([np.zeros(pad), self.pulse.fine, np.zeros(pad)])
-        self._phase_padded = float(self.pulse.phase + pad)
         self._w_hist = np.zeros(self.noise_fir.shape[0] - 1)
+        self.path = "fir"
+        self.taylor_bound = self.taylor_tol = float("nan")
+        if self.jitter.active:
+            self._plan_jitter(link)
+
+    def _plan_jitter(self, link):
+        m, n_ui, jit = self.pulse.m, self.pulse.n_ui, self.jitter
+        pad = (int(np.ceil(jit.max_ui)) + 2) * m
+        p_padded = np.concatenate([np.zeros(pad), self.pulse.fine, np.zeros(pad)])
+        self._phase_padded = float(self.pulse.phase + pad)
+        tx = link.tx_noise_sigma
+        sigma = np.sqrt(link.noise.variance + tx ** 2 * float(np.sum(self.h ** 2))
+                        + link.adc.noise_v2)
+        a_max = float(np.max(np.abs(link.levels))) + 8 * tx
+        delta_ui = 8 * jit.rj_ui + jit.slow_residual_ui(TAYLOR_BLOCK)
+        self.taylor_bound = kj.taylor_error_bound(p_padded, m, self._phase_padded, n_ui,
+                                                  delta_ui * m, jit.slow_max_ui() * m, a_max)
+        self.taylor_tol = TAYLOR_TOL * sigma
+        if self.taylor_bound <= self.taylor_tol:
+            self.path = "taylor"
+            self._derivs = kj.derivatives(p_padded)
+            if not jit.slow:
+                self._taps = kj.taylor_taps(self._derivs, self._phase_padded, m, n_ui,
+                                            np.zeros(1))
+        else:
+            self.path = "exact"
+            reach = jit.max_ui * m
+            self._first = int(np.floor(self._phase_padded - reach)) - 1
+            count = int(np.floor(self._phase_padded + reach)) + 2 - self._first + 1
+            self._rows = kj.pulse_rows(p_padded, m, n_ui, self._first, count)
+
+    def _jittered(self, a_ext, k0, n):
+        off = self.jitter.offsets_ui(k0, n) * self.pulse.m
+        if self.path == "exact":
+            return kj.pulse_sum_rows(a_ext, self._rows, self._first, self._phase_padded, off)
+        if not self.jitter.slow:
+            return kj.pulse_sum_taylor(a_ext, self._taps, np.array([0, n]), off)
+        B = TAYLOR_BLOCK
+        b0, b1 = k0 // B, (k0 + n - 1) // B
+        slow = self.jitter.block_slow_ui(b0, b1 - b0 + 1, B) * self.pulse.m
+        seg = np.clip(np.arange(b0, b1 + 2) * B - k0, 0, n)
+        seg[0], seg[-1] = 0, n
+        taps = kj.taylor_taps(self._derivs, self._phase_padded, self.pulse.m,
+                              self.pulse.n_ui, slow)
+        delta = off - np.repeat(slow, np.diff(seg))
+        return kj.pulse_sum_taylor(a_ext, taps, seg, delta)
 
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
         n = a.shape[0]
         a_ext = np.concatenate([self._a_hist, a])
         self._a_hist = a_ext[a_ext.shape[0] - self._a_hist.shape[0]:].copy()
-        if self.jitter.active:
-            off = self.jitter.offsets_ui(k0, n) * self.pulse.m
-            x = pulse_sum_jitter(a_ext, self._p_padded, self.pulse.m, self._phase_padded,
-                                 off, self.pulse.n_ui)
-        else:
-            x = fir_valid(a_ext, self.h)
+        x = self._jittered(a_ext, k0, n) if self.path != "fir" else fir_valid(a_ext, self.h)
         if self.noise_fir.shape[0] > 1 or self.noise_fir[0] != 0:
             w_ext = np.concatenate([self._w_hist, self._noise_rng.normal(k0, n)])
             self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()
