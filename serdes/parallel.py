@@ -253,24 +253,23 @@ class Split:
     extra: dict = field(default_factory=dict)
 
 
-def plan(system, pipe, workers: int, warmup: int | None = None) -> list[Task]:
-    """Ranges of whole blocks (at most 64, at least four per worker when the run is long
-    enough); the first is the single run's own start."""
+def plan(system, pipe, workers: int, warmup: int | None = None):
+    """The ranges, in order (a generator: a 1e13-symbol run has millions): whole blocks,
+    at most 64, at least four ranges per worker when the run is long enough; the first
+    is the single run's own start."""
     symbols = system.run.symbols
     skip = pipe.skip_for(symbols)
     nblocks = -(-symbols // STOP_BLOCK)
     per = max(1, min(MAX_TASK_BLOCKS, -(-nblocks // (4 * workers))))
     w = warmup_ui(pipe) if warmup is None else int(warmup)
-    tasks = []
     for i, b in enumerate(range(0, nblocks, per)):
         first, end = b * STOP_BLOCK, min((b + per) * STOP_BLOCK, symbols)
         if i == 0:
-            tasks.append(Task(0, 0, skip, skip, skip, end))
+            yield Task(0, 0, skip, skip, skip, end)
         else:
             start = max(0, first - w)
-            tasks.append(Task(i, start, skip if start == 0 else start + pipe.warm,
-                              first - VERIFY, first, end))
-    return tasks
+            yield Task(i, start, skip if start == 0 else start + pipe.warm,
+                       first - VERIFY, first, end)
 
 
 def warmup_ui(pipe) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from dataclasses import replace
 
 import numpy as np
@@ -48,6 +49,9 @@ class _Local:
     def submit(self, task: Task):
         return self.pool.submit(_local_task, task)
 
+    def done(self, fut) -> None:
+        pass
+
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
@@ -65,18 +69,24 @@ class _Dask:
         self.workers = sum(self.client.nthreads().values())
         self._args = (self.client.scatter(system, broadcast=True),
                       self.client.scatter(taps, broadcast=True), engine)
-        self._limit, self._futures = capture_limit, []
+        self._limit, self._futures = capture_limit, {}
         self._token = f"{os.getpid()}-{time.monotonic_ns()}"
 
     def submit(self, task: Task):
         fut = self.client.submit(run_range, *self._args, task, self._limit, pure=False,
                                  key=f"serdes-range-{self._token}-{task.index}-{task.start}")
-        self._futures.append(fut)
+        self._futures[fut.key] = fut
         return fut
+
+    def done(self, fut) -> None:
+        """A range merged: its result leaves the cluster (a long run has millions)."""
+        self._futures.pop(fut.key, None)
+        fut.release()
 
     def close(self) -> None:
         try:
-            self.client.cancel(self._futures)
+            if self._futures:  # stopped or interrupted: take the rest off the cluster
+                self.client.cancel(list(self._futures.values()))
         finally:
             self._ex.__exit__(None, None, None)
 
@@ -127,7 +137,6 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup):
     from serdes.signal.source import SymbolSource
 
     run, link = system.run, system.link
-    tasks = plan(system, pipe, ex.workers, warmup)
     merge = _Merge(link.modulation_order, run.symbols, run.target_errors, capture_limit)
     pre = system.source.precoding
 
@@ -137,22 +146,34 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup):
         return precode_states(system.source.pattern, link.modulation_order, run.seed,
                               [start])[0] if pre else 0
 
-    futures = []
     src = (SymbolSource(pattern=system.source.pattern, m=link.modulation_order,
                         precoding=True, seed=run.seed) if pre else None)
-    for t in tasks:  # precoding: one pass over the data while the first ranges run
-        if src is not None:
-            while src.position < t.start:
-                src.next(min(1 << 20, t.start - src.position))
-            t = replace(t, precode_state=int(src._precode_state))
-        futures.append(ex.submit(t))
-    split = Split(tasks=len(tasks), warmup=warmup_ui(pipe) if warmup is None else int(warmup))
-    prev, delay = None, -1
-    for t, fut in zip(tasks, futures):
+    todo, flight = plan(system, pipe, ex.workers, warmup), deque()
+    window = 4 * ex.workers
+
+    def fill():
+        while len(flight) < window:
+            t = next(todo, None)
+            if t is None:
+                return
+            if src is not None:  # precoding: one pass over the data while ranges run
+                while src.position < t.start:
+                    src.next(min(1 << 20, t.start - src.position))
+                t = replace(t, precode_state=int(src._precode_state))
+            flight.append((t, ex.submit(t)))
+            split.tasks += 1
+
+    split = Split(warmup=warmup_ui(pipe) if warmup is None else int(warmup))
+    prev, delay, skip0 = None, -1, pipe.skip_for(run.symbols)
+    fill()
+    while flight:
         if should_stop is not None and should_stop():
             merge.stopped_by = "interrupted"
             break
+        t, fut = flight.popleft()
         r = fut.result()
+        ex.done(fut)
+        fill()
         split.simulated += r.simulated
         w = t.first - t.start
         while prev is not None and not agree(prev, r):
@@ -162,9 +183,11 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup):
             split.retries += 1
             w *= 4
             start = max(0, t.first - w)
-            t = replace(t, start=start, skip=tasks[0].skip if start == 0 else
-                        start + pipe.warm, precode_state=state_at(start))
-            r = ex.submit(t).result()
+            t = replace(t, start=start, skip=skip0 if start == 0 else start + pipe.warm,
+                        precode_state=state_at(start))
+            fut = ex.submit(t)
+            r = fut.result()
+            ex.done(fut)
             split.simulated += r.simulated
         delay = r.delay if prev is None else delay
         prev = r
