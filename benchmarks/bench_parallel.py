@@ -5,6 +5,7 @@ core on idle cores; on a shared machine the wall ratio is the lower of the two.
 
 Run: pytest benchmarks/bench_parallel.py --benchmark-only -s
   or python benchmarks/bench_parallel.py [SYMBOLS [THREADS [--set key=value ...]]]
+  or python benchmarks/bench_parallel.py --cold-start [key=value ...]  (DFE re-convergence)
 (default 1e7 symbols on all cores, the default link with its 0.01 UI RJ, no target).
 """
 
@@ -48,6 +49,38 @@ def measure(symbols: int, threads: int | None = None, sets=()) -> dict:
                 load=os.getloadavg()[0])
 
 
+def cold_start_ui(sets=(), symbols: int = 1_200_000, span: int = 20_000,
+                  step: int = 23_456) -> tuple[int, int]:
+    """How many UIs after a cold start (every history empty) a pipeline's decisions can
+    still differ from the single run's: the worst over cold starts every ``step`` UI.
+    Returns (worst UI, number of starts). The warm-up of a split run is far longer."""
+    import numpy as np
+
+    from serdes.engines.run import design_equalizer, pipeline
+
+    system = build(Config.default().with_overrides(list(sets)))
+    taps = design_equalizer(system)
+
+    def decisions(start, end):
+        pipe = pipeline(system, taps, seed=system.run.seed)
+        pipe.transmitter.seek(start)
+        out, k = [], start
+        while k < end:
+            n = min(1 << 16, end - k)
+            _, _, a = pipe.transmitter.next(n)
+            out.append(pipe.rx(pipe.front(a, k), k).decisions)
+            k += n
+        return np.concatenate(out)
+
+    ref = decisions(0, symbols)
+    starts = range(span, symbols - span, step)
+    worst = 0
+    for p in starts:
+        bad = np.flatnonzero(decisions(p, p + span) != ref[p:p + span])
+        worst = max(worst, int(bad[-1]) + 1 if bad.size else 0)
+    return worst, len(starts)
+
+
 def report(r: dict) -> str:
     return (f"{r['symbols']:.0e} symbols: 1 thread {r['one_s']:.2f} s "
             f"({r['one_symbols_per_s'] / 1e6:.2f} M/s), {r['threads']} threads "
@@ -66,6 +99,11 @@ def test_threads_ratio(benchmark):
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
+    if argv and argv[0] == "--cold-start":  # e.g. --cold-start channel.loss_db=38 dfe.taps=8
+        worst, n = cold_start_ui(argv[1:])
+        print(f"{' '.join(argv[1:]) or 'default link'}: decisions equal the single run's "
+              f"from {worst} UI after a cold start on ({n} starts)")
+        sys.exit(0)
     n = int(float(argv[0])) if argv and not argv[0].startswith("--") else SYMBOLS
     t = int(argv[1]) if len(argv) > 1 and not argv[1].startswith("--") else None
     sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
