@@ -82,27 +82,34 @@ class Pipeline:
         return skip
 
     def run(self, symbols: int, *, chunk: int, observers=(), target_errors: int = 0,
-            progress=None, should_stop=None) -> PipelineResult:
-        """Stream ``symbols`` symbols in chunks of ``chunk``. ``should_stop()``: checked
+            progress=None, should_stop=None, start: int = 0, skip: int | None = None,
+            count_from: int | None = None) -> PipelineResult:
+        """Stream symbols up to ``symbols`` in chunks of ``chunk``. ``should_stop()``: checked
         before each chunk (e.g. set by a Ctrl-C handler), the run then ends with what was
         counted; ``progress(simulated, symbols, counted, bit_errors, bits)``: called after
-        each chunk."""
+        each chunk.
+
+        A piece of a longer run (:mod:`serdes.parallel`): ``start`` is the first UI
+        simulated (the transmitter must already be there, every history starts empty),
+        ``skip`` the first decision of the alignment window (default
+        :meth:`skip_for`), ``count_from`` the first decision counted (default ``skip``)."""
         symbols, chunk, target = int(symbols), int(chunk), int(target_errors)
-        skip = self.skip_for(symbols)
+        skip = self.skip_for(symbols) if skip is None else int(skip)
+        count_from = skip if count_from is None else max(int(count_from), skip)
         levels, m = self.levels, self.m
         tx_line = np.zeros(0, dtype=np.uint8)
         tx_data = np.zeros(0, dtype=np.uint8)
-        tx_start = 0
+        tx_start = int(start)
         dec_line = np.zeros(0, dtype=np.uint8)
         dec_data = np.zeros(0, dtype=np.uint8)
         dec_v = np.zeros(0)
-        dec_start = 0
+        dec_start = int(start)
         delay = None
         precode_state = 0
         counted = n_counted = 0
         bps = 1 if self.m == 2 else 2
         stopped_by = "symbols"
-        k0 = 0
+        k0 = int(start)
         try:
             while k0 < symbols:
                 if should_stop is not None and should_stop():
@@ -132,7 +139,7 @@ class Pipeline:
                     delay = align_delay(seg, skip, tx_line, tx_start, self.max_delay)
                 stop_at = None
                 if delay is not None:
-                    first = max(dec_start, skip)
+                    first = max(dec_start, count_from)
                     sel = np.arange(first, k0) - dec_start
                     txi = np.arange(first, k0) - delay - tx_start
                     rx_d, tx_d = dec_data[sel], tx_data[txi]
@@ -152,7 +159,7 @@ class Pipeline:
                     rec = Aligned(first=first, tx_line=tx_line[txi], tx_data=tx_d,
                                   rx_line=dec_line[sel], rx_data=rx_d, soft=dec_v[sel],
                                   sym_err=sym_err, bit_err=bit_err)
-                    for obs in observers:
+                    for obs in observers if sel.size else ():
                         obs.observe(rec)
                     dec_line, dec_data, dec_v = dec_line[:0], dec_data[:0], dec_v[:0]
                     dec_start = k0

@@ -32,6 +32,7 @@ class RunReport:
     stat: dict | None = None        # statistical engine sections
     stat_ber: float | None = None
     skipped: str | None = None      # sections left out (and why)
+    split: dict | None = None       # threads / workers of a block-split run
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -47,6 +48,8 @@ class RunReport:
             out["stat_ber"] = self.stat_ber
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.split is not None:
+            out.update(self.split)
         out.update(self.extra)
         return out
 
@@ -61,23 +64,41 @@ def receiver_summary(spec) -> dict:
 
 
 def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = True,
-               should_stop=None, progress=None) -> RunReport:
-    """Count errors on ``system`` and build its report (see the module notes)."""
+               should_stop=None, progress=None, threads: int | None = 1,
+               scheduler: str | None = None, timeout: float | None = None) -> RunReport:
+    """Count errors on ``system`` and build its report (see the module notes).
+    ``threads`` (None: all cores) or ``scheduler`` (a Dask cluster): the run split into
+    blocks (:mod:`serdes.parallel`), same counts; the report then says how
+    (``threads``, ``workers``, and ``threads_note`` when the run could not be split)."""
     from serdes.channel.reflections import Reflections
     from serdes.engines.run import simulate
     from serdes.pipeline import SlicerCapture
 
     link = system.link
     dfe = system.receiver.detector == "dfe"
-    capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
-    res = simulate(system, engine=engine, should_stop=should_stop, progress=progress,
-                   observers=[capture] if capture is not None else ())
+    split = None
+    if threads == 1 and scheduler is None:
+        capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
+        res = simulate(system, engine=engine, should_stop=should_stop, progress=progress,
+                       observers=[capture] if capture is not None else ())
+    else:
+        from serdes.engines.blocks_run import simulate_split
+
+        res, capture, how = simulate_split(
+            system, engine=engine, threads=threads, scheduler=scheduler, timeout=timeout,
+            capture_limit=COUNTED_EYE_SYMBOLS if (eye and dfe) else 0, progress=progress,
+            should_stop=should_stop)
+        split = {"threads": how.threads}
+        if how.workers is not None:
+            split["workers"] = how.workers
+        if how.note:
+            split["threads_note"] = f"one thread: {how.note}"
     refl = [s for s in link.channel_stages if isinstance(s, Reflections)]
     report = RunReport(counted=res, engine=engine, seed=system.run.seed, link=link.summary(),
                        receiver={**receiver_summary(system.receiver),
                                  "precoding": bool(system.source.precoding)},
                        reflections=refl[0].describe() if refl else "none",
-                       adc=link.adc.describe())
+                       adc=link.adc.describe(), split=split)
     if not dfe:
         if eye or stat:
             report.eye = report.stat = {"skipped": "the statistical engine and the slicer "

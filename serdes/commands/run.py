@@ -24,6 +24,16 @@ def add_parser(sub):
                           "terminal)")
     bar.add_argument("--no-progress", dest="progress", action="store_false",
                      help="never draw the progress bar")
+    p.add_argument("--threads", type=_positive, default=None, metavar="N",
+                   help="worker processes for this one run (default: all cores); the "
+                        "symbol stream is split into 65536-symbol blocks with the counts "
+                        "of one thread (fixed-tap FFE + DFE with the pulse engine; other "
+                        "receivers run in one thread)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                   help="spread the blocks of this run over the Dask cluster at this "
+                        "scheduler (same counts as a local run)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="seconds to wait for the Dask scheduler (default 10)")
     st = p.add_mutually_exclusive_group()
     st.add_argument("--stat", dest="stat", action="store_true", default=True,
                     help="add the statistical engine's sections: stat BER, eye openings, "
@@ -34,14 +44,31 @@ def add_parser(sub):
 
 
 def run_link(cfg, engine: str = "pulse", *, stat: bool = True, should_stop=None,
-             progress=None) -> dict:
+             progress=None, threads: int | None = 1, scheduler: str | None = None,
+             timeout: float | None = None) -> dict:
     """Simulate ``cfg`` and return the report as a plain dict (the --json object): the
-    library's :func:`serdes.report.run_report` on the built system."""
+    library's :func:`serdes.report.run_report` on the built system, with ``threads``
+    (None: all cores) or on the Dask cluster at ``scheduler``."""
     from serdes.build import build
     from serdes.report import run_report
 
-    return run_report(build(cfg), engine=engine, stat=stat, should_stop=should_stop,
-                      progress=progress).to_dict()
+    out = run_report(build(cfg), engine=engine, stat=stat, should_stop=should_stop,
+                     progress=progress, threads=threads, scheduler=scheduler,
+                     timeout=timeout).to_dict()
+    out.setdefault("threads", 1)
+    return out
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of threads >= 1")
+    return n
 
 
 def main(args) -> int:
@@ -53,7 +80,8 @@ def main(args) -> int:
         bar = CountProgress(build_run(cfg).symbols, enabled=args.progress)
         try:
             report = run_link(cfg, args.engine, stat=args.stat, should_stop=stop.is_set,
-                              progress=bar.update)
+                              progress=bar.update, threads=args.threads,
+                              scheduler=args.scheduler, timeout=args.timeout)
         finally:
             bar.close()
     if args.json:
@@ -108,7 +136,10 @@ def format_summary(r: dict) -> str:
         (f"BER       {r['ber']:.3e}  95% CI [{r['ber_ci'][0]:.3e}, {r['ber_ci'][1]:.3e}]   "
          f"SER {r['ser']:.3e}" if r["bits"] else "BER       -- (nothing counted)"),
         f"time      {r['elapsed_s']:.2f} s, {r['symbols_per_s'] / 1e6:.2f} M symbols/s "
-        f"({r['engine']} engine, seed {r['seed']})",
+        f"({r['engine']} engine, seed {r['seed']}"
+        + (f", {r['workers']} Dask workers" if r.get("workers") else
+           f", {r.get('threads', 1)} threads" if r.get("threads", 1) > 1 else "") + ")"
+        + (f"; {r['threads_note']}" if r.get("threads_note") else ""),
     ]
     extra = []
     if r.get("reflections", "none") != "none":

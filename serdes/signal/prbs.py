@@ -100,11 +100,56 @@ class PrbsGenerator:
         """Sequence period in bits, 2**order - 1."""
         return (1 << self.order) - 1
 
+    def skip(self, n):
+        """Advance the state by n bits without forming them (jump ahead, O(log n))."""
+        self.state = lfsr_jump(self.state, self.order, self.taps, _count(n))
+
     def bits(self, n):
         """Return the next n bits as a uint8 array of 0/1 and advance the state."""
         n = _count(n)
         out, self.state = lfsr_bits(n, self.state, self.order, self._taps)
         return out
+
+
+def _step_map(order, taps):
+    """The one-bit LFSR step as a GF(2)-linear map: column i is the image of the state
+    with only bit i set (the feedback XORs the bits at delays ``taps`` into bit 0)."""
+    mask = (1 << order) - 1
+    cols = []
+    for i in range(order):
+        s = 1 << i
+        fb = 0
+        for t in taps:
+            fb ^= (s >> (t - 1)) & 1
+        cols.append(((s << 1) | fb) & mask)
+    return cols
+
+
+def _apply(cols, s):
+    out = 0
+    i = 0
+    while s:
+        if s & 1:
+            out ^= cols[i]
+        s >>= 1
+        i += 1
+    return out
+
+
+def lfsr_jump(state, order, taps, n):
+    """The register ``state`` after ``n`` more output bits: the step map raised to the
+    n-th power by repeated squaring over GF(2) (about log2(n) * order^2 bit operations,
+    so the state at bit 10^14 costs well under a millisecond)."""
+    cols = _step_map(order, taps)
+    s = int(state)
+    n = int(n)
+    while n:
+        if n & 1:
+            s = _apply(cols, s)
+        n >>= 1
+        if n:
+            cols = [_apply(cols, c) for c in cols]
+    return s
 
 
 def prbs_bits(name, n, state=None):

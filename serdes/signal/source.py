@@ -26,6 +26,7 @@ class SymbolSource:
         self.precoding = precoding
         self.position = 0
         self._precode_state = 0
+        self._seed = seed
         if pattern.startswith("prbs"):
             self._prbs = PrbsGenerator(pattern)
         elif pattern == "qprbs13":
@@ -33,6 +34,22 @@ class SymbolSource:
             self._cycle = sym if m == 4 else (sym >= 2).astype(np.uint8)
         else:
             self._rng = rng.BlockRNG(seed, rng.DATA)
+
+    def seek(self, position: int, precode_state: int | None = None) -> None:
+        """Continue from symbol ``position`` as if ``position`` symbols had been sent: a
+        PRBS register jumps ahead (:meth:`PrbsGenerator.skip`), QPRBS13 and random data
+        are indexed by position. With precoding the precoder state there (the line symbol
+        before ``position``) is ``precode_state`` or, if None, found by stepping the data
+        from 0 (see :func:`precode_states`)."""
+        position = int(position)
+        if self.pattern.startswith("prbs"):
+            self._prbs = PrbsGenerator(self.pattern)
+            self._prbs.skip(position * self.bits_per_symbol)
+        self.position = position
+        if self.precoding:
+            if precode_state is None:
+                precode_state = precode_states(self.pattern, self.m, self._seed, [position])[0]
+            self._precode_state = int(precode_state)
 
     def next(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         if self.pattern.startswith("prbs"):
@@ -48,6 +65,19 @@ class SymbolSource:
             return data, data
         line, self._precode_state = pam.precode(data, self.m, self._precode_state)
         return np.ascontiguousarray(line, dtype=np.uint8), data
+
+
+def precode_states(pattern: str, m: int, seed: int, positions) -> list[int]:
+    """The 1/(1+D) precoder state (the line symbol sent just before) at each of the
+    increasing symbol ``positions``, in one pass over the data from symbol 0: the state
+    has unbounded memory (an alternating sum of all data), so it cannot be warmed up."""
+    src = SymbolSource(pattern=pattern, m=m, precoding=True, seed=seed)
+    out = []
+    for pos in positions:
+        while src.position < pos:
+            src.next(min(1 << 20, int(pos) - src.position))
+        out.append(int(src._precode_state))
+    return out
 
 
 @dataclass(frozen=True)
@@ -70,6 +100,10 @@ class Transmitter:
         self.source = SymbolSource(pattern=source.pattern, m=link.modulation_order,
                                    precoding=source.precoding, seed=seed)
         self._noise = rng.BlockRNG(seed, rng.TX_NOISE)
+
+    def seek(self, position: int, precode_state: int | None = None) -> None:
+        """Send from symbol ``position`` on (see :meth:`SymbolSource.seek`)."""
+        self.source.seek(position, precode_state)
 
     def next(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k0 = self.source.position

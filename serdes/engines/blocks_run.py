@@ -1,0 +1,221 @@
+"""Running the ranges of one split run (:mod:`serdes.parallel`) on local worker
+processes or a Dask cluster, and merging them into one
+:class:`~serdes.engines.run.RunResult` with the counts of one thread."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from dataclasses import replace
+
+import numpy as np
+
+from serdes.parallel import (RangeResult, Split, Task, _Merge, agree, can_split, plan,
+                             run_range, split_limit, warmup_ui)
+
+__all__ = ["simulate_split", "RangeResult"]
+from serdes.pipeline import SlicerCapture
+_WORKER: tuple = ()
+
+
+def _init_worker(system, taps, engine, capture_limit) -> None:
+    import signal
+
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _WORKER = (system, taps, engine, capture_limit)
+
+
+def _local_task(task: Task) -> RangeResult:
+    system, taps, engine, capture_limit = _WORKER
+    return run_range(system, taps, engine, task, capture_limit)
+
+
+class _Local:
+    """Worker processes on this machine (fork where the platform has it: the children
+    inherit the built system and the compiled kernels)."""
+
+    def __init__(self, threads: int, system, taps, engine, capture_limit):
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        self.workers = threads
+        self.pool = ProcessPoolExecutor(threads, mp_context=mp.get_context(method),
+                                        initializer=_init_worker,
+                                        initargs=(system, taps, engine, capture_limit))
+
+    def submit(self, task: Task):
+        return self.pool.submit(_local_task, task)
+
+    def done(self, fut) -> None:
+        pass
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Dask:
+    """The ranges as tasks of a Dask cluster (the system and taps sent once to every
+    worker); the scheduler is probed with a timeout first (:mod:`serdes.sweep.cluster`)."""
+
+    def __init__(self, address: str, timeout: float | None, system, taps, engine,
+                 capture_limit):
+        from serdes.sweep.cluster import DASK_TIMEOUT_S, _DaskExecutor
+
+        self._ex = _DaskExecutor(address, DASK_TIMEOUT_S if timeout is None else timeout)
+        self.client = self._ex.__enter__().client
+        self.workers = sum(self.client.nthreads().values())
+        self._args = (self.client.scatter(system, broadcast=True),
+                      self.client.scatter(taps, broadcast=True), engine)
+        self._limit, self._futures = capture_limit, {}
+        self._token = f"{os.getpid()}-{time.monotonic_ns()}"
+
+    def submit(self, task: Task):
+        fut = self.client.submit(run_range, *self._args, task, self._limit, pure=False,
+                                 key=f"serdes-range-{self._token}-{task.index}-{task.start}")
+        self._futures[fut.key] = fut
+        return fut
+
+    def done(self, fut) -> None:
+        """A range merged: its result leaves the cluster (a long run has millions)."""
+        self._futures.pop(fut.key, None)
+        fut.release()
+
+    def close(self) -> None:
+        try:
+            if self._futures:  # stopped or interrupted: take the rest off the cluster
+                self.client.cancel(list(self._futures.values()))
+        finally:
+            self._ex.__exit__(None, None, None)
+
+
+def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
+                   scheduler: str | None = None, timeout: float | None = None,
+                   capture_limit: int = 0, progress=None, should_stop=None,
+                   warmup: int | None = None):
+    """Count errors on ``system`` over ``threads`` local processes (default: all cores)
+    or the Dask cluster at ``scheduler``, with the counts of one thread. Returns
+    ``(RunResult, SlicerCapture or None, Split)``; a run that cannot be split (see
+    :func:`split_limit`) or is too short runs in one thread (refused with a scheduler).
+    ``warmup``: UIs before each range (default :func:`serdes.parallel.warmup_ui`; a
+    range whose boundary check fails runs again with four times as many)."""
+    from serdes.engines.run import design_equalizer, pipeline, simulate
+    from serdes.errors import ConfigError
+
+    t0 = time.perf_counter()
+    run = system.run
+    note = split_limit(system, engine)
+    if note and scheduler:
+        raise ConfigError(f"--scheduler {scheduler}: this run cannot be split into blocks "
+                          f"({note}); run it without --scheduler")
+    taps = design_equalizer(system)
+    pipe = pipeline(system, taps, engine=engine, seed=run.seed)
+    threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    if scheduler is None and (note or not can_split(pipe, run.symbols, threads)):
+        capture = SlicerCapture(capture_limit) if capture_limit else None
+        res = simulate(system, engine=engine, taps=taps, progress=progress,
+                       should_stop=should_stop, observers=[capture] if capture else ())
+        return res, capture, Split(threads=1, note=note if threads > 1 else None,
+                                   simulated=res.symbols)
+    ex = (_Dask(scheduler, timeout, system, taps, engine, capture_limit) if scheduler
+          else _Local(threads, system, taps, engine, capture_limit))
+    try:
+        merge, split, delay = _drive(ex, system, pipe, capture_limit, progress, should_stop,
+                                     warmup)
+    finally:
+        ex.close()
+    if scheduler:
+        split.threads, split.workers = 1, ex.workers
+    else:
+        split.threads = threads
+    return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
+
+
+def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup):
+    from serdes.signal.source import SymbolSource
+
+    run, link = system.run, system.link
+    merge = _Merge(link.modulation_order, run.symbols, run.target_errors, capture_limit)
+    pre = system.source.precoding
+
+    def state_at(start):
+        from serdes.signal.source import precode_states
+
+        return precode_states(system.source.pattern, link.modulation_order, run.seed,
+                              [start])[0] if pre else 0
+
+    src = (SymbolSource(pattern=system.source.pattern, m=link.modulation_order,
+                        precoding=True, seed=run.seed) if pre else None)
+    todo, flight = plan(system, pipe, ex.workers, warmup), deque()
+    window = 4 * ex.workers
+
+    def fill():
+        while len(flight) < window:
+            t = next(todo, None)
+            if t is None:
+                return
+            if src is not None:  # precoding: one pass over the data while ranges run
+                while src.position < t.start:
+                    src.next(min(1 << 20, t.start - src.position))
+                t = replace(t, precode_state=int(src._precode_state))
+            flight.append((t, ex.submit(t)))
+            split.tasks += 1
+
+    split = Split(warmup=warmup_ui(pipe) if warmup is None else int(warmup))
+    prev, delay, skip0 = None, -1, pipe.skip_for(run.symbols)
+    fill()
+    while flight:
+        if should_stop is not None and should_stop():
+            merge.stopped_by = "interrupted"
+            break
+        t, fut = flight.popleft()
+        r = fut.result()
+        ex.done(fut)
+        fill()
+        split.simulated += r.simulated
+        w = t.first - t.start
+        while prev is not None and not agree(prev, r):
+            if t.start == 0:
+                raise RuntimeError(f"range {t.index}: differs from the run before it "
+                                   "even from symbol 0 (a non-deterministic block?)")
+            split.retries += 1
+            w *= 4
+            start = max(0, t.first - w)
+            t = replace(t, start=start, skip=skip0 if start == 0 else start + pipe.warm,
+                        precode_state=state_at(start))
+            fut = ex.submit(t)
+            r = fut.result()
+            ex.done(fut)
+            split.simulated += r.simulated
+        delay = r.delay if prev is None else delay
+        prev = r
+        done = merge.add(r)
+        if progress is not None:
+            c = merge.counter
+            progress(merge.end or r.end, run.symbols, c.symbols, c.bit_errors, c.bits)
+        if done:
+            merge.stopped_by = "target_errors"
+            break
+    return merge, split, delay
+
+
+def _result(system, taps, pipe, merge, delay, split, t0):
+    from serdes.dsp.receiver import chain_taps
+    from serdes.engines.run import RunResult
+
+    c = merge.counter
+    now = chain_taps(pipe.rx)
+    elapsed = time.perf_counter() - t0
+    end = merge.end or min(system.run.symbols, c.symbols + pipe.skip_for(system.run.symbols))
+    snr = (10 * np.log10(merge.sq_sig / merge.sq_err) if merge.sq_err > 0 else float("inf"))
+    return RunResult(
+        symbols=c.symbols, bits=c.bits, bit_errors=c.bit_errors, symbol_errors=c.symbol_errors,
+        ber=c.ber, ber_ci=c.ber_ci(), ser=c.ser, snr_db=float(snr) if c.symbols else float("nan"),
+        predicted_snr_db=taps.predicted_snr_db, latency=int(delay),
+        ffe_taps=[float(t) for t in now["ffe"]], dfe_taps=[float(t) for t in now["dfe"]],
+        elapsed_s=elapsed, symbols_per_s=end / elapsed if elapsed > 0 else float("inf"),
+        stopped_by=merge.stopped_by, bursts=merge.bursts(),
+        detector="dfe", whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
+        pulse_dropped_energy=float(system.link.pulse.dropped_energy))

@@ -1,0 +1,285 @@
+"""One counted run on all cores or on a Dask cluster, with the counts of one thread.
+
+The symbol stream is cut into ranges of whole 65536-symbol blocks (the blocks of the
+seeded random streams, :mod:`serdes.rng`, and of the stop rule). Each range runs its own
+:class:`~serdes.pipeline.Pipeline`: the transmitter jumps to ``warm-up`` symbols before
+the range (a PRBS register jumps ahead over GF(2), random data and noise are indexed by
+absolute position, the precoder state - an alternating sum of all data - is stepped
+through on the caller), every history (pulse, noise FIR, FFE, DFE decisions, decoder)
+fills during the warm-up, the latency is found again by correlation, and only decisions
+from the range start on are counted, block by block.
+
+Exactness is checked, not assumed: a range also records its last ``VERIFY`` decisions
+and slicer inputs, and the next range the same ones from its warm-up. Equal decisions
+(at least the DFE's length) and bit-equal slicer inputs at the boundary mean an equal
+DFE state, and the other histories are set by the data alone after the warm-up, so the
+next range decides exactly as the single run does (by induction from the first range,
+which is the single run's own start). If they differ (a DFE still in an error burst
+started by the empty history), the range runs again with four times the warm-up, at
+worst from symbol 0. Blocks are merged in order, so the stop rule (target errors on a
+block boundary) stops at the same block as one thread; bursts crossing block or range
+boundaries are joined. The slicer SNR is summed in a different order (equal to rounding).
+
+Fixed-tap FFE + DFE receivers with the pulse engine are split; LMS adaptation (each tap
+update depends on all earlier ones), the reflection canceller (tap placement from the
+start of the run), MLSE (path metrics are not compared at a boundary) and the waveform
+engine (noise formed sequentially) run in one thread, and the report says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from serdes.metrics.ber import ErrorCounter
+from serdes.pipeline import ALIGN_WINDOW, STOP_BLOCK, Bursts, SlicerCapture
+
+VERIFY = 64            # decisions compared at each range boundary
+MAX_TASK_BLOCKS = 64   # a range: at most 64 blocks (4.2 M symbols), at least 4 per worker
+
+
+def split_limit(system, engine: str) -> str | None:
+    """Why a run of ``system`` must stay in one thread (None: it can be split)."""
+    spec = system.receiver
+    if engine != "pulse":
+        return "the waveform engine forms its noise sequentially"
+    if spec.mode == "lms":
+        return "LMS adaptation is sequential"
+    if spec.detector != "dfe":
+        return "the MLSE detector's state is not checked at range boundaries"
+    if spec.rc.taps:
+        return "the reflection canceller places its taps from the start of the run"
+    return None
+
+
+@dataclass(frozen=True)
+class Task:
+    index: int
+    start: int            # first UI simulated
+    skip: int             # first decision of the latency search
+    head: int             # first decision recorded (head .. first - 1: boundary check)
+    first: int            # first decision counted
+    end: int              # one past the last decision counted
+    precode_state: int = 0
+
+
+@dataclass
+class RangeResult:
+    """The counts of one range, block by block (block ``b0 + i``)."""
+
+    index: int
+    first: int
+    end: int
+    b0: int
+    delay: int
+    symbols: np.ndarray
+    sym_err: np.ndarray
+    bit_err: np.ndarray
+    sq_err: np.ndarray
+    sq_sig: np.ndarray
+    full: np.ndarray      # the whole block was one run of symbol errors
+    lead: np.ndarray      # symbol errors at the block's start (run joined to the last block's)
+    trail: np.ndarray     # symbol errors at its end (run continued by the next block)
+    inner: list           # per block: {length: count} of runs inside
+    head_line: np.ndarray
+    head_soft: np.ndarray
+    tail_line: np.ndarray
+    tail_soft: np.ndarray
+    cap_first: int
+    cap_sent: np.ndarray
+    cap_v: np.ndarray
+    simulated: int        # UIs simulated (warm-up included)
+
+
+class _Runs:
+    """Runs of symbol errors inside one block: leading run, closed runs, trailing run."""
+
+    def __init__(self):
+        self.leading, self.lead, self.bursts = True, 0, Bursts()
+
+    def add(self, err: np.ndarray) -> None:
+        if self.leading:
+            ok = np.flatnonzero(~err)
+            if ok.size == 0:
+                self.lead += err.shape[0]
+                return
+            self.lead += int(ok[0])
+            self.leading = False
+            err = err[ok[0]:]
+        self.bursts.add(err)
+
+
+class _Tally:
+    """Observer of one range: counts per block, boundary decisions, the first slicer
+    samples (for the counted eye)."""
+
+    def __init__(self, task: Task, levels, capture_limit: int):
+        self.t, self.levels, self.limit = task, np.asarray(levels), int(capture_limit)
+        self.b0 = task.first // STOP_BLOCK
+        nb = (task.end - 1) // STOP_BLOCK - self.b0 + 1
+        self.n = np.zeros((3, nb), dtype=np.int64)
+        self.sq = np.zeros((2, nb))
+        self.runs = [_Runs() for _ in range(nb)]
+        self.head_line, self.head_soft = [], []
+        self.tail_line, self.tail_soft = np.zeros(0, np.uint8), np.zeros(0)
+        self.cap_sent, self.cap_v, self.cap_n = [], [], 0
+
+    def observe(self, rec) -> None:
+        k, n = rec.first, rec.sym_err.shape[0]
+        self.tail_line = np.concatenate([self.tail_line, rec.rx_line])[-VERIFY:]
+        self.tail_soft = np.concatenate([self.tail_soft, rec.soft])[-VERIFY:]
+        j = min(n, max(0, self.t.first - k))
+        if j:
+            self.head_line.append(rec.rx_line[:j])
+            self.head_soft.append(rec.soft[:j])
+        if j < n and self.cap_n < self.limit:
+            c = min(n - j, self.limit - self.cap_n)
+            self.cap_sent.append(rec.tx_line[j:j + c].copy())
+            self.cap_v.append(rec.soft[j:j + c].copy())
+            self.cap_n += c
+        while j < n:
+            b = (k + j) // STOP_BLOCK
+            e = min(n, (b + 1) * STOP_BLOCK - k)
+            i = b - self.b0
+            err = rec.sym_err[j:e]
+            sig = self.levels[rec.tx_line[j:e]]
+            d = rec.soft[j:e] - sig
+            self.n[:, i] += (e - j, int(err.sum()), int(rec.bit_err[j:e].sum()))
+            self.sq[:, i] += (float(np.sum(d * d)), float(np.sum(sig * sig)))
+            self.runs[i].add(err)
+            j = e
+
+    def result(self, delay: int, simulated: int) -> RangeResult:
+        cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))
+        return RangeResult(
+            index=self.t.index, first=self.t.first, end=self.t.end, b0=self.b0, delay=delay,
+            symbols=self.n[0], sym_err=self.n[1], bit_err=self.n[2], sq_err=self.sq[0],
+            sq_sig=self.sq[1], full=np.array([r.leading for r in self.runs]),
+            lead=np.array([r.lead for r in self.runs], dtype=np.int64),
+            trail=np.array([r.bursts.run for r in self.runs], dtype=np.int64),
+            inner=[dict(r.bursts.hist) for r in self.runs],
+            head_line=cat(self.head_line, np.uint8), head_soft=cat(self.head_soft, float),
+            tail_line=self.tail_line, tail_soft=self.tail_soft, cap_first=self.t.first,
+            cap_sent=cat(self.cap_sent, np.uint8), cap_v=cat(self.cap_v, float),
+            simulated=simulated)
+
+
+def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0) -> RangeResult:
+    """Simulate one range of a run (a worker's job): from ``task.start`` with empty
+    histories, counting decisions ``task.first .. task.end - 1`` per block."""
+    from serdes.engines.run import pipeline
+
+    run = system.run
+    pipe = pipeline(system, taps, engine=engine, seed=run.seed)
+    pipe.transmitter.seek(task.start, task.precode_state)
+    tally = _Tally(task, pipe.levels, capture_limit)
+    out = pipe.run(task.end, chunk=run.chunk_symbols, observers=[tally], start=task.start,
+                   skip=task.skip, count_from=task.head)
+    return tally.result(out.latency, out.decisions - task.start)
+
+
+def agree(prev: RangeResult, nxt: RangeResult) -> bool:
+    """The boundary check: same latency, same last decisions and bit-equal slicer inputs
+    where the earlier range ends and the later one's warm-up reaches."""
+    return (prev.delay == nxt.delay and nxt.head_line.shape[0] == VERIFY
+            and np.array_equal(prev.tail_line, nxt.head_line)
+            and np.array_equal(prev.tail_soft, nxt.head_soft))
+
+
+class _Merge:
+    """Blocks in order: counts, bursts joined across boundaries, the stop rule."""
+
+    def __init__(self, m: int, symbols: int, target: int, capture_limit: int):
+        self.counter = ErrorCounter(m, skip=0)
+        self.symbols, self.target = symbols, target
+        self.sq_err = self.sq_sig = 0.0
+        self.run, self.hist = 0, {}
+        self.capture = SlicerCapture(capture_limit) if capture_limit else None
+        self.end = None   # set when the stop rule fires: one past the last counted decision
+        self.stopped_by = "symbols"
+
+    def add(self, r: RangeResult) -> bool:
+        for i in range(r.symbols.shape[0]):
+            b = r.b0 + i
+            self.counter.add(int(r.sym_err[i]), int(r.bit_err[i]), int(r.symbols[i]))
+            self.sq_err += float(r.sq_err[i])
+            self.sq_sig += float(r.sq_sig[i])
+            if r.full[i]:
+                self.run += int(r.symbols[i])
+            else:
+                self.run += int(r.lead[i])
+                if self.run:
+                    self.hist[self.run] = self.hist.get(self.run, 0) + 1
+                for length, count in r.inner[i].items():
+                    self.hist[length] = self.hist.get(length, 0) + count
+                self.run = int(r.trail[i])
+            if (self.target > 0 and self.counter.bit_errors >= self.target
+                    and (b + 1) * STOP_BLOCK <= self.symbols):
+                self.end = (b + 1) * STOP_BLOCK
+                break
+        if self.capture is not None and r.cap_v.size:
+            c = r.cap_v.shape[0] if self.end is None else max(0, self.end - r.cap_first)
+            self.capture.observe(_Piece(r.cap_first, r.cap_sent[:c], r.cap_v[:c]))
+        return self.end is not None
+
+    def bursts(self) -> dict[int, int]:
+        if self.run:
+            self.hist[self.run] = self.hist.get(self.run, 0) + 1
+            self.run = 0
+        return self.hist
+
+
+@dataclass
+class _Piece:
+    first: int
+    tx_line: np.ndarray
+    soft: np.ndarray
+
+
+@dataclass
+class Split:
+    """How a run was split: ``threads`` local processes or ``workers`` Dask worker
+    threads, ``tasks`` ranges, ``warmup`` UI before each, ``retries`` ranges run again
+    with a longer warm-up because the boundary check differed."""
+
+    threads: int = 1
+    workers: int | None = None
+    tasks: int = 0
+    warmup: int = 0
+    retries: int = 0
+    simulated: int = 0
+    note: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def plan(system, pipe, workers: int, warmup: int | None = None):
+    """The ranges, in order (a generator: a 1e13-symbol run has millions): whole blocks,
+    at most 64, at least four ranges per worker when the run is long enough; the first
+    is the single run's own start."""
+    symbols = system.run.symbols
+    skip = pipe.skip_for(symbols)
+    nblocks = -(-symbols // STOP_BLOCK)
+    per = max(1, min(MAX_TASK_BLOCKS, -(-nblocks // (4 * workers))))
+    w = warmup_ui(pipe) if warmup is None else int(warmup)
+    for i, b in enumerate(range(0, nblocks, per)):
+        first, end = b * STOP_BLOCK, min((b + per) * STOP_BLOCK, symbols)
+        if i == 0:
+            yield Task(0, 0, skip, skip, skip, end)
+        else:
+            start = max(0, first - w)
+            yield Task(i, start, skip if start == 0 else start + pipe.warm,
+                       first - VERIFY, first, end)
+
+
+def warmup_ui(pipe) -> int:
+    """UIs simulated before a range: the pipeline's warm-up (pulse span, FFE, latency,
+    64), the latency search window and the boundary check, plus 1024 for a DFE to leave
+    an error burst begun by its empty history."""
+    return pipe.warm + ALIGN_WINDOW + pipe.max_delay + VERIFY + 1024
+
+
+def can_split(pipe, symbols: int, workers: int) -> bool:
+    return (workers > 1 and symbols >= 2 * STOP_BLOCK
+            and pipe.skip_for(symbols) + ALIGN_WINDOW + pipe.max_delay < STOP_BLOCK
+            and warmup_ui(pipe) < STOP_BLOCK)

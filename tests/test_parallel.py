@@ -1,0 +1,192 @@
+"""A run split into blocks (serdes run --threads N / --scheduler) counts exactly what one
+thread counts: same bit and symbol errors, bursts, latency, stop block and counted eye.
+
+The reference is the ordinary single-thread run of the same system and seed; links with
+a high error rate (DFE error propagation across range boundaries) and the stop rule are
+included, and a warm-up too short on purpose shows the boundary check catching it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.blocks_run import simulate_split
+from serdes.engines.run import simulate
+from serdes.parallel import VERIFY
+from serdes.pipeline import SlicerCapture
+from serdes.signal.prbs import POLYNOMIALS, PrbsGenerator, lfsr_jump
+from serdes.signal.source import SymbolSource
+
+COUNTS = ("symbols", "bits", "bit_errors", "symbol_errors", "latency", "stopped_by", "bursts")
+
+
+def _system(*sets):
+    return build(Config.default().with_overrides(list(sets)))
+
+
+def _same_counts(a, b):
+    for k in COUNTS:
+        assert getattr(a, k) == getattr(b, k), k
+    # the SNR sums are added in another order: equal to rounding
+    assert a.snr_db == pytest.approx(b.snr_db, rel=1e-9)
+
+
+# --------------------------------------------------------------- jumping ahead
+@pytest.mark.parametrize("name", sorted(POLYNOMIALS))
+def test_prbs_jump_equals_stepping(name):
+    order, taps = POLYNOMIALS[name]
+    for n in (0, 1, 2, 63, 1000, 12345):
+        g = PrbsGenerator(name)
+        g.bits(n)
+        assert lfsr_jump((1 << order) - 1, order, taps, n) == g.state
+        h = PrbsGenerator(name)
+        h.skip(n)
+        assert np.array_equal(h.bits(200), g.bits(200))
+
+
+def test_prbs_jump_over_a_whole_period_returns_to_the_state():
+    order, taps = POLYNOMIALS["prbs31"]
+    assert lfsr_jump(12345, order, taps, (1 << order) - 1) == 12345
+    assert lfsr_jump(12345, order, taps, 1 << 40) == lfsr_jump(
+        lfsr_jump(12345, order, taps, 1 << 39), order, taps, 1 << 39)
+
+
+@pytest.mark.parametrize("pattern", ["prbs31", "prbs9", "qprbs13", "random"])
+@pytest.mark.parametrize("precoding", [False, True])
+def test_source_seek_equals_stepping(pattern, precoding):
+    for m in (2, 4):
+        a = SymbolSource(pattern=pattern, m=m, precoding=precoding, seed=3)
+        a.next(70001)
+        b = SymbolSource(pattern=pattern, m=m, precoding=precoding, seed=3)
+        b.seek(70001)
+        for x, y in zip(a.next(5000), b.next(5000)):
+            assert np.array_equal(x, y)
+
+
+# ------------------------------------------------------------- equal counts
+@pytest.mark.parametrize("threads,sets", [
+    (2, ("link.seed=3", "channel.loss_db=34", "dfe.taps=3")),                # BER ~ 5e-3
+    (3, ("link.seed=4", "channel.loss_db=38", "dfe.taps=4")),                # BER ~ 0.15
+    (2, ("link.seed=5", "channel.loss_db=36", "link.precoding=true", "link.pattern=random",
+         "noise.dd_ui=0.05", "noise.sj_ui=0.05", "link.chunk_symbols=10000")),
+    (4, ("link.seed=6", "channel.loss_db=35", "link.pattern=qprbs13", "dfe.taps=2")),
+])
+def test_split_run_counts_what_one_thread_counts(threads, sets):
+    system = _system("link.symbols=700000", "link.target_errors=0", *sets)
+    cap1 = SlicerCapture(1 << 17)
+    one = simulate(system, observers=[cap1])
+    assert one.bit_errors > 100  # the boundaries see error bursts in the DFE
+    many, cap, how = simulate_split(system, threads=threads, capture_limit=1 << 17)
+    assert how.threads == threads and how.tasks > threads
+    _same_counts(one, many)
+    assert cap.first == cap1.first
+    assert np.array_equal(cap.sent, cap1.sent) and np.array_equal(cap.v, cap1.v)
+
+
+def test_stop_rule_stops_at_the_same_block():
+    system = _system("link.symbols=3000000", "link.target_errors=2000", "channel.loss_db=33",
+                     "link.seed=8")
+    one = simulate(system)
+    many, _, how = simulate_split(system, threads=2)
+    assert one.stopped_by == "target_errors" and how.tasks > 2
+    _same_counts(one, many)
+    assert one.symbols < 3_000_000
+
+
+def test_a_short_warmup_is_caught_and_widened():
+    """A warm-up shorter than the latency search cannot give the boundary decisions: the
+    check fails, the range runs again with a longer one, the counts are still exact."""
+    system = _system("link.symbols=400000", "link.target_errors=0", "channel.loss_db=36",
+                     "link.seed=2")
+    one = simulate(system)
+    many, _, how = simulate_split(system, threads=2, warmup=VERIFY)
+    assert how.retries > 0
+    _same_counts(one, many)
+
+
+@pytest.mark.parametrize("sets,why", [
+    (("eq.mode=lms",), "LMS adaptation is sequential"),
+    (("eq.detector=mlse",), "MLSE"),
+])
+def test_receivers_that_cannot_be_split_run_in_one_thread(sets, why):
+    system = _system("link.symbols=300000", *sets)
+    res, _, how = simulate_split(system, threads=2)
+    assert how.threads == 1 and why in how.note
+    _same_counts(simulate(system), res)
+
+
+# ----------------------------------------------------------------------- CLI
+def _run(argv):
+    from serdes.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["run", "--json", "--no-stat", "--no-progress", *argv])
+    return rc, json.loads(buf.getvalue())
+
+
+SETS = ["--set", "link.symbols=400000", "--set", "channel.loss_db=34", "--set",
+        "link.target_errors=0"]
+
+
+def test_cli_threads_json_is_the_single_run_object():
+    rc1, one = _run(SETS + ["--threads", "1"])
+    rc2, two = _run(SETS + ["--threads", "2"])
+    assert rc1 == rc2 == 0
+    assert one["threads"] == 1 and two["threads"] == 2
+    assert set(one) == set(two)
+    differ = {k for k in one if one[k] != two[k]}
+    assert differ <= {"elapsed_s", "symbols_per_s", "threads", "snr_db", "eye"}
+    assert two["snr_db"] == pytest.approx(one["snr_db"], rel=1e-9)
+    assert two["eye"]["counted"] == one["eye"]["counted"]
+
+
+def test_cli_threads_must_be_positive(capsys):
+    from serdes.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--threads", "0"])
+    assert exc.value.code == 2
+    assert "threads" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- Dask
+def test_cluster_run_counts_what_the_local_run_counts():
+    distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: "
+                                      "pip install 'serdes[dask]'")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, processes=True) as cluster:
+        rc1, local = _run(SETS + ["--threads", "1"])
+        rc2, remote = _run(SETS + ["--scheduler", cluster.scheduler_address])
+        rc3, lms = 0, None
+        from serdes.cli import main
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc3 = main(["run", "--set", "eq.mode=lms", "--scheduler",
+                        cluster.scheduler_address])
+    assert rc1 == rc2 == 0 and remote["workers"] == 2
+    assert set(remote) == set(local) | {"workers"}
+    for k in ("symbols", "bits", "bit_errors", "symbol_errors", "bursts", "latency",
+              "stopped_by", "ber", "ber_ci"):
+        assert remote[k] == local[k], k
+    assert remote["eye"]["counted"] == local["eye"]["counted"]
+    assert rc3 == 2 and err.getvalue().count("\n") == 1
+    assert "cannot be split" in err.getvalue()
+
+
+def test_unreachable_scheduler_is_one_line(capsys):
+    pytest.importorskip("distributed")
+    from serdes.cli import main
+
+    rc = main(["run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
