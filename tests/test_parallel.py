@@ -165,7 +165,6 @@ def test_cluster_run_counts_what_the_local_run_counts():
                                   dashboard_address=None, processes=True) as cluster:
         rc1, local = _run(SETS + ["--threads", "1"])
         rc2, remote = _run(SETS + ["--scheduler", cluster.scheduler_address])
-        rc3, lms = 0, None
         from serdes.cli import main
 
         err = io.StringIO()
