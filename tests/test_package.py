@@ -198,3 +198,32 @@ def test_package_lowers_the_cursor_and_its_reflections_reach_both_engines():
     stat = rep.stat_ber
     assert rep.counted.bit_errors >= 1000
     assert 1 / 1.5 < stat / counted < 1.5
+
+
+def test_packages_on_a_real_channel_both_engines_agree():
+    """The 802.3ck-kr packages around a measured KR channel (its SDD11/SDD22 in the
+    cascade): counted and statistical BER within 1.5x (FFE only, >= 1000 errors)."""
+    path = CHANNELS / "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_12in_Meg7_THRU.s4p"
+    if not path.exists():
+        pytest.skip(f"real channel data not found at {path}")
+    from serdes.build import build
+    from serdes.report import run_report
+
+    sets = ["link.symbols=400000", "dfe.taps=0", "channel.model=touchstone",
+            f"channel.file={path}", "package.preset=802.3ck-kr"]
+    system = build(Config.default().with_overrides(sets))
+    assert type(system.link.channel_stages[0]).__name__ == "Package"
+    rep = run_report(system, stat=True)
+    assert rep.counted.bit_errors >= 1000
+    assert 1 / 1.5 < rep.stat_ber / rep.counted.ber < 1.5
+
+
+def test_cli_refuses_an_unknown_preset_in_one_line():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "serdes.cli", "run", "--set",
+                        "package.preset=802.3zz"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2
+    assert "package.preset" in r.stderr and "802.3ck-kr" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
