@@ -193,6 +193,13 @@ def test_package_lowers_the_cursor_and_its_reflections_reach_both_engines():
     pkg = build(Config.default().with_overrides(sets + ["package.preset=802.3ck-kr"]))
     p0, p1 = plain.link._pulse_unscaled, pkg.link._pulse_unscaled
     assert p1.taps[p1.cursor] < 0.95 * p0.taps[p0.cursor]
+    # the loss line alone gives a tail that only decays; with the packages a reflection
+    # returns after the round trip between the die-side discontinuities of one package
+    # (2 x (12 + 1.8) mm x 6.141 ps/mm = 169.5 ps = 9.0 UI at 53.125 GBd)
+    t0, t1 = p0.taps[p0.cursor + 1:p0.cursor + 16], p1.taps[p1.cursor + 1:p1.cursor + 16]
+    assert np.all(np.diff(t0) < 0)
+    first_rise = int(np.argmax(np.diff(t1) > 0)) + 2  # UI after the cursor
+    assert np.any(np.diff(t1) > 0) and abs(first_rise - 2 * 13.8 * 6.141e-3 * 53.125) <= 1.5
     rep = run_report(pkg, stat=True)
     counted = rep.counted.ber
     stat = rep.stat_ber
