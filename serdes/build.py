@@ -89,11 +89,41 @@ def build_channel_stages(cfg: Config) -> list:
     refl = build_reflections(cfg)
     if refl.active:
         stages.append(refl)
+    tx_pkg, rx_pkg = build_packages(cfg)
+    if tx_pkg is not None:  # the die terminations end the cascade on both sides
+        stages = [tx_pkg] + stages + [rx_pkg]
     return stages
 
 
+def build_packages(cfg: Config):
+    """The [package] section: (TX package, RX package) stages, or (None, None)."""
+    p = cfg["package"]
+    if p["preset"] == "none":
+        return None, None
+    from dataclasses import replace
+
+    from serdes.analog.package import Package
+    from serdes.presets import package_preset
+
+    def given(key):
+        v = p[key]
+        return None if (v == [] or v == -1.0) else (tuple(v) if isinstance(v, list) else v)
+
+    base = package_preset(p["preset"], c_d_nf=given("c_d_nf"), l_s_nh=given("l_s_nh"),
+                          c_b_nf=given("c_b_nf"), c_p_nf=given("c_p_nf"),
+                          r_d_ohm=given("r_d_ohm"), z_c_ohm=given("z_c_ohm"))
+
+    def side(key):
+        z = given(key)
+        return base if z is None else replace(base, z_p_mm=(z,) + base.z_p_mm[1:])
+
+    return (Package(side("z_p_tx_mm"), "tx", p["preset"]),
+            Package(side("z_p_rx_mm"), "rx", p["preset"]))
+
+
 def build_rx_stages(cfg: Config) -> list:
-    """CTLE (unless 'none'), then the shunt-peaked AFE (flat when its bandwidth is 0)."""
+    """CTLE (unless 'none'), then the shunt-peaked AFE (flat when its bandwidth is 0), the
+    COM reference Butterworth, or both (``afe.model``)."""
     c, a = cfg["ctle"], cfg["afe"]
     stages = []
     if c["model"] == "ieee":
@@ -106,9 +136,14 @@ def build_rx_stages(cfg: Config) -> list:
         from serdes.analog.ctle import ZpkCtle
 
         stages.append(ZpkCtle(zeros_hz=c["zeros_hz"], poles_hz=c["poles_hz"], gain=c["gain"]))
-    from serdes.analog.peaking import ShuntPeakedAfe
+    if a["model"] in ("shunt", "both"):
+        from serdes.analog.peaking import ShuntPeakedAfe
 
-    stages.append(ShuntPeakedAfe(m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"]))
+        stages.append(ShuntPeakedAfe(m=a["peaking_m"], bandwidth_hz=a["bandwidth_hz"]))
+    if a["model"] in ("butterworth", "both"):
+        from serdes.analog.butterworth import ButterworthFilter
+
+        stages.append(ButterworthFilter(f_r=a["f_r"], symbol_rate_hz=cfg["link"]["symbol_rate_hz"]))
     return stages
 
 

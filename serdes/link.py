@@ -191,9 +191,12 @@ class Link:
     @cached_property
     def il_nyquist_db(self) -> float:
         """Insertion loss of the channel stages at the Nyquist frequency (dB); a stage
-        with ``il_db`` reports its own (e.g. a file's, interpolated on its data)."""
+        with ``il_db`` reports its own (e.g. a file's, interpolated on its data). Device
+        packages (stages with a die termination) are not part of the channel's loss."""
         total = 0.0
         for s in self.channel_stages:
+            if any(t is not None for t in (getattr(s, "terminations", None) or ())):
+                continue
             fn = getattr(s, "il_db", None)
             if callable(fn):
                 total += float(fn(self.nyquist_hz))

@@ -78,6 +78,9 @@ class Field:
 
 
 F = Field
+# the names of serdes.presets.PACKAGE_PRESETS (a test keeps them equal)
+PACKAGE_PRESETS = ("none", "802.3ck-kr", "802.3ck-cr", "802.3ck-c2c", "802.3ck-c2m",
+                   "802.3dj-kr")
 SCHEMA: dict[str, dict[str, Field]] = {
     "link": {
         "symbol_rate_hz": F(float, 53.125e9, "symbol rate (Bd)", 1e8, 500e9),
@@ -130,10 +133,34 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "gain": F(float, 1.0, "zpk model: gain", 1e-6, 1e6),
     },
     "afe": {
+        "model": F(str, "shunt", "RX front-end filter: the shunt-peaked AFE, the COM reference "
+                   "4th-order Butterworth at f_r x symbol rate, or both in series",
+                   choices=("shunt", "butterworth", "both")),
+        "f_r": F(float, 0.75, "Butterworth -3 dB frequency in units of the symbol rate "
+                 "(802.3ck: 0.75)", 0.05, 4.0),
         "peaking_m": F(float, 2.0, "shunt-peaking factor m = R^2 C / L (0: no inductor)",
                        0.0, 10.0),
         "bandwidth_hz": F(float, 40e9, "-3 dB bandwidth of the peaked AFE stage (0: no limit)",
                           0.0, 1e12),
+    },
+    "package": {
+        # IEEE 802.3 Annex 93A device packages at both ends of the channel (serdes.presets)
+        "preset": F(str, "none", "TX and RX device package model (serdes/presets.py); none: "
+                    "ideal pads", choices=PACKAGE_PRESETS),
+        "c_d_nf": F(list, [], "die capacitance per ladder section, single-ended (nF; "
+                    "empty: the preset's)", length=(0, 8)),
+        "l_s_nh": F(list, [], "die ladder series inductance per section (nH; empty: the "
+                    "preset's)", length=(0, 8)),
+        "c_b_nf": F(float, -1.0, "bump capacitance (nF; -1: the preset's)", -1.0, 0.01),
+        "c_p_nf": F(float, -1.0, "ball/pad capacitance (nF; -1: the preset's)", -1.0, 0.01),
+        "r_d_ohm": F(float, -1.0, "die termination, single-ended (ohm; -1: the preset's)",
+                     -1.0, 1000.0),
+        "z_c_ohm": F(list, [], "package line impedances, differential, per segment (ohm; "
+                     "empty: the preset's)", length=(0, 4)),
+        "z_p_tx_mm": F(float, -1.0, "TX package main line length (mm; -1: the preset's)",
+                       -1.0, 1000.0),
+        "z_p_rx_mm": F(float, -1.0, "RX package main line length (mm; -1: the preset's)",
+                       -1.0, 1000.0),
     },
     "noise": {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),

@@ -83,6 +83,8 @@ class _SParameterChannel:
         self.nports = s.shape[1]
         self.f_hz = f
         self.sdd21 = thru_response(s, prt)
+        self._s = s
+        self._prt = prt
         if f_needed_hz is not None and f[-1] < float(f_needed_hz):
             raise self._error(
                 f"{source}: data end at {f[-1] / 1e9:g} GHz, below the "
@@ -118,6 +120,34 @@ class _SParameterChannel:
         """The thru response on the FFT grid ``f_grid_hz``, see
         :func:`~serdes.channel.resample.transfer_on_grid`."""
         return transfer_on_grid(self.f_hz, self.sdd21, f_grid_hz, taper_factor=taper_factor)
+
+    def mixed_mode(self) -> np.ndarray:
+        """The differential 2-port (nf, 2, 2) of the data: [[SDD11, SDD12], [SDD21, SDD22]]
+        (S of a 2-port file). For ``ports="ab,cd"`` (pairs (a, c) in, (b, d) out),
+        ``SDDxy = (S[x+, y+] - S[x+, y-] - S[x-, y+] + S[x-, y-]) / 2``."""
+        s = self._s
+        if s.shape[1] == 2:
+            return s.astype(np.complex128, copy=True)
+        a, b, c, d = self._prt
+        pairs = ((a, c), (b, d))
+        out = np.empty((s.shape[0], 2, 2), dtype=np.complex128)
+        for i, (ip, im) in enumerate(pairs):
+            for j, (jp, jm) in enumerate(pairs):
+                out[:, i, j] = 0.5 * (s[:, ip, jp] - s[:, ip, jm] - s[:, im, jp] + s[:, im, jm])
+        return out
+
+    def s_matrix(self, f_grid_hz, *, taper_factor: float = DEFAULT_TAPER_FACTOR) -> np.ndarray:
+        """The differential 2-port on the FFT grid (50 ohm single-ended reference): each
+        entry put on the grid like the thru (:func:`~serdes.channel.resample.transfer_on_grid`;
+        above the data the reflections taper to 0 with the thru). Used when the channel
+        sits between packages (:func:`serdes.stage.cascade`)."""
+        mm = self.mixed_mode()
+        g = np.asarray(f_grid_hz, dtype=np.float64)
+        out = np.empty((g.shape[0], 2, 2), dtype=np.complex128)
+        out[:, 1, 0] = self.response(g, taper_factor=taper_factor)
+        for i, j in ((0, 0), (0, 1), (1, 1)):
+            out[:, i, j] = transfer_on_grid(self.f_hz, mm[:, i, j], g, taper_factor=taper_factor)
+        return out
 
     def il_db(self, f0_hz) -> float:
         """Insertion loss ``-20 log10 |SDD21(f0)|`` in dB (interpolated between data points)."""
