@@ -196,10 +196,22 @@ def isi_pmf(values, probs, delta):
     return pmf[nz[0]:nz[-1] + 1], k0 + nz[0]
 
 
-def tail(pmf, k0, delta, y, sigma, upper):
+def tail(pmf, k0, delta, y, sigma, upper, beta=0.0):
+    """sum_n pmf[n] P(x_n + sigma (U + beta (U^2 - 1)) beyond y): both roots of the
+    quadratic in U, no cut-offs."""
     x = (k0 + np.arange(pmf.shape[0])) * delta
-    z = (np.asarray(y)[:, None] - x[None, :]) / sigma
-    q = special.ndtr(-z) if upper else special.ndtr(z)
+    t = (np.asarray(y)[:, None] - x[None, :]) / sigma
+    if beta == 0.0:
+        p_above = special.ndtr(-t)
+    else:
+        # U + beta (U^2 - 1) > t  <=>  beta U^2 + U - (beta + t) > 0
+        disc = 1.0 + 4.0 * beta * (t + beta)
+        sq = np.sqrt(np.maximum(disc, 0.0))
+        r1, r2 = np.sort(np.stack([(-1 - sq) / (2 * beta), (-1 + sq) / (2 * beta)]), axis=0)
+        between = special.ndtr(r2) - special.ndtr(r1)      # P(r1 < U < r2)
+        p_above = np.where(disc > 0, 1.0 - between if beta > 0 else between,
+                           1.0 if beta > 0 else 0.0)
+    q = p_above if upper else 1.0 - p_above
     return q @ pmf
 
 
