@@ -202,16 +202,20 @@ def tail(pmf, k0, delta, y, sigma, upper, beta=0.0):
     x = (k0 + np.arange(pmf.shape[0])) * delta
     t = (np.asarray(y)[:, None] - x[None, :]) / sigma
     if beta == 0.0:
-        p_above = special.ndtr(-t)
+        q = special.ndtr(-t) if upper else special.ndtr(t)
     else:
-        # U + beta (U^2 - 1) > t  <=>  beta U^2 + U - (beta + t) > 0
+        # U + beta (U^2 - 1) > t  <=>  beta U^2 + U - (beta + t) > 0: roots r1 < r2
         disc = 1.0 + 4.0 * beta * (t + beta)
         sq = np.sqrt(np.maximum(disc, 0.0))
         r1, r2 = np.sort(np.stack([(-1 - sq) / (2 * beta), (-1 + sq) / (2 * beta)]), axis=0)
-        between = special.ndtr(r2) - special.ndtr(r1)      # P(r1 < U < r2)
-        p_above = np.where(disc > 0, 1.0 - between if beta > 0 else between,
-                           1.0 if beta > 0 else 0.0)
-    q = p_above if upper else 1.0 - p_above
+        between = np.where(r1 > 0, special.ndtr(-r1) - special.ndtr(-r2),
+                           special.ndtr(r2) - special.ndtr(r1))  # P(r1 < U < r2)
+        outside = special.ndtr(r1) + special.ndtr(-r2)        # P(U < r1 or U > r2)
+        none_in = disc <= 0                                    # the quadratic has one sign
+        if beta > 0:    # N > sigma t outside the roots
+            q = np.where(none_in, 1.0, outside) if upper else np.where(none_in, 0.0, between)
+        else:           # N > sigma t between the roots
+            q = np.where(none_in, 0.0, between) if upper else np.where(none_in, 1.0, outside)
     return q @ pmf
 
 
