@@ -51,7 +51,7 @@ from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
-from serdes.engines.stat.rj import RandomJitterModel, skewed_components
+from serdes.engines.stat.rj import RandomJitterModel, merge_close, skewed_components
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
@@ -269,7 +269,7 @@ class StatisticalEngine:
             mix = self.rj.mixture(common, rj_mean)
             total = np.maximum((eff - rj_mean)[:, None] + mix.var, floor ** 2)
             mix_s, mix_b = skewed_components(total, mix.k3)
-            mix_w = mix.weights
+            mix_s, mix_b, mix_w = merge_close(mix_s, mix_b, mix.weights)
         return SlicerDistribution(mix_sigmas=mix_s, mix_weights=mix_w, mix_betas=mix_b,pmf=pmf, k0=int(k0), delta=float(delta),
                                   means=fd * self.levels, sigmas=np.sqrt(eff),
                                   levels=self.levels, thresholds=self.thresholds,

@@ -37,7 +37,7 @@ GH_POINTS = 9
 MC_SYMBOLS = 1 << 16
 MC_SEED = 20261201
 # classes: sample ranks from the top (per level) at these fractions of the level's count
-_TAIL_EDGES = (0.0, 1e-4, 4e-4, 1.6e-3, 6.4e-3, 0.0256, 0.1, 0.3, 1.0)
+_TAIL_EDGES = (0.0, 2e-4, 2e-3, 0.02, 0.15, 1.0)
 
 
 def hermite_points(n: int = GH_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -118,50 +118,84 @@ class RandomJitterModel:
         _, dev, wq, _ = self.moments(offset_ui)
         L = dev.shape[1]
         n = self.w2.shape[0]
-        var = np.zeros(self.a.shape[0] + L - 1)
-        m3 = np.zeros_like(var)
-        for q in range(dev.shape[0]):
-            y = np.convolve(self.a, dev[q])          # y[m] = sum_n a_{m-n} dev_q[n]
-            y2 = y * y
-            var += wq[q] * y2
-            m3 += wq[q] * y2 * y
-        v = np.convolve(var, self.w2)               # V[k] = sum_i w_i^2 var[k-i]
-        k3 = np.convolve(m3, self.w2 * np.sqrt(self.w2) * np.sign(self.wsign))
-        k = np.arange(L + n - 2, self.a.shape[0])    # every tap sees a full pulse
-        return v[k], k3[k], self.idx[k - self.d]
+        # y[m, q] = sum_l a_{m-l} dev_q[l] for every sample m with a full pulse
+        win = np.lib.stride_tricks.sliding_window_view(self.a, L)[:, ::-1]
+        y = win @ dev.T
+        y2 = y * y
+        var = y2 @ wq
+        m3 = (y2 * y) @ wq
+        w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+        # V[k] = sum_i w_i^2 var[k-i], K3[k] = sum_i w_i^3 m3[k-i]
+        v = np.lib.stride_tricks.sliding_window_view(var, n) @ self.w2[::-1]
+        k3 = np.lib.stride_tricks.sliding_window_view(m3, n) @ w3[::-1]
+        k = np.arange(L + n - 2, self.a.shape[0])    # symbol index of each output
+        return v, k3, self.idx[k - self.d]
 
     def mixture(self, offset_ui: float, mean: np.ndarray) -> JitterMixture:
-        """Classes per level (V class x sign of K3), V scaled to the exact per-level
+        """Classes per level (V class by tail rank x sign of K3), each represented by two
+        points, mean -+ std of V in the class (weights 1/2: the error rate is convex in
+        V, one point per class would be optimistic); V scaled to the exact per-level
         mean ``mean`` (K3 with it)."""
         v, k3, lv = self.samples(offset_ui)
         m = self.levels.shape[0]
-        K = 2 * (len(_TAIL_EDGES) - 1)
-        var = np.zeros((m, K))
-        wts = np.zeros((m, K))
-        kk = np.zeros((m, K))
-        for i in range(m):
-            sel = lv == i
-            o = np.argsort(v[sel])[::-1]
-            s, t = v[sel][o], k3[sel][o]
-            cnt = s.shape[0]
-            edges = np.unique(np.round(np.array(_TAIL_EDGES) * cnt).astype(np.int64))
-            edges[0], edges[-1] = 0, cnt
-            c = 0
-            for a, b in zip(edges[:-1], edges[1:]):
-                for part in (t[a:b] >= 0, t[a:b] < 0):
-                    if part.any():
-                        var[i, c] = s[a:b][part].mean()
-                        kk[i, c] = t[a:b][part].mean()
-                        wts[i, c] = part.sum() / cnt
-                        c += 1
-            mv = float(wts[i] @ var[i])
-            scale = mean[i] / mv if mv > 0 else 0.0
-            var[i] *= scale
-            kk[i] *= scale ** 1.5
-        return JitterMixture(var=var, weights=wts, k3=kk)
+        nc = len(_TAIL_EDGES) - 1
+        order = np.lexsort((-v, lv))                  # by level, then V descending
+        counts = np.bincount(lv, minlength=m)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.shape[0]) - np.repeat(starts, counts)
+        frac = (rank + 0.5) / counts[lv]
+        cls = np.searchsorted(np.asarray(_TAIL_EDGES[1:-1]), frac, side="right")
+        group = (lv * nc + cls) * 2 + (k3 < 0)
+        G = m * nc * 2
+        cnt = np.bincount(group, minlength=G).astype(np.float64)
+        s1 = np.bincount(group, weights=v, minlength=G)
+        s2 = np.bincount(group, weights=v * v, minlength=G)
+        s3 = np.bincount(group, weights=k3, minlength=G)
+        c = np.maximum(cnt, 1.0)
+        mu = s1 / c
+        sd = np.sqrt(np.maximum(s2 / c - mu * mu, 0.0))
+        kk = s3 / c
+        wts = cnt / counts.repeat(nc * 2)
+        var = np.stack([mu - sd, mu + sd], axis=1).reshape(m, -1)
+        wts = np.repeat(0.5 * wts, 2).reshape(m, -1)
+        kk = np.repeat(kk, 2).reshape(m, -1)
+        mv = np.sum(var * wts, axis=1)
+        scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
+        return JitterMixture(var=var * scale[:, None], weights=wts,
+                             k3=kk * scale[:, None] ** 1.5)
 
 
 BETA_LIMIT = 0.04   # serdes.kernels.stat.BETA_MAX
+MERGE_REL = 1e-3    # components closer than this in sigma (and beta) are merged
+
+
+def merge_close(sigma: np.ndarray, beta: np.ndarray, weights: np.ndarray):
+    """Merge the components of each level whose sigma differ by less than MERGE_REL
+    relative and beta by less than MERGE_REL (variance-weighted, weights added): the
+    tail at z changes by ~ (z^2 MERGE_REL)^2 / 8, below 1e-3 to z = 9. Returns arrays
+    padded with zero weights."""
+    m, K = sigma.shape
+    out_s, out_b, out_w = np.ones((m, K)), np.zeros((m, K)), np.zeros((m, K))
+    for i in range(m):
+        o = np.argsort(sigma[i])
+        c = -1
+        ref_s = ref_b = None
+        for k in o:
+            if weights[i, k] <= 0:
+                continue
+            if (ref_s is not None and sigma[i, k] <= ref_s * (1 + MERGE_REL)
+                    and abs(beta[i, k] - ref_b) <= MERGE_REL):
+                w0, w1 = out_w[i, c], weights[i, k]
+                out_s[i, c] = np.sqrt((w0 * out_s[i, c] ** 2 + w1 * sigma[i, k] ** 2)
+                                      / (w0 + w1))
+                out_b[i, c] = (w0 * out_b[i, c] + w1 * beta[i, k]) / (w0 + w1)
+                out_w[i, c] = w0 + w1
+                continue
+            c += 1
+            out_s[i, c], out_b[i, c], out_w[i, c] = sigma[i, k], beta[i, k], weights[i, k]
+            ref_s, ref_b = sigma[i, k], beta[i, k]
+    return out_s, out_b, out_w
 
 
 def skewed_components(total_var: np.ndarray, k3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
