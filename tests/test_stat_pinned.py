@@ -1,7 +1,9 @@
 """Numbers of the statistical engine pinned from before it was split into modules and
 before its noise terms were taken from :mod:`serdes.impairments`: the split and the
 shared budget change no result (1e-12 relative; the values are deterministic, so any
-larger difference is a change of model, not noise).
+larger difference is a change of model, not noise). Re-pinned once when random jitter
+became a data-dependent, skewed noise (serdes.engines.stat.rj): on the default link
+(0.01 UI RJ, ADC-limited) that moved these numbers by at most 0.9 %.
 
 The cases cover every code path that feeds a number: the default link (BER, SER, per-eye
 BER, SNDR, per-level sigma with RJ, residual ISI, eye openings from both bathtubs, ADC
@@ -19,34 +21,34 @@ from serdes.engines.stat import StatisticalEngine, dfe_error_propagation
 
 PINNED = {
     'default_ber': [
-        5.941311305575278e-06, 1.1882622611150555e-05, 1.9813786033773394e-06,
-        1.9785540988206014e-06, 1.9813786033773377e-06, 19.677459771033774, 0.07389479175970648,
-        0.07388309833375208, 0.07388309833375208, 0.07389479175970648, 0.014388651913853284
+        5.995063105986451e-06, 1.1990126211972902e-05, 1.9993696011227097e-06,
+        1.9963057494183185e-06, 1.999387755445423e-06, 19.67685195754687, 0.07389461655193098,
+        0.07388273051949842, 0.07388273051949842, 0.07389461655193098, 0.014418812569964978
     ],
     'default_opening': [
-        0.294111632382423, 0.29413857040592684, 0.29411163238242294, 0.17881479424572438,
-        0.17885015629503304, 0.17881479424572438, 0.24003992711326227, 0.24864334140599495,
-        0.24003992711326227, 0.15502845813028365, 0.15952837306366777, 0.1550284581302837
+        0.29398253173125016, 0.29401020001806355, 0.29398249312268565, 0.1786383496851442,
+        0.1786750452586487, 0.1786382446930809, 0.2399691638439, 0.24860961542708165,
+        0.23996916458252354, 0.15493152785195471, 0.1594598543528765, 0.1549315183504431
     ],
     'default_clip': [
-        1.5119440814955599e-28, 4.262277832518401e-28
+        1.5135029275322932e-28, 4.262248955079326e-28
     ],
     'default_prop': [
-        9.860692178269007e-06, 1.6596827991517318
+        9.952537805512066e-06, 1.6601222755393226
     ],
     'gauss_dd_ber': [
-        1.5566951867604045e-05, 0.00019821896748520518
+        1.5671999770638177e-05, 0.00019919769940728423
     ],
     'eye': [
-        -1069.7670985612453, 0.006130183956142992, 0.08153197497395068
+        -1069.793614202087, 0.006124531727001443, 0.08153028832747153
     ],
     'sj_fast': [
-        2.321689255094738e-05, 0.24568613656129767, 0.1286394610683253, 0.01730101606920045,
-        2.321689255094738e-05, 0.024220528701923514, 0.14784765163447255
+        2.3354589685084183e-05, 0.24569040712402626, 0.12865548581082792, 0.017302049095565392,
+        2.3354589685084183e-05, 0.024246333300159587, 0.1478662072725311
     ],
     'sj_slow': [
-        2.4494859668668635e-05, 0.24499195428316523, 0.12588902970680615, 0.015666921850353448,
-        3.531750313015241e-05, 0.02185176562863486, 0.1454733056878221, -1043.1544316649968
+        2.4635897331085014e-05, 0.24499624808968182, 0.12590410362433777, 0.015668341365393027,
+        3.5507088613629385e-05, 0.02187617520673979, 0.14549302422342827, -1043.2062164249955
     ],
 }
 
@@ -88,18 +90,22 @@ def test_statistical_numbers_unchanged(computed, case):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0, err_msg=case)
 
 
-def test_engine_gaussian_noise_is_the_design_budget_through_the_ffe():
-    """At the nominal phase, the engine's Gaussian noise averaged over the levels (with the
+@pytest.mark.parametrize("rj", [0.0, 0.01])
+def test_engine_gaussian_noise_is_the_design_budget_through_the_ffe(rj):
+    """At the nominal phase, the engine's noise variance averaged over the levels (with the
     quantization taken as Gaussian) is w^T R w with R the equalizer design's budget
-    (serdes.impairments.design_autocorr): one budget, two users."""
+    (serdes.impairments.design_autocorr): one budget, two users. Exactly without RJ;
+    with RJ the engine's jitter variance is exact to all orders in rj (and the TX noise
+    goes through the jitter-averaged response) where the design budget is first order:
+    they differ by O(rj^2) relative (1e-3 bound at 0.01 UI)."""
     from scipy.linalg import toeplitz
 
     from serdes.impairments import design_autocorr
 
-    system = build(Config.default().with_overrides(["adc.enob=5.5"]))
+    system = build(Config.default().with_overrides(["adc.enob=5.5", f"noise.rj_ui={rj}"]))
     eng = StatisticalEngine(system, quantization="gaussian")
-    assert eng.enob_var > 0 and eng.quant_var > 0 and eng.rj_ui > 0 and eng.sigma_tx > 0
+    assert eng.enob_var > 0 and eng.quant_var > 0 and eng.sigma_tx > 0
     w = eng.w
     want = float(w @ toeplitz(design_autocorr(system.link, w.shape[0])) @ w)
     got = float(np.mean(eng.distribution(0.0).noise_var))
-    assert got == pytest.approx(want, rel=1e-12)
+    assert got == pytest.approx(want, rel=1e-12 if rj == 0 else 1e-3)
