@@ -47,9 +47,15 @@ def numpy_eye(eng, n_phases=64, n_bins=256):
             k0 += lo
         x = (k0 + np.arange(pmf.size)) * d.delta
         for i, mu in enumerate(d.means):
-            z = (y[:, None] - mu - x[None, :]) / d.sigmas[i]
             above = y > mu
-            out[k] += np.where(above, stats.norm.sf(z) @ pmf, stats.norm.cdf(z) @ pmf)
+            for w, sig, beta in d.gaussians(i):   # RJ: a mixture of skewed components
+                t = (y[:, None] - mu - x[None, :]) / sig
+                if beta != 0.0:    # sig (U + beta (U^2 - 1)) > sig t  <=>  U > z
+                    disc = np.maximum(1 + 4 * beta * (t + beta), 0.0)
+                    z = np.where(disc > 0, 2 * (t + beta) / (1 + np.sqrt(disc)), -0.5 / beta)
+                else:
+                    z = t
+                out[k] += w * np.where(above, stats.norm.sf(z) @ pmf, stats.norm.cdf(z) @ pmf)
     return out / (lv.size * 2)
 
 

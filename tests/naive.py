@@ -196,10 +196,26 @@ def isi_pmf(values, probs, delta):
     return pmf[nz[0]:nz[-1] + 1], k0 + nz[0]
 
 
-def tail(pmf, k0, delta, y, sigma, upper):
+def tail(pmf, k0, delta, y, sigma, upper, beta=0.0):
+    """sum_n pmf[n] P(x_n + sigma (U + beta (U^2 - 1)) beyond y): both roots of the
+    quadratic in U, no cut-offs."""
     x = (k0 + np.arange(pmf.shape[0])) * delta
-    z = (np.asarray(y)[:, None] - x[None, :]) / sigma
-    q = special.ndtr(-z) if upper else special.ndtr(z)
+    t = (np.asarray(y)[:, None] - x[None, :]) / sigma
+    if beta == 0.0:
+        q = special.ndtr(-t) if upper else special.ndtr(t)
+    else:
+        # U + beta (U^2 - 1) > t  <=>  beta U^2 + U - (beta + t) > 0: roots r1 < r2
+        disc = 1.0 + 4.0 * beta * (t + beta)
+        sq = np.sqrt(np.maximum(disc, 0.0))
+        r1, r2 = np.sort(np.stack([(-1 - sq) / (2 * beta), (-1 + sq) / (2 * beta)]), axis=0)
+        between = np.where(r1 > 0, special.ndtr(-r1) - special.ndtr(-r2),
+                           special.ndtr(r2) - special.ndtr(r1))  # P(r1 < U < r2)
+        outside = special.ndtr(r1) + special.ndtr(-r2)        # P(U < r1 or U > r2)
+        none_in = disc <= 0                                    # the quadratic has one sign
+        if beta > 0:    # N > sigma t outside the roots
+            q = np.where(none_in, 1.0, outside) if upper else np.where(none_in, 0.0, between)
+        else:           # N > sigma t between the roots
+            q = np.where(none_in, 0.0, between) if upper else np.where(none_in, 1.0, outside)
     return q @ pmf
 
 

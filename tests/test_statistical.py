@@ -93,6 +93,34 @@ def test_tail_kernels_match_reference(seed, upper):
                                rtol=1e-10, atol=1e-30)
 
 
+@pytest.mark.parametrize("beta", [-0.04, -0.01, 0.013, 0.04])
+@pytest.mark.parametrize("upper", [True, False])
+def test_skewed_tail_kernels_match_reference(beta, upper):
+    """The skewed noise sigma (U + beta (U^2 - 1)) (second-order jitter term) against
+    both roots of the quadratic in U, and against a Monte Carlo of the noise itself."""
+    rng = np.random.default_rng(7)
+    pmf = rng.random(200) * (rng.random(200) < 0.7)
+    pmf /= pmf.sum()
+    k0, delta, sigma = -100, 0.004, 0.06
+    y = rng.uniform(-1.2, 1.2, 150)
+    got = tail_points(pmf, k0, delta, y, sigma, upper, beta)
+    # the kernel drops the root beyond 1/|beta| (probability < Q(12) ~ 2e-33 here)
+    np.testing.assert_allclose(got, naive_tail(pmf, k0, delta, y, sigma, upper, beta),
+                               rtol=1e-10, atol=1e-30)
+    s0, frac, stride, n = -300, 0.21, 2, 300
+    yv = (s0 + frac + np.arange(n) * stride) * delta
+    np.testing.assert_allclose(tail_grid(pmf, k0, delta, s0, stride, n, frac, sigma, upper,
+                                         beta),
+                               naive_tail(pmf, k0, delta, yv, sigma, upper, beta),
+                               rtol=1e-10, atol=1e-30)
+    # one point mass: P(sigma (U + beta (U^2 - 1)) > 3 sigma) by sampling U
+    u = rng.standard_normal(4_000_000)
+    hits = int(np.sum(u + beta * (u * u - 1) > 3.0))
+    p = tail_points(np.array([1.0]), 0, delta, np.array([3.0 * sigma]), sigma, True, beta)[0]
+    lo, hi = stats.binom.interval(0.999, u.size, p)
+    assert lo <= hits <= hi
+
+
 def test_gray_bit_errors():
     b = gray_bit_errors(4)
     assert b.tolist() == [[0, 1, 2, 1], [1, 0, 1, 2], [2, 1, 0, 1], [1, 2, 1, 0]]

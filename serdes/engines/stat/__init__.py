@@ -7,7 +7,8 @@ error rates), :mod:`~serdes.engines.stat.jitter` (SJ/DD quadrature),
 distribution, BER), :mod:`~serdes.engines.stat.views` (bathtubs, eye, eye openings),
 :mod:`~serdes.engines.stat.results` (the returned data),
 :mod:`~serdes.engines.stat.clip` (ADC clip probability),
-:mod:`~serdes.engines.stat.error_propagation` (DFE error-propagation Markov model).
+:mod:`~serdes.engines.stat.error_propagation` (DFE error-propagation Markov model),
+:mod:`~serdes.engines.stat.rj` (random jitter as a data-dependent, skewed noise).
 """
 
 from serdes.engines.stat.distribution import (SlicerDistribution, distribution_from_cursors,

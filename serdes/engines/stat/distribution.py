@@ -4,8 +4,9 @@ voltage) and densities.
 
 Slicer input of level i: ``means[i] + X + N_i``, X the ISI (+ uniform quantization) on a
 grid of spacing ``delta`` (exact convolution, :func:`serdes.kernels.stat.isi_pmf`), N_i
-Gaussian. The variance the grid's linear split adds is taken off the Gaussian, so the
-first two moments are exact.
+Gaussian, or a mixture of Gaussians (``mix_sigmas``, ``mix_weights``: the data-dependent
+random-jitter noise, :mod:`serdes.engines.stat.rj`). The variance the grid's linear split
+adds is taken off the Gaussian, so the first two moments are exact.
 """
 
 from __future__ import annotations
@@ -47,6 +48,26 @@ class SlicerDistribution:
     isi_var: float           # exact variance of the ISI (+ uniform quantization) term
     noise_var: np.ndarray    # Gaussian variance per level before the grid correction
     approximate: bool = False  # the grid correction could not be applied in full
+    mix_sigmas: np.ndarray | None = None   # (m, K) Gaussian mixture per level, if any
+    mix_weights: np.ndarray | None = None  # (m, K), rows sum to 1
+    mix_betas: np.ndarray | None = None    # (m, K) skew of each component (0: Gaussian)
+
+    def gaussians(self, i: int):
+        """(weight, std, beta) of the noise components of level i: component noise
+        sigma (U + beta (U^2 - 1)), U ~ N(0, 1) (:mod:`serdes.kernels.stat`)."""
+        if self.mix_sigmas is None:
+            return [(1.0, float(self.sigmas[i]), 0.0)]
+        betas = (self.mix_betas[i] if self.mix_betas is not None
+                 else np.zeros_like(self.mix_sigmas[i]))
+        return [(float(w), float(s), float(b)) for w, s, b in
+                zip(self.mix_weights[i], self.mix_sigmas[i], betas) if w > 0]
+
+    def _tail(self, i: int, y, upper: bool) -> np.ndarray:
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64)) - self.means[i]
+        out = np.zeros(y.shape[0])
+        for w, s, b in self.gaussians(i):
+            out += w * tail_points(self.pmf, self.k0, self.delta, y, s, upper, b)
+        return out
 
     @property
     def m(self) -> int:
@@ -62,13 +83,11 @@ class SlicerDistribution:
 
     def upper(self, i: int, y) -> np.ndarray:
         """P(v_i > y)."""
-        y = np.atleast_1d(np.asarray(y, dtype=np.float64)) - self.means[i]
-        return tail_points(self.pmf, self.k0, self.delta, y, float(self.sigmas[i]), True)
+        return self._tail(i, y, True)
 
     def lower(self, i: int, y) -> np.ndarray:
         """P(v_i < y)."""
-        y = np.atleast_1d(np.asarray(y, dtype=np.float64)) - self.means[i]
-        return tail_points(self.pmf, self.k0, self.delta, y, float(self.sigmas[i]), False)
+        return self._tail(i, y, False)
 
     def decision_matrix(self) -> np.ndarray:
         """P[i, j]: probability that level i is decided as level j (off-diagonal)."""
@@ -118,21 +137,24 @@ class SlicerDistribution:
             # first v with y_v > mean_i
             v_split = int(np.searchsorted(ys, self.means[i], side="right"))
             v_split = min(max(v_split, 0), n)
-            sig = float(self.sigmas[i])
-            if v_split > 0:
-                out[:v_split] += tail_grid(self.pmf, self.k0, self.delta, s0, stride,
-                                           v_split, frac, sig, False)
-            if v_split < n:
-                out[v_split:] += tail_grid(self.pmf, self.k0, self.delta,
-                                           s0 + v_split * stride, stride, n - v_split, frac,
-                                           sig, True)
+            for w, sig, b in self.gaussians(i):
+                if v_split > 0:
+                    out[:v_split] += w * tail_grid(self.pmf, self.k0, self.delta, s0, stride,
+                                                   v_split, frac, sig, False, b)
+                if v_split < n:
+                    out[v_split:] += w * tail_grid(self.pmf, self.k0, self.delta,
+                                                   s0 + v_split * stride, stride, n - v_split,
+                                                   frac, sig, True, b)
         return out / (self.m * self.bits_per_symbol)
 
     def pdf(self, i: int, y) -> np.ndarray:
         """Probability density of v_i at y (for plots: the PMF is regrouped to a quarter
         of the Gaussian std, which the density cannot resolve anyway)."""
         y = np.asarray(y, dtype=np.float64)
-        s = float(self.sigmas[i])
+        # (densities for plots: the components' skew is left out)
+        return sum(w * self._pdf(i, y, s) for w, s, _ in self.gaussians(i))
+
+    def _pdf(self, i: int, y: np.ndarray, s: float) -> np.ndarray:
         g = max(1, int(s / (4 * self.delta)))
         n = -(-self.pmf.shape[0] // g) * g
         p = np.pad(self.pmf, (0, n - self.pmf.shape[0])).reshape(-1, g)

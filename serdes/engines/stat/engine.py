@@ -17,9 +17,13 @@ Model at the slicer (normalised symbol units: levels ``link.levels``, main curso
   first two moments of the total are exact and the grid error is of third order.
 * Gaussian noise with the variance of: the coloured RX noise after the FFE
   (``w^T R w``), TX noise through the whole response (``sigma_tx^2 |f|^2``), ADC ENOB
-  noise (``sigma_e^2 |w|^2``) and random jitter through the pulse slope: with a
-  sampling offset ``tau_k`` per ADC sample, ``sigma_RJ^2 sum_i w_i^2 E[(sum_j a p'_j)^2]``,
-  whose part from the decided symbol depends on its level (so sigma is per level).
+  noise (``sigma_e^2 |w|^2``).
+* Random jitter (an independent sampling offset per ADC sample): given the symbols, a
+  Gaussian at the slicer whose variance ``V = sum_i w_i^2 var_{k-i}`` depends on the
+  data (``var_m ~ sigma_RJ^2 (sum_n a_{m-n} p'_n)^2`` plus the curvature terms), so the
+  noise of each level is a Gaussian mixture over the classes of V given the decided
+  level, and the pulse is the one averaged over the jitter (the curvature's mean
+  shift); :mod:`serdes.engines.stat.rj`.
 * ADC quantization: per FFE tap an independent uniform error of one LSB times
   ``|w_i|``, convolved like a cursor (taps too small to matter go to the Gaussian).
 * Sinusoidal jitter (``noise.sj_ui``, ``noise.sj_hz``) and dual-Dirac deterministic
@@ -47,7 +51,8 @@ from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
-from serdes.impairments import (adc_enob_variance, adc_quantization_variance, pulse_slope,
+from serdes.engines.stat.rj import RandomJitterModel, merge_close, skewed_components
+from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
 
@@ -115,6 +120,8 @@ class StatisticalEngine:
         self.quant_var = adc_quantization_variance(link) * ww  # quantization="gaussian"
         self.lsb = link.adc.lsb_v                               # quantization="uniform"
         self.rj_ui = float(imp.rj_ui)
+        self.rj = (RandomJitterModel(self.pulse, self.w, self.d, self.levels, self.rj_ui)
+                   if self.rj_ui > 0 else None)
         self.sj_ui = float(imp.sj_ui)
         self.sj_rad_per_ui = 2 * np.pi * imp.sj_hz * link.ui_s
         self.jitter = jitter_quadrature(n, self.pulse.n_ui, sj_ui=self.sj_ui,
@@ -125,12 +132,17 @@ class StatisticalEngine:
 
     # -- response and noise -------------------------------------------------------------
     def _pulse_at(self, offset_ui: float):
-        """Symbol-spaced pulse samples and slopes (per UI) at an offset (UI)."""
+        """Symbol-spaced pulse samples at an offset (UI), averaged over the random jitter,
+        and the jitter variance of each sample (0 without RJ)."""
         key = round(float(offset_ui), 12)
         hit = self._cache.get(key)
         if hit is None:
-            h = self.pulse.at_offset(offset_ui * self.pulse.m)
-            hit = (h, pulse_slope(self.link, offset_ui))
+            if self.rj is None:
+                h = self.pulse.at_offset(offset_ui * self.pulse.m)
+                hit = (h, np.zeros_like(h))
+            else:
+                h, _, _, jv = self.rj.moments(offset_ui)
+                hit = (h, jv)
             if len(self._cache) > 4096:
                 self._cache.clear()
             self._cache[key] = hit
@@ -138,39 +150,30 @@ class StatisticalEngine:
 
     def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
         """Combined response f = FFE * pulse at a phase offset, with per-FFE-tap extra
-        sampling offsets (jitter). Returns (f, slopes per FFE tap (n_taps, n_ui))."""
+        sampling offsets (SJ, DD). Returns (f, the RJ variance of each pulse sample per
+        FFE tap (n_taps, n_ui))."""
         n = self.w.shape[0]
         L = self.pulse.n_ui
         if tap_offsets_ui is None or np.all(tap_offsets_ui == tap_offsets_ui[0]):
             extra = 0.0 if tap_offsets_ui is None else float(tap_offsets_ui[0])
-            h, s = self._pulse_at(offset_ui + extra)
-            return np.convolve(self.w, h), np.broadcast_to(s, (n, L))
+            h, jv = self._pulse_at(offset_ui + extra)
+            return np.convolve(self.w, h), np.broadcast_to(jv, (n, L))
         f = np.zeros(n + L - 1)
-        slopes = np.empty((n, L))
+        jvar = np.empty((n, L))
         for i in range(n):
-            h, s = self._pulse_at(offset_ui + float(tap_offsets_ui[i]))
+            h, jv = self._pulse_at(offset_ui + float(tap_offsets_ui[i]))
             f[i:i + L] += self.w[i] * h
-            slopes[i] = s
-        return f, slopes
+            jvar[i] = jv
+        return f, jvar
 
-    def _noise_var_per_level(self, f: np.ndarray, slopes: np.ndarray) -> np.ndarray:
+    def _noise_var_per_level(self, f: np.ndarray, jvar: np.ndarray) -> tuple[np.ndarray,
+                                                                             np.ndarray]:
+        """Gaussian noise variance per level: everything but RJ, and the mean RJ part."""
         var = self.rx_var + self.sigma_tx ** 2 * float(f @ f) + self.enob_var
         if self.quantization == "gaussian":
             var += self.quant_var
-        out = np.full(self.m_levels, var)
-        if self.rj_ui > 0:
-            n = self.w.shape[0]
-            L = self.pulse.n_ui
-            s2 = np.sum(slopes ** 2, axis=1)          # |p'|^2 seen by each tap
-            j = self.d - np.arange(n)                 # pulse index of the decided symbol
-            own = np.zeros(n)
-            ok = (j >= 0) & (j < L)
-            own[ok] = slopes[np.nonzero(ok)[0], j[ok]] ** 2
-            w2 = self.w ** 2
-            base = self.es * float(w2 @ s2)
-            for i, a in enumerate(self.levels):
-                out[i] += self.rj_ui ** 2 * (base + (a * a - self.es) * float(w2 @ own))
-        return out
+        rj = self.rj.mean_var(jvar) if self.rj is not None else np.zeros(self.m_levels)
+        return np.full(self.m_levels, var), rj
 
     def _residual(self, f: np.ndarray) -> np.ndarray:
         """ISI left at the slicer: f without the main cursor, DFE positions minus the
@@ -230,9 +233,10 @@ class StatisticalEngine:
         delta: grid spacing (default sigma_min / resolution); grid_step: make delta an
         integer fraction of this (for eye maps on a voltage grid).
         """
-        f, slopes = self.response(offset_ui, tap_offsets_ui)
+        f, jvar = self.response(offset_ui, tap_offsets_ui)
         fd = float(f[self.d])
-        nv = self._noise_var_per_level(f, slopes)
+        nv_other, rj_mean = self._noise_var_per_level(f, jvar)
+        nv = nv_other + rj_mean
         sig_min = float(np.sqrt(max(nv.min(), 0.0)))
         floor = 1e-6 * max(abs(fd), 1e-3)
         sig_ref = max(sig_min, floor)
@@ -258,7 +262,15 @@ class StatisticalEngine:
             approx = True
             eff = np.maximum(eff, lim)
         eff = np.maximum(eff, floor ** 2)
-        return SlicerDistribution(pmf=pmf, k0=int(k0), delta=float(delta),
+        mix_s = mix_w = mix_b = None
+        if self.rj is not None:
+            common = offset_ui + (float(np.mean(tap_offsets_ui))
+                                  if tap_offsets_ui is not None else 0.0)
+            mix = self.rj.mixture(common, rj_mean)
+            total = np.maximum((eff - rj_mean)[:, None] + mix.var, floor ** 2)
+            mix_s, mix_b = skewed_components(total, mix.k3)
+            mix_s, mix_b, mix_w = merge_close(mix_s, mix_b, mix.weights)
+        return SlicerDistribution(mix_sigmas=mix_s, mix_weights=mix_w, mix_betas=mix_b,pmf=pmf, k0=int(k0), delta=float(delta),
                                   means=fd * self.levels, sigmas=np.sqrt(eff),
                                   levels=self.levels, thresholds=self.thresholds,
                                   bit_errors=self.bit_errors, isi_var=var_true,

@@ -3,9 +3,9 @@ the statistical slicer distribution."""
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import replace
 
-from serdes.engines.stat.distribution import SlicerDistribution
+import numpy as np
 
 
 def dfe_error_propagation(engine, offset_ui: float = 0.0,
@@ -46,11 +46,7 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     bit_rate = np.zeros(ns)      # expected bit errors of the next symbol given state s
     for s, e in enumerate(diffs):
         shift = -b[0] * e
-        shifted = SlicerDistribution(pmf=dist.pmf, k0=dist.k0, delta=dist.delta,
-                                     means=dist.means + shift, sigmas=dist.sigmas,
-                                     levels=dist.levels, thresholds=dist.thresholds,
-                                     bit_errors=dist.bit_errors, isi_var=dist.isi_var,
-                                     noise_var=dist.noise_var)
+        shifted = replace(dist, means=dist.means + shift)
         P = shifted.decision_matrix()
         for i in range(m):
             P[i, i] = 1.0 - P[i].sum() + P[i, i]
