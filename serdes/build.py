@@ -79,7 +79,8 @@ def build_channel_stages(cfg: Config) -> list:
     elif ch["model"] == "loss":
         from serdes.channel.loss import LossLine
 
-        stages = [LossLine(loss_db=ch["loss_db"], f_ref_hz=fb / 2.0)]
+        stages = [LossLine(loss_db=ch["loss_db"], f_ref_hz=fb / 2.0,
+                           skin_fraction=ch["skin_fraction"])]
     else:
         from serdes.channel.touchstone import TouchstoneChannel
 

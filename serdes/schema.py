@@ -109,6 +109,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "channel": {
         "model": F(str, "loss", "channel model", choices=("ideal", "loss", "touchstone")),
         "loss_db": F(float, 25.0, "loss model: insertion loss at Nyquist (dB)", 0.0, 60.0),
+        "skin_fraction": F(float, 0.24, "loss model: share of the Nyquist loss that is skin "
+                           "effect (sqrt f), the rest dielectric (f); 0.24 is fitted to the "
+                           "IEEE 802.3ck thru channels", 0.0, 1.0),
         "file": F(str, "", "touchstone model: path of a .s4p or .s2p file"),
         "ports": F(str, "12,34", "touchstone port convention: thru pairs",
                    choices=("12,34", "13,24")),
