@@ -118,8 +118,13 @@ SCHEMA: dict[str, dict[str, Field]] = {
     },
     "ctle": {
         "model": F(str, "ieee", "CTLE form", choices=("ieee", "zpk", "none")),
-        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB)", -20.0, 0.0),
-        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB)", -6.0, 0.0),
+        "auto": F(bool, True, "IEEE CTLE: choose g_DC (-20..0 dB) and g_DC2 (-6..0 dB), 1 dB "
+                  "steps, for the best MMSE-predicted slicer SNR of the receiver; "
+                  "g_dc_db and g_dc2_db apply only when false"),
+        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB; with ctle.auto = false)",
+                     -20.0, 0.0),
+        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB; with "
+                      "ctle.auto = false)", -6.0, 0.0),
         "f_z_hz": F(float, 0.0, "zero (0: f_b/2.5)", 0.0, 1e12),
         "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
         "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
@@ -150,7 +155,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "adc": {
         "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),
         "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
-        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: no ENOB noise)", 0.0, 16.0),
+        "enob": F(float, 6.0, "effective bits; extra noise reaches it (0: no ENOB noise); "
+                  "6, as in published 7-bit 112G ADC-DSP receivers", 0.0, 16.0),
         "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
                         1.0, 20.0),
     },
