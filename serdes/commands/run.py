@@ -124,8 +124,8 @@ def format_summary(r: dict) -> str:
         nb = r["noise_budget"]
         names = {"rx_thermal": "RX thermal", "tx": "TX", "adc": "ADC", "jitter": "jitter",
                  "residual_isi": "residual ISI"}
-        lines.insert(4 + len(extra), "noise     " + ", ".join(
-            f"{names.get(k, k)} {v:.0%}" for k, v in nb.items()) + " of the slicer's")
+        lines.insert(4 + len(extra), "noise     at the slicer: " + ", ".join(
+            f"{names.get(k, k)} {v:.0%}" for k, v in nb.items()))
     if r.get("stat_ber") is not None:
         lines.append(f"stat BER  {r['stat_ber']:.3e} (statistical engine)")
     return "\n".join(lines)

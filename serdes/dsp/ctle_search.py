@@ -10,10 +10,11 @@ in -6..0 dB, 1 dB steps (147 points).
 Only the CTLE changes between grid points, so the TX, channel and other RX stage
 responses are computed once on the link's FFT grid and reused (each point then costs
 two inverse FFTs, a pulse trim and a small linear solve, about 20 ms). The SNR is a
-smooth, single-peaked function of the two gains, so the search goes by whole rows and
-columns: every g_DC at the current g_DC2, then every g_DC2 at the best g_DC, until
-neither moves (about 30 of the 147 points); ``exhaustive=True`` evaluates the whole
-grid (a test checks both agree). Ties go to the least boost.
+smooth, single-peaked function of the two gains, so the search is coarse to fine:
+every other g_DC at g_DC2 = 0, every g_DC2 at the best of those, then a climb to the
+best of the 8 neighbours until none is better (about 25 of the 147 points);
+``exhaustive=True`` evaluates the whole grid (a test checks both agree on several
+links). Ties go to the least boost.
 """
 
 from __future__ import annotations
@@ -106,13 +107,17 @@ def search_ctle(link, receiver, *, g_dc_grid=G_DC_GRID_DB, g_dc2_grid=G_DC2_GRID
             for k in cols:
                 evaluate(i, k)
     else:
-        i, k = 0, 0
+        # every other g_DC at the first g_DC2, every g_DC2 there, then climb to the best
+        # of the 8 neighbours until none is better
+        i = max(rows[::2], key=lambda r: (evaluate(r, 0), -r))
+        k = max(cols, key=lambda c: (evaluate(i, c), -c))
         while True:
-            i_new = max(rows, key=lambda r: (evaluate(r, k), -r))
-            k_new = max(cols, key=lambda c: (evaluate(i_new, c), -c))
-            if (i_new, k_new) == (i, k):
+            near = [(r, c) for r in range(max(i - 1, 0), min(i + 2, len(rows)))
+                    for c in range(max(k - 1, 0), min(k + 2, len(cols)))]
+            best = max(near, key=lambda rc: (evaluate(*rc), -rc[0], -rc[1]))
+            if best == (i, k):
                 break
-            i, k = i_new, k_new
+            i, k = best
     i, k = np.unravel_index(int(np.argmax(snr)), snr.shape)  # first maximum: least boost
     return CtleChoice(g_dc_db=float(g_dc_grid[i]), g_dc2_db=float(g_dc2_grid[k]),
                       predicted_snr_db=float(snr[i, k]), grid_g_dc_db=tuple(g_dc_grid),
