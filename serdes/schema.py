@@ -144,8 +144,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
         "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI); applied "
                    "untracked: the sampling phase is fixed (no CDR yet), so even slow SJ "
-                   "moves every sample (0.1 UI at 1 MHz raises the default link's BER "
-                   "about 60x)", 0.0, 2.0),
+                   "moves every sample (0.1 UI at 1 MHz takes the default link from no "
+                   "error in 4 M symbols to BER 1e-6)", 0.0, 2.0),
         "sj_hz": F(float, 1e6, "sinusoidal jitter frequency (not tracked: no CDR yet, see "
                    "noise.sj_ui); below link.symbol_rate_hz / 2 and not a fraction p/q "
                    "(q < 32) of the symbol rate (it would alias)", 0.0, 1e11),
