@@ -14,6 +14,7 @@ downstream takes those objects, never config strings.
 from __future__ import annotations
 
 from serdes.adc import Adc
+from serdes.analog.ctle import IeeeCtle
 from serdes.config import Config
 from serdes.dsp.rc import RcSettings
 from serdes.dsp.spec import MlseSettings, ReceiverSpec
@@ -79,7 +80,8 @@ def build_channel_stages(cfg: Config) -> list:
     elif ch["model"] == "loss":
         from serdes.channel.loss import LossLine
 
-        stages = [LossLine(loss_db=ch["loss_db"], f_ref_hz=fb / 2.0)]
+        stages = [LossLine(loss_db=ch["loss_db"], f_ref_hz=fb / 2.0,
+                           skin_fraction=ch["skin_fraction"])]
     else:
         from serdes.channel.touchstone import TouchstoneChannel
 
@@ -127,8 +129,6 @@ def build_rx_stages(cfg: Config) -> list:
     c, a = cfg["ctle"], cfg["afe"]
     stages = []
     if c["model"] == "ieee":
-        from serdes.analog.ctle import IeeeCtle
-
         stages.append(IeeeCtle(g_dc_db=c["g_dc_db"], g_dc2_db=c["g_dc2_db"],
                                symbol_rate_hz=cfg["link"]["symbol_rate_hz"], f_z_hz=c["f_z_hz"],
                                f_p1_hz=c["f_p1_hz"], f_p2_hz=c["f_p2_hz"], f_lf_hz=c["f_lf_hz"]))
@@ -159,14 +159,30 @@ def build_adc(cfg: Config) -> Adc:
 
 
 def build_link(cfg: Config | None = None) -> Link:
-    """The analog :class:`~serdes.link.Link` of a config (default: the built-in link)."""
+    """The analog :class:`~serdes.link.Link` of a config (default: the built-in link).
+    With ``ctle.auto`` (IEEE CTLE) the gains are chosen for this link and receiver by
+    :func:`serdes.dsp.ctle_search.search_ctle`."""
     cfg = cfg or Config.default()
     m = 4 if cfg["link"]["modulation"] == "pam4" else 2
-    return Link(build_grid(cfg), tx=build_tx_stages(cfg), channel=build_channel_stages(cfg),
-                rx=build_rx_stages(cfg), levels=pam_levels(m, cfg["tx"]["rlm"]),
-                swing_v=cfg["tx"]["swing_v"], impairments=build_impairments(cfg),
-                adc=build_adc(cfg), clip_sigma=cfg["adc"]["clip_sigma"],
-                pulse_ui=cfg["link"]["pulse_ui"])
+    tx, channel, rx = build_tx_stages(cfg), build_channel_stages(cfg), build_rx_stages(cfg)
+
+    def make(rx_stages):
+        return Link(build_grid(cfg), tx=tx, channel=channel, rx=rx_stages,
+                    levels=pam_levels(m, cfg["tx"]["rlm"]), swing_v=cfg["tx"]["swing_v"],
+                    impairments=build_impairments(cfg), adc=build_adc(cfg),
+                    clip_sigma=cfg["adc"]["clip_sigma"], pulse_ui=cfg["link"]["pulse_ui"])
+
+    link = make(rx)
+    if cfg["ctle"]["model"] == "ieee" and cfg["ctle"]["auto"]:
+        from serdes.dsp.ctle_search import search_ctle
+
+        best = search_ctle(link, build_receiver(cfg))
+        c = cfg["ctle"]
+        rx[0] = IeeeCtle(g_dc_db=best.g_dc_db, g_dc2_db=best.g_dc2_db, auto=True,
+                         symbol_rate_hz=cfg["link"]["symbol_rate_hz"], f_z_hz=c["f_z_hz"],
+                         f_p1_hz=c["f_p1_hz"], f_p2_hz=c["f_p2_hz"], f_lf_hz=c["f_lf_hz"])
+        link = make(rx)
+    return link
 
 
 def build_receiver(cfg: Config) -> ReceiverSpec:

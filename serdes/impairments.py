@@ -151,3 +151,26 @@ def budget(link, lags: int) -> dict[str, np.ndarray]:
 def design_autocorr(link, lags: int) -> np.ndarray:
     """The noise autocorrelation the equalizer design uses: the sum of :func:`budget`."""
     return np.sum(list(budget(link, lags).values()), axis=0)
+
+
+def slicer_powers(link, ffe, residual) -> dict[str, float]:
+    """Power of each :func:`budget` contribution at the FFE output, ``w^T R_part w``
+    (``R_part`` the Toeplitz covariance over the FFE span), and of the residual ISI,
+    ``E[a^2] sum_k residual_k^2`` (the combined response with the cursor and the
+    decision-fed lags removed, e.g. :meth:`serdes.dsp.design.ReceiverTaps.residual`), in
+    the units of ``ffe`` squared times V^2."""
+    from scipy.linalg import toeplitz
+
+    w = np.asarray(ffe, dtype=np.float64)
+    out = {name: float(w @ toeplitz(r) @ w) for name, r in budget(link, w.shape[0]).items()}
+    res = np.asarray(residual, dtype=np.float64)
+    out["residual_isi"] = float(link.level_power * float(res @ res))
+    return out
+
+
+def slicer_shares(link, ffe, residual) -> dict[str, float]:
+    """:func:`slicer_powers` as shares (0..1) of their sum: the noise budget at the
+    slicer (rx_thermal, tx, adc, jitter, residual_isi)."""
+    p = slicer_powers(link, ffe, residual)
+    total = sum(p.values())
+    return {k: (v / total if total > 0 else 0.0) for k, v in p.items()}

@@ -355,9 +355,8 @@ def trim_pulse(full: np.ndarray, m: int, max_ui: int, tol: float = TRIM_TOL,
     # UI cell j covers fine samples centred on the sampling instant phase + j*m
     half = m // 2
     start0 = phase - half
-    padded = np.concatenate([full, full])  # circular window
-    cells = np.array([np.max(np.abs(padded[(start0 + j * m) % full.shape[0]:][:m]))
-                      for j in range(n_ui_all)])
+    # cell j: the m samples from start0 + j*m on, circularly
+    cells = np.max(np.abs(np.roll(full, -start0)[: n_ui_all * m].reshape(n_ui_all, m)), axis=1)
     peak = full[ipk]
     big = np.nonzero(cells >= tol * peak)[0]
     first, last = int(big[0]), int(big[-1])

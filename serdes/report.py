@@ -33,6 +33,8 @@ class RunReport:
     stat_ber: float | None = None
     skipped: str | None = None      # sections left out (and why)
     split: dict | None = None       # threads / workers of a block-split run
+    noise_budget: dict | None = None  # share (0..1) of each contribution at the slicer
+    ctle: dict | None = None        # the CTLE's gains and whether the search chose them
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -50,6 +52,10 @@ class RunReport:
             out["skipped"] = self.skipped
         if self.split is not None:
             out.update(self.split)
+        if self.noise_budget is not None:
+            out["noise_budget"] = self.noise_budget
+        if self.ctle is not None:
+            out["ctle"] = self.ctle
         out.update(self.extra)
         return out
 
@@ -98,7 +104,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
                        receiver={**receiver_summary(system.receiver),
                                  "precoding": bool(system.source.precoding)},
                        reflections=refl[0].describe() if refl else "none",
-                       adc=link.adc.describe(), split=split)
+                       adc=link.adc.describe(), split=split, ctle=ctle_summary(link))
+    report.noise_budget = noise_budget(system, res)
     if not dfe:
         if eye or stat:
             report.eye = report.stat = {"skipped": "the statistical engine and the slicer "
@@ -114,6 +121,40 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
                 raise
             report.skipped = "statistical sections (interrupted)"
     return report
+
+
+def noise_budget(system, res: RunResult | None = None) -> dict:
+    """Share (0..1) of each contribution to the slicer's noise and ISI (at the FFE output
+    for an MLSE receiver), through the taps the run ended with (the designed ones
+    without a run): :func:`serdes.impairments.slicer_shares`."""
+    import dataclasses
+
+    import numpy as np
+
+    from serdes.engines.run import design_equalizer
+    from serdes.impairments import slicer_shares
+    from serdes.metrics.eye import taps_of_result
+
+    taps = design_equalizer(system)
+    if res is not None and res.ffe_taps:
+        taps = taps_of_result(taps, res)
+    f = np.convolve(taps.ffe, system.link.pulse.taps)
+    scale = f[taps.delay]
+    if scale == 0:
+        return {}
+    taps = dataclasses.replace(taps, ffe=taps.ffe / scale, combined=f / scale)
+    return slicer_shares(system.link, taps.ffe, taps.residual())
+
+
+def ctle_summary(link) -> dict | None:
+    """The IEEE CTLE's gains (and ``auto``: chosen by the search), or None."""
+    from serdes.analog.ctle import IeeeCtle
+
+    for s in link.rx_stages:
+        if isinstance(s, IeeeCtle):
+            return {"g_dc_db": s.g_dc_db, "g_dc2_db": s.g_dc2_db,
+                    "auto": bool(getattr(s, "auto", False))}
+    return None
 
 
 def _counted_eye(capture, link) -> dict:

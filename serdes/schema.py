@@ -116,14 +116,22 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "channel": {
         "model": F(str, "loss", "channel model", choices=("ideal", "loss", "touchstone")),
         "loss_db": F(float, 25.0, "loss model: insertion loss at Nyquist (dB)", 0.0, 60.0),
+        "skin_fraction": F(float, 0.24, "loss model: share of the Nyquist loss that is skin "
+                           "effect (sqrt f), the rest dielectric (f); 0.24 is fitted to the "
+                           "IEEE 802.3ck thru channels", 0.0, 1.0),
         "file": F(str, "", "touchstone model: path of a .s4p or .s2p file"),
         "ports": F(str, "12,34", "touchstone port convention: thru pairs",
                    choices=("12,34", "13,24")),
     },
     "ctle": {
         "model": F(str, "ieee", "CTLE form", choices=("ieee", "zpk", "none")),
-        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB)", -20.0, 0.0),
-        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB)", -6.0, 0.0),
+        "auto": F(bool, True, "IEEE CTLE: choose g_DC (-20..0 dB) and g_DC2 (-6..0 dB), 1 dB "
+                  "steps, for the best MMSE-predicted slicer SNR of the receiver; "
+                  "g_dc_db and g_dc2_db apply only when false"),
+        "g_dc_db": F(float, -8.0, "IEEE CTLE DC gain g_DC (dB; with ctle.auto = false)",
+                     -20.0, 0.0),
+        "g_dc2_db": F(float, 0.0, "IEEE CTLE low-frequency gain g_DC2 (dB; with "
+                      "ctle.auto = false)", -6.0, 0.0),
         "f_z_hz": F(float, 0.0, "zero (0: f_b/2.5)", 0.0, 1e12),
         "f_p1_hz": F(float, 0.0, "first pole (0: f_b/2.5)", 0.0, 1e12),
         "f_p2_hz": F(float, 0.0, "second pole (0: f_b)", 0.0, 1e12),
@@ -167,8 +175,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
         "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI); applied "
                    "untracked: the sampling phase is fixed (no CDR yet), so even slow SJ "
-                   "moves every sample (0.1 UI at 1 MHz raises the default link's BER "
-                   "about 60x)", 0.0, 2.0),
+                   "moves every sample (0.1 UI at 1 MHz takes the default link from no "
+                   "error in 4 M symbols to BER 1e-6)", 0.0, 2.0),
         "sj_hz": F(float, 1e6, "sinusoidal jitter frequency (not tracked: no CDR yet, see "
                    "noise.sj_ui); below link.symbol_rate_hz / 2 and not a fraction p/q "
                    "(q < 32) of the symbol rate (it would alias)", 0.0, 1e11),
@@ -178,7 +186,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "adc": {
         "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),
         "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
-        "enob": F(float, 5.0, "effective bits; extra noise reaches it (0: no ENOB noise)", 0.0, 16.0),
+        "enob": F(float, 6.0, "effective bits; extra noise reaches it (0: no ENOB noise); "
+                  "6, as in published 7-bit 112G ADC-DSP receivers", 0.0, 16.0),
         "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
                         1.0, 20.0),
     },

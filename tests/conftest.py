@@ -34,3 +34,14 @@ def channels_dir():
         pytest.skip(f"real channel data not found at {CHANNELS} (the shared/ folder beside "
                     "the checkout)")
     return CHANNELS
+
+
+# The default link before the loss split, the CTLE search and ENOB 6 (the package-trace
+# skin share of the Annex 93A line at 26.5625 GHz, the CTLE fixed at -8 dB, ENOB 5):
+# tests that pin numbers of that link, or need its error rate, build it with these.
+EARLIER_DEFAULT = ["channel.skin_fraction=0.6980985932251722", "ctle.auto=false",
+                   "adc.enob=5"]
+
+
+def earlier_default(*overrides) -> Config:
+    return Config.default().with_overrides([*EARLIER_DEFAULT, *overrides])

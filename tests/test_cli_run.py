@@ -222,9 +222,12 @@ def test_summary_says_unlimited_bandwidth_and_no_g_dc_without_ctle(capsys):
     rx = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rx "))
     assert "CTLE none," in rx and "g_dc" not in rx
     assert "BW unlimited" in rx and "0 GHz" not in rx
-    assert cli_main(["run", "--set", "link.symbols=20000"]) == 0
+    assert cli_main(["run", "--set", "link.symbols=20000", "--set", "ctle.auto=false"]) == 0
     rx = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rx "))
     assert "CTLE ieee (g_dc -8 dB)" in rx and "BW 40 GHz" in rx
+    assert cli_main(["run", "--set", "link.symbols=20000"]) == 0  # ctle.auto by default
+    rx = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rx "))
+    assert "CTLE ieee (g_dc -17 dB, g_dc2 -1 dB, auto)" in rx
 
 
 def test_readme_example_output_has_the_lines_run_prints(capsys):

@@ -14,10 +14,13 @@ from serdes.engines.waveform import WaveformFrontEnd
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
 
+from conftest import earlier_default
+
 
 def _noisy(extra=()):
-    """A link with a BER near 1e-3 so that errors are plentiful."""
-    return Config.default().with_overrides(["channel.loss_db=32", "noise.eta0_v2_per_ghz=4e-8",
+    """A link with a BER near 1e-3 so that errors are plentiful (on the earlier default
+    link: CTLE fixed at -8 dB, ENOB 5)."""
+    return earlier_default().with_overrides(["channel.loss_db=32", "noise.eta0_v2_per_ghz=4e-8",
                                             "link.target_errors=0", *extra])
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from serdes.cli import main as cli
 
+from conftest import EARLIER_DEFAULT
+
 
 def _bathtub_centre_ber(tmp_path, capsys, extra):
     out = tmp_path / "bt.png"
@@ -41,8 +43,9 @@ def test_statistical_eye_with_lms_names_its_taps(tmp_path, capsys):
 def test_diverging_lms_is_refused_naming_eq_mu(capsys, loss, mu):
     # 30 dB: the taps blow up (SNR -2139 dB was reported); 10 dB: the training converges,
     # then the decision-directed loop locks onto a wrong solution (BER 0.47)
+    earlier = [a for ov in EARLIER_DEFAULT for a in ("--set", ov)]
     assert cli(["run", "--set", "eq.mode=lms", "--set", f"eq.mu={mu}", "--set",
-                f"channel.loss_db={loss}", "--set", "link.symbols=400000"]) == 2
+                f"channel.loss_db={loss}", "--set", "link.symbols=400000", *earlier]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"serdes: error: eq.mu = {mu:g}: the LMS adaptation diverged")
     assert "0 < eq.mu <" in err and err.count("\n") == 1

@@ -25,6 +25,7 @@ from serdes.kernels.slicer import dfe_run
 from naive import mlse_reference, viterbi_numpy
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
+from conftest import earlier_default
 
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 THRESH = np.array([-2 / 3, 0.0, 2 / 3])
@@ -120,8 +121,9 @@ LOSS35 = ["channel.loss_db=35", "noise.rj_ui=0", "link.target_errors=0",
 
 
 def _link(*extra):
-    """The system (link, source, receiver, run) of the 35 dB test link."""
-    return build(Config.default().with_overrides(LOSS35 + list(extra)))
+    """The system (link, source, receiver, run) of the 35 dB test link (on the earlier
+    default link: CTLE fixed at -8 dB, ENOB 5, where the detectors make errors to count)."""
+    return build(earlier_default(*LOSS35, *extra))
 
 
 @pytest.mark.parametrize("memory", [1, 2])

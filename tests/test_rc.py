@@ -17,6 +17,7 @@ from serdes.engines.run import design_equalizer, simulate
 from naive import rc_reference
 from serdes.kernels.slicer import Adapt, EqState, RcState, Slicer, ffe_dfe_rc
 from serdes.build import build, build_link, build_receiver
+from conftest import earlier_default
 
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 THRESH = np.array([-2 / 3, 0.0, 2 / 3])
@@ -93,9 +94,8 @@ def test_select_lags_and_design_find_the_echo():
 
 
 def _run(*extra, symbols=1_000_000):
-    cfg = Config.default().with_overrides(
-        ["link.pulse_ui=96", "noise.rj_ui=0", "tx.snr_db=22", "link.target_errors=0"]
-        + list(extra))
+    cfg = earlier_default(  # a link with errors to count
+        "link.pulse_ui=96", "noise.rj_ui=0", "tx.snr_db=22", "link.target_errors=0", *extra)
     return simulate(build(cfg), symbols=symbols)
 
 

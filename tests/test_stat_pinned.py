@@ -7,6 +7,10 @@ became a data-dependent, skewed noise (serdes.engines.stat.rj): on the default l
 transmitted UI's fine-grid rectangle was centred at T/2 instead of half a fine sample
 early (default stat BER about +7 %). The two eye-map sums also moved when the map became
 periodic (neighbouring symbols' eyes shown beyond half a UI): only the map, no BER.
+The link is the earlier default (conftest.EARLIER_DEFAULT: package-trace loss split, CTLE
+at -8 dB, ENOB 5); 1e-11 relative because its loss coefficients pass through the
+skin/dielectric split, one ulp off the constants, which the 1e-28 clip tail and the
+Markov solve amplify to 4e-12.
 
 The cases cover every code path that feeds a number: the default link (BER, SER, per-eye
 BER, SNDR, per-level sigma with RJ, residual ISI, eye openings from both bathtubs, ADC
@@ -22,40 +26,42 @@ from serdes.build import build
 from serdes.config import Config
 from serdes.engines.stat import StatisticalEngine, dfe_error_propagation
 
+from conftest import earlier_default
+
 PINNED = {
     'default_ber': [
-        6.449836250352551e-06, 1.2899672500705102e-05, 2.151156170925119e-06,
-        2.14750594312681e-06, 2.151174136300622e-06, 19.644637463730636,
-        0.07417046498464731, 0.07415687225758405, 0.07415687225758405,
-        0.07417046498464731, 0.01452100522063617
+        6.449836250352506e-06, 1.2899672500705012e-05, 2.1511561709251013e-06,
+        2.147505943126795e-06, 2.1511741363006095e-06, 19.64463746373064,
+        0.07417046498464731, 0.07415687225758406, 0.07415687225758406,
+        0.07417046498464731, 0.01452100522063593
     ],
     'default_opening': [
-        0.292596260900859, 0.2926277611456327, 0.292596223844208, 0.17681607315946074,
-        0.176857581676786, 0.17681597535208987, 0.2359205408566176, 0.24338996558047127,
-        0.23592054286556297, 0.15147809330490086, 0.15535945381662802,
-        0.15147808775025232
+        0.2925962609008591, 0.2926277611456328, 0.29259622384420814, 0.1768160731594609,
+        0.17685758167678614, 0.17681597535208998, 0.23592054085661826,
+        0.24338996558047177, 0.23592054286556363, 0.1514780933049013,
+        0.1553594538166282, 0.15147808775025276
     ],
     'default_clip': [
-        2.756942257709512e-28, 7.558290096397303e-28
+        2.756942257712724e-28, 7.558290096406175e-28
     ],
     'default_prop': [
-        1.0936715342792845e-05, 1.6956578304131427
+        1.093671534275727e-05, 1.6956578304076388
     ],
     'gauss_dd_ber': [
-        1.7154335909337403e-05, 0.0002301802631550773
+        1.7154335909337264e-05, 0.00023018026315507753
     ],
     'eye': [
-        -1128.5539326521493, 0.006202589164987762, 0.08016132191461113
+        -1128.5539326521484, 0.006202589164987752, 0.08016132191461113
     ],
     'sj_fast': [
-        2.579324384058599e-05, 0.2428288728602467, 0.12718915013987603,
-        0.017690524853142268, 2.579324384058599e-05, 0.026299621248592225,
-        0.15158610996149935
+        2.5793243840585807e-05, 0.24282887286024615, 0.1271891501398755,
+        0.017690524853142035, 2.5793243840585807e-05, 0.026299621248592343,
+        0.15158610996150046
     ],
     'sj_slow': [
-        2.7244773158008125e-05, 0.2421317991375327, 0.12457118418404353,
-        0.016022958472517532, 3.9155181645594955e-05, 0.02370526507091885,
-        0.14927187347712256, -1099.1491010911805
+        2.724477315800792e-05, 0.242131799137532, 0.124571184184043,
+        0.016022958472517355, 3.9155181645594555e-05, 0.023705265070918947,
+        0.14927187347712376, -1099.1491010911805
     ],
 }
 
@@ -63,7 +69,7 @@ PINNED = {
 @pytest.fixture(scope="module")
 def computed():
     out = {}
-    s = build()
+    s = build(earlier_default())
     e = StatisticalEngine(s)
     b = e.ber(0.0)
     out["default_ber"] = [b.ber, b.ser, *b.ber_per_eye.tolist(), b.sndr_db, *b.sigma.tolist(),
@@ -77,12 +83,10 @@ def computed():
     out["gauss_dd_ber"] = [eg.ber(0.0).ber, eg.ber(0.05).ber]
     ey = e.eye(n_phases=8, n_bins=32)
     out["eye"] = [float(np.log(ey.ber).sum()), float(ey.ber[4, 10]), float(ey.ber[0, 16])]
-    e2 = StatisticalEngine(build(Config.default().with_overrides(
-        ["noise.sj_ui=0.05", "noise.sj_hz=3.1e9"])))
+    e2 = StatisticalEngine(build(earlier_default("noise.sj_ui=0.05", "noise.sj_hz=3.1e9")))
     assert not e2.jitter.quasi_static
     out["sj_fast"] = [e2.ber(0.0).ber, *e2.bathtub_horizontal(n_phases=6).ber.tolist()]
-    e3 = StatisticalEngine(build(Config.default().with_overrides(
-        ["noise.sj_ui=0.05", "noise.sj_hz=1e6"])))
+    e3 = StatisticalEngine(build(earlier_default("noise.sj_ui=0.05", "noise.sj_hz=1e6")))
     assert e3.jitter.quasi_static
     out["sj_slow"] = [e3.ber(0.0).ber, *e3.bathtub_horizontal(n_phases=6).ber.tolist(),
                       float(np.log(e3.eye(n_phases=8, n_bins=32).ber).sum())]
@@ -94,7 +98,7 @@ def test_statistical_numbers_unchanged(computed, case):
     got = np.asarray(computed[case], dtype=np.float64)
     want = np.asarray(PINNED[case], dtype=np.float64)
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0.0, err_msg=case)
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=0.0, err_msg=case)
 
 
 @pytest.mark.parametrize("rj", [0.0, 0.01])

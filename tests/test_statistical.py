@@ -25,6 +25,7 @@ from serdes.engines.stat import (StatisticalEngine, dfe_error_propagation,
 from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
 from naive import isi_pmf as naive_isi_pmf
 from naive import tail as naive_tail
+from conftest import earlier_default
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn, pam_ser_awgn
 
@@ -192,7 +193,7 @@ AGREEMENT = {
 
 @pytest.mark.parametrize("name", list(AGREEMENT))
 def test_statistical_agrees_with_counted_ffe_only(name):
-    system = build(Config.default().with_overrides(["dfe.taps=0"] + AGREEMENT[name]))
+    system = build(earlier_default("dfe.taps=0", *AGREEMENT[name]))
     eng = StatisticalEngine(system)
     stat = eng.ber().ber
     res = simulate(system, symbols=8_000_000, target_errors=110, taps=eng.taps)
@@ -207,8 +208,8 @@ def test_statistical_agrees_with_counted_ffe_only(name):
 
 def test_dfe_error_propagation_reported_and_predicted():
     # without precoding: the Markov model describes the plain DFE's error propagation
-    system = build(Config.default().with_overrides(["channel.loss_db=28", "link.precoding=false",
-                                                 "noise.eta0_v2_per_ghz=3e-8"]))
+    system = build(earlier_default("channel.loss_db=28", "link.precoding=false",
+                                   "noise.eta0_v2_per_ghz=3e-8"))
     eng = StatisticalEngine(system)
     assert eng.b.shape[0] == 1 and eng.b[0] > 0.3
     stat = eng.ber().ber

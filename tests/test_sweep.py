@@ -20,12 +20,13 @@ from serdes.sweep import (Grid, SweepError, SweepInterrupted, parse_specs, point
                           point_seed, read_results, run_point, run_sweep)
 from serdes.sweep.progress import Progress
 from serdes.sweep.results import ResultFile
+from conftest import EARLIER_DEFAULT, earlier_default
 
 SMALL = ["link.symbols=20000"]
 
 
 def small_config(*more: str) -> Config:
-    return Config.default().with_overrides(SMALL + list(more))
+    return earlier_default(*SMALL, *more)  # a link with errors to count
 
 
 def csv_rows(path, drop=("elapsed_s",)):
@@ -316,8 +317,8 @@ def test_parquet_results(reference, tmp_path):
 def test_cli_json_and_summary(reference, tmp_path, capsys):
     ref_out, _ = reference
     out = tmp_path / "r.csv"
-    argv = ["sweep", "--set", SMALL[0], *sum((["--grid", g] for g in GRID), []),
-            "--out", str(out), "--workers", "0"]
+    argv = ["sweep", "--set", SMALL[0], *sum((["--set", o] for o in EARLIER_DEFAULT), []),
+            *sum((["--grid", g] for g in GRID), []), "--out", str(out), "--workers", "0"]
     assert cli_main(argv + ["--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert (d["points"], d["ran"], d["errors"]) == (8, 8, 4) and len(d["rows"]) == 8

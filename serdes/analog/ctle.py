@@ -328,8 +328,10 @@ class IeeeCtle:
 
     def __init__(self, *, g_dc_db: float, g_dc2_db: float = 0.0, symbol_rate_hz: float,
                  f_z_hz: float = 0.0, f_p1_hz: float = 0.0, f_p2_hz: float = 0.0,
-                 f_lf_hz: float = 0.0):
+                 f_lf_hz: float = 0.0, auto: bool = False):
         fb = float(symbol_rate_hz)
+        self.auto = bool(auto)  # the gains were chosen by serdes.dsp.ctle_search
+        self.symbol_rate_hz = fb
         self.g_dc_db = float(g_dc_db)
         self.g_dc2_db = float(g_dc2_db)
         self.f_z_hz = float(f_z_hz) or fb / 2.5
@@ -342,8 +344,9 @@ class IeeeCtle:
                          f_p1_hz=self.f_p1_hz, f_p2_hz=self.f_p2_hz, f_lf_hz=self.f_lf_hz)
 
     def describe(self) -> str:
-        return f"CTLE ieee (g_dc {self.g_dc_db:g} dB" + (
-            f", g_dc2 {self.g_dc2_db:g} dB)" if self.g_dc2_db else ")")
+        return (f"CTLE ieee (g_dc {self.g_dc_db:g} dB"
+                + (f", g_dc2 {self.g_dc2_db:g} dB" if self.g_dc2_db else "")
+                + (", auto)" if self.auto else ")"))
 
 
 class ZpkCtle:

@@ -152,6 +152,12 @@ def format_summary(r: dict) -> str:
         extra.append(f"whitening {_taps(r['whitening_taps'])} ({rx['mlse_whitening']}), "
                      f"MLSE target {_taps(r['mlse_target'])}")
     lines[3:3] = extra
+    if r.get("noise_budget"):
+        nb = r["noise_budget"]
+        names = {"rx_thermal": "RX thermal", "tx": "TX", "adc": "ADC", "jitter": "jitter",
+                 "residual_isi": "residual ISI"}
+        lines.insert(4 + len(extra), "noise     at the slicer: " + ", ".join(
+            f"{names.get(k, k)} {v:.0%}" for k, v in nb.items()))
     if r.get("stat_ber") is not None:
         lines.append(f"stat BER  {r['stat_ber']:.3e} (statistical engine)")
     return "\n".join(lines)
