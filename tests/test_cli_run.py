@@ -227,7 +227,7 @@ def test_summary_says_unlimited_bandwidth_and_no_g_dc_without_ctle(capsys):
     assert "CTLE ieee (g_dc -8 dB)" in rx and "BW 40 GHz" in rx
     assert cli_main(["run", "--set", "link.symbols=20000"]) == 0  # ctle.auto by default
     rx = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rx "))
-    assert "CTLE ieee (g_dc -17 dB, g_dc2 -1 dB, auto)" in rx
+    assert re.search(r"CTLE ieee \(g_dc -\d+ dB, g_dc2 -?\d+ dB, auto\)", rx), rx
 
 
 def test_readme_example_output_has_the_lines_run_prints(capsys):

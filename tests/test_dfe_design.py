@@ -5,6 +5,7 @@ the Gaussian closed form)."""
 import numpy as np
 import pytest
 
+from conftest import EARLIER_DEFAULT
 from serdes.build import build
 from serdes.config import Config
 from serdes.dsp.blocks import Chain, GenieDfe
@@ -17,7 +18,7 @@ LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 
 
 def _system(*extra, precoding="false"):
-    return build(Config.default().with_overrides(["noise.rj_ui=0", "link.target_errors=0",
+    return build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["noise.rj_ui=0", "link.target_errors=0",
                                                   f"link.precoding={precoding}", *extra]))
 
 
@@ -131,7 +132,7 @@ def test_genie_dfe_in_the_pipeline_has_no_error_propagation():
 def test_auto_precoding_asks_for_it_where_it_lowers_the_counted_ber():
     from serdes.dsp.design import PRECODING_FIRST_TAP
 
-    default = build(Config.default())
+    default = build(Config.default().with_overrides(EARLIER_DEFAULT))
     assert design_equalizer(default).dfe[0] < PRECODING_FIRST_TAP
     assert not default.source.precoding                     # default link: b1 0.51, off
     assert not _system("channel.loss_db=35", "eq.detector=mlse",

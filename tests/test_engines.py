@@ -14,7 +14,7 @@ from serdes.engines.waveform import WaveformFrontEnd
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson
 
-from conftest import earlier_default
+from conftest import EARLIER_DEFAULT, earlier_default
 
 
 def _noisy(extra=()):
@@ -69,7 +69,7 @@ def test_pulse_and_waveform_engines_give_the_same_samples(jitter):
     extra = ["noise.rj_ui=0.03", "noise.sj_ui=0.2", "noise.sj_hz=2e8", "noise.dd_ui=0.1"] \
         if jitter else \
             ["noise.rj_ui=0"]
-    system = build(Config.default().with_overrides(extra))
+    system = build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(extra))
     link = system.link
     rng = np.random.default_rng(0)
     a = rng.choice(link.levels, size=5000)
@@ -89,7 +89,7 @@ def test_pulse_and_waveform_engines_give_the_same_samples(jitter):
 def test_waveform_noise_has_the_link_noise_statistics():
     """Fine-rate white noise through the front end, sampled at the symbol rate, has the
     variance and lag-1 correlation of the link's noise model (chi-square tolerance)."""
-    system = build(Config.default().with_overrides(["noise.rj_ui=0"]))
+    system = build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["noise.rj_ui=0"]))
     link = system.link
     wave = WaveformFrontEnd(link, seed=2)
     n = 200_000
@@ -166,13 +166,13 @@ def test_precoding_doubles_independent_symbol_errors():
     (("noise.rj_ui=0",), "fir"),
 ])
 def test_the_jitter_path_follows_the_taylor_error_bound(extra, path, monkeypatch):
-    fe = PulseFrontEnd(build(Config.default().with_overrides(list(extra))).link, seed=1)
+    fe = PulseFrontEnd(build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(list(extra))).link, seed=1)
     assert fe.path == path
     if path == "taylor":
         assert fe.taylor_bound <= fe.taylor_tol
         monkeypatch.setattr(pulse_engine, "TAYLOR_TOL", fe.taylor_bound / fe.taylor_tol
                             * pulse_engine.TAYLOR_TOL * 0.99)
-        link = build(Config.default().with_overrides(list(extra))).link
+        link = build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(list(extra))).link
         assert PulseFrontEnd(link, seed=1).path == "exact"
     elif path == "exact":
         assert fe.taylor_bound > fe.taylor_tol

@@ -15,7 +15,7 @@ import pytest
 from scipy.signal import lfilter
 
 from serdes.cli import main
-from serdes.config import Config
+
 from serdes.dsp.design import design_receiver
 from serdes.dsp.mlse import MlseDetector, branch_table
 from serdes.dsp.whitening import autocorr_normalized, noise_predictor

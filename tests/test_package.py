@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import EARLIER_DEFAULT
 from serdes.analog.butterworth import ButterworthFilter, butterworth_response
 from serdes.analog.package import Package, PackageParams
 from serdes.channel.loss import LossLine
@@ -154,17 +155,17 @@ def test_presets_match_the_schema_and_build():
     from serdes.schema import SCHEMA
 
     assert SCHEMA["package"]["preset"].choices == ("none",) + tuple(PACKAGE_PRESETS)
-    base = build_link(Config.default())
-    off = build_link(Config.default().with_overrides(["package.preset=none"]))
+    base = build_link(Config.default().with_overrides(EARLIER_DEFAULT))
+    off = build_link(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["package.preset=none"]))
     assert np.array_equal(base.h_total, off.h_total)
-    link = build_link(Config.default().with_overrides(
+    link = build_link(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(
         ["package.preset=802.3ck-kr", "package.z_p_rx_mm=30", "package.r_d_ohm=55"]))
     tx, rx = link.channel_stages[0], link.channel_stages[-1]
     assert isinstance(tx, Package) and isinstance(rx, Package)
     assert tx.params.z_p_mm == (12.0, 1.8) and rx.params.z_p_mm == (30.0, 1.8)
     assert tx.params.r_d_ohm == 55.0
     with pytest.raises(ConfigError, match="package.preset"):
-        Config.default().with_overrides(["package.preset=802.3xx"])
+        Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["package.preset=802.3xx"])
 
 
 def test_afe_model_selects_the_filters():
@@ -172,7 +173,7 @@ def test_afe_model_selects_the_filters():
     from serdes.build import build_rx_stages
 
     def kinds(model):
-        cfg = Config.default().with_overrides([f"afe.model={model}", "afe.f_r=0.75"])
+        cfg = Config.default().with_overrides(EARLIER_DEFAULT).with_overrides([f"afe.model={model}", "afe.f_r=0.75"])
         return [type(s) for s in build_rx_stages(cfg)][1:]
 
     assert kinds("shunt") == [ShuntPeakedAfe]
@@ -189,8 +190,8 @@ def test_package_lowers_the_cursor_and_its_reflections_reach_both_engines():
     from serdes.report import run_report
 
     sets = ["link.symbols=400000", "dfe.taps=0", "link.target_errors=1000"]
-    plain = build(Config.default().with_overrides(sets))
-    pkg = build(Config.default().with_overrides(sets + ["package.preset=802.3ck-kr"]))
+    plain = build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(sets))
+    pkg = build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(sets + ["package.preset=802.3ck-kr"]))
     p0, p1 = plain.link._pulse_unscaled, pkg.link._pulse_unscaled
     assert p1.taps[p1.cursor] < 0.95 * p0.taps[p0.cursor]
     # the loss line alone gives a tail that only decays; with the packages a reflection
@@ -218,7 +219,7 @@ def test_packages_on_a_real_channel_both_engines_agree():
 
     sets = ["link.symbols=400000", "dfe.taps=0", "channel.model=touchstone",
             f"channel.file={path}", "package.preset=802.3ck-kr"]
-    system = build(Config.default().with_overrides(sets))
+    system = build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(sets))
     assert type(system.link.channel_stages[0]).__name__ == "Package"
     rep = run_report(system, stat=True)
     assert rep.counted.bit_errors >= 1000

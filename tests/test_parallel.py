@@ -15,6 +15,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import EARLIER_DEFAULT
 from serdes.build import build
 from serdes.config import Config
 from serdes.engines.blocks_run import simulate_split
@@ -28,7 +29,7 @@ COUNTS = ("symbols", "bits", "bit_errors", "symbol_errors", "latency", "stopped_
 
 
 def _system(*sets):
-    return build(Config.default().with_overrides(list(sets)))
+    return build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(list(sets)))
 
 
 def _same_counts(a, b):
@@ -132,7 +133,7 @@ def _run(argv):
     return rc, json.loads(buf.getvalue())
 
 
-SETS = ["--set", "link.symbols=400000", "--set", "channel.loss_db=34", "--set",
+SETS = [x for kv in EARLIER_DEFAULT for x in ("--set", kv)] + ["--set", "link.symbols=400000", "--set", "channel.loss_db=34", "--set",
         "link.target_errors=0"]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from conftest import EARLIER_DEFAULT
 from serdes.build import build
 from serdes.config import Config
 from serdes.engines.run import simulate
@@ -26,7 +27,7 @@ IDEAL = ["adc.bits=0", "adc.enob=0"]
 
 
 def _system(over):
-    return build(Config.default().with_overrides(IDEAL + over))
+    return build(Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(IDEAL + over))
 
 
 def test_pulse_moments_match_monte_carlo():
