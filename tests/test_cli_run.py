@@ -19,7 +19,7 @@ from serdes.commands.run import format_summary, run_link
 from serdes.config import Config
 from serdes.engines.run import simulate
 from serdes.build import build
-from serdes.sweep.progress import CountProgress
+from serdes.sweep.progress import RunProgress
 
 HANG_GUARD_S = 600  # only against a hung process, not a speed limit
 
@@ -113,14 +113,14 @@ def test_count_progress_text():
             pass
 
     s = Tty()
-    bar = CountProgress(4_000_000, stream=s, enabled=True)
+    bar = RunProgress(4_000_000, stream=s, enabled=True)
     bar.update(1_000_000, 4_000_000, 990_000, 12, 1_980_000)
     assert "1M/4M symbols" in s.text and "990,000 counted" in s.text
     assert "12 bit errors" in s.text and "BER 6.06e-06" in s.text
     bar.close()
     assert s.text.endswith("\r\x1b[K")
     quiet = Tty()
-    bar = CountProgress(10, stream=quiet)  # not a terminal: nothing drawn
+    bar = RunProgress(10, stream=quiet)  # not a terminal: nothing drawn
     bar.update(5, 10, 5, 0, 10)
     bar.close()
     assert quiet.text == ""

@@ -154,10 +154,10 @@ def test_long_eyes_and_bathtubs_show_progress_on_request(tmp_path, capsys, comma
 def test_count_progress_line():
     import io
 
-    from serdes.commands.common import CountProgress
+    from serdes.commands.common import ItemProgress
 
     s = io.StringIO()
-    bar = CountProgress(1000, "symbols", label="analog eye", enabled=True, stream=s)
+    bar = ItemProgress(1000, "symbols", label="analog eye", enabled=True, stream=s)
     bar(1000)
     assert "analog eye: [" in s.getvalue() and "1,000/1,000 symbols" in s.getvalue()
     bar.close()

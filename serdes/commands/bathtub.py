@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import (CountProgress, add_config_options, add_dpi_option,
+from serdes.commands.common import (ItemProgress, add_config_options, add_dpi_option,
                                     add_progress_options, check_dpi, count_distributions,
                                     json_safe, load_config, refuse_mlse)
 from serdes.errors import ConfigError
@@ -45,7 +45,7 @@ def main(args) -> int:
     system = build(cfg)
     taps, note = receiver_taps(system)
     eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
-    bar = CountProgress(None, "distributions", label="bathtub", enabled=args.progress)
+    bar = ItemProgress(None, "distributions", label="bathtub", enabled=args.progress)
     count_distributions(eng, bar)
     try:
         h = eng.bathtub_horizontal(args.phases)

@@ -78,7 +78,7 @@ def add_progress_options(p: argparse.ArgumentParser) -> None:
                      help="never draw the progress line")
 
 
-class CountProgress(Progress):
+class ItemProgress(Progress):
     """The sweep's stderr progress line for any count (symbols, distributions, ...):
     ``bar(done)`` or ``bar(done, total)`` redraws it (at most ten times a second, only
     on a terminal unless ``enabled``); ``total=None`` shows the count without a bar.
@@ -127,7 +127,7 @@ class CountProgress(Progress):
                 f"{_clock(elapsed)} elapsed  {eta}")
 
 
-def count_distributions(engine, bar: CountProgress) -> None:
+def count_distributions(engine, bar: ItemProgress) -> None:
     """Tick ``bar`` for every slicer distribution the statistical engine computes (the
     unit of work of its eyes and bathtubs)."""
     compute = engine.distribution

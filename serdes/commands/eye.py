@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from serdes.commands.common import (CountProgress, add_config_options, add_dpi_option,
+from serdes.commands.common import (ItemProgress, add_config_options, add_dpi_option,
                                     add_progress_options, check_dpi, count_distributions,
                                     load_config, refuse_mlse)
 from serdes.errors import ConfigError
@@ -68,7 +68,7 @@ def main(args) -> int:
     from serdes.plot import eye as peye
 
     ax = new_axes(figsize=(7.5, 4.8), file_backend=True)
-    bar = CountProgress(None, "distributions", label=f"{args.kind} eye",
+    bar = ItemProgress(None, "distributions", label=f"{args.kind} eye",
                         enabled=args.progress)
     try:
         what = _draw(args, system, taps, contours, ax, bar)

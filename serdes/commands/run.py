@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 
-from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.commands.common import (add_config_options, add_progress_options, json_safe,
+                                    load_config)
 
 
 def add_parser(sub):
@@ -18,12 +19,7 @@ def add_parser(sub):
     p.add_argument("--engine", choices=("pulse", "waveform"), default="pulse",
                    help="pulse (fast, default) or waveform (oversampled)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="always draw the progress bar on stderr (default: only on a "
-                          "terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false",
-                     help="never draw the progress bar")
+    add_progress_options(p)
     p.add_argument("--threads", type=_positive, default=None, metavar="N",
                    help="worker processes for this one run (default: all cores); the "
                         "symbol stream is split into 65536-symbol blocks with the counts "
@@ -74,10 +70,10 @@ def _positive(text: str) -> int:
 def main(args) -> int:
     with _interruptible() as stop:  # from the start: a Ctrl-C during set-up counts too
         from serdes.build import build_run
-        from serdes.sweep.progress import CountProgress
+        from serdes.sweep.progress import RunProgress
 
         cfg = load_config(args)
-        bar = CountProgress(build_run(cfg).symbols, enabled=args.progress)
+        bar = RunProgress(build_run(cfg).symbols, enabled=args.progress)
         try:
             report = run_link(cfg, args.engine, stat=args.stat, should_stop=stop.is_set,
                               progress=bar.update, threads=args.threads,

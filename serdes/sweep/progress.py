@@ -80,7 +80,7 @@ def _count(n: int) -> str:
     return str(n)
 
 
-class CountProgress(Progress):
+class RunProgress(Progress):
     """The bar of one counted run: ``update(simulated, total, counted, bit_errors,
     bits)`` is :func:`serdes.engines.run.simulate`'s ``progress`` callback."""
 
