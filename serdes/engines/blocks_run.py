@@ -58,14 +58,13 @@ class _Local:
 
 class _Dask:
     """The ranges as tasks of a Dask cluster (the system and taps sent once to every
-    worker); the scheduler is probed with a timeout first (:mod:`serdes.sweep.cluster`)."""
+    worker); the scheduler is probed with a timeout first (:mod:`serdes.dask_client`)."""
 
     def __init__(self, address: str, timeout: float | None, system, taps, engine,
                  capture_limit):
-        from serdes.sweep.cluster import DASK_TIMEOUT_S, _DaskExecutor
+        from serdes.dask_client import DASK_TIMEOUT_S, connect
 
-        self._ex = _DaskExecutor(address, DASK_TIMEOUT_S if timeout is None else timeout)
-        self.client = self._ex.__enter__().client
+        self.client = connect(address, DASK_TIMEOUT_S if timeout is None else timeout)
         self.workers = sum(self.client.nthreads().values())
         self._args = (self.client.scatter(system, broadcast=True),
                       self.client.scatter(taps, broadcast=True), engine)
@@ -88,7 +87,8 @@ class _Dask:
             if self._futures:  # stopped or interrupted: take the rest off the cluster
                 self.client.cancel(list(self._futures.values()))
         finally:
-            self._ex.__exit__(None, None, None)
+            self._futures.clear()
+            self.client.close()
 
 
 def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
