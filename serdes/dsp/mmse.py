@@ -52,20 +52,25 @@ def convolution_matrix(h: np.ndarray, n_taps: int) -> np.ndarray:
     return H
 
 
-def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
-                  n_pre: int, free_lags, level_power: float):
-    """MMSE FFE for pulse samples ``h`` with the lags ``free_lags`` (>= 1, after the
-    cursor) removed by decision-fed paths. Returns (w, f, Rn) with f = w * h, f_d = 1,
-    d = cursor + n_pre, and Rn the FFE-span noise covariance."""
-    h = np.asarray(h, dtype=np.float64)
-    H = convolution_matrix(h, n_taps)
+def _design_setup(h, cursor: int, noise_autocorr, n_taps: int, n_pre: int, free_lags):
+    """The shared start of the FFE designs: the convolution matrix H of the pulse, the
+    decision delay d, the columns of the decision-fed lags and the noise covariance."""
+    H = convolution_matrix(np.asarray(h, dtype=np.float64), n_taps)
     d = cursor + n_pre
     lags = np.asarray(free_lags, dtype=np.int64).reshape(-1)
     cols = d + lags[(lags >= 1) & (d + lags < H.shape[1])]
     r = np.zeros(n_taps)
     k = min(n_taps, noise_autocorr.shape[0])
     r[:k] = noise_autocorr[:k]
-    Rn = toeplitz(r)
+    return H, d, cols, toeplitz(r)
+
+
+def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_taps: int,
+                  n_pre: int, free_lags, level_power: float):
+    """MMSE FFE for pulse samples ``h`` with the lags ``free_lags`` (>= 1, after the
+    cursor) removed by decision-fed paths. Returns (w, f, Rn) with f = w * h, f_d = 1,
+    d = cursor + n_pre, and Rn the FFE-span noise covariance."""
+    H, d, cols, Rn = _design_setup(h, cursor, noise_autocorr, n_taps, n_pre, free_lags)
     Ryy = level_power * (H @ H.T - H[:, cols] @ H[:, cols].T) + Rn
     # a tiny diagonal load keeps a noiseless design well conditioned
     Ryy += np.eye(n_taps) * 1e-12 * np.trace(Ryy) / n_taps
@@ -80,16 +85,8 @@ def mmse_ffe_fixed(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_
     exactly and each lag j of ``fixed`` is removed by a feedback of fixed value
     ``fixed[j]`` (a clipped DFE tap; module notes). Returns (w, f, Rn, err) with ``err``
     the error power at the slicer (residual ISI, the fixed lags' mismatch and noise)."""
-    h = np.asarray(h, dtype=np.float64)
     s2 = float(level_power)
-    H = convolution_matrix(h, n_taps)
-    d = cursor + n_pre
-    lags = np.asarray(free_lags, dtype=np.int64).reshape(-1)
-    cols = d + lags[(lags >= 1) & (d + lags < H.shape[1])]
-    r = np.zeros(n_taps)
-    k = min(n_taps, noise_autocorr.shape[0])
-    r[:k] = noise_autocorr[:k]
-    Rn = toeplitz(r)
+    H, d, cols, Rn = _design_setup(h, cursor, noise_autocorr, n_taps, n_pre, free_lags)
     hd = H[:, d]
     Q = s2 * (H @ H.T - H[:, cols] @ H[:, cols].T - np.outer(hd, hd)) + Rn
     Q += np.eye(n_taps) * 1e-12 * np.trace(Q) / n_taps
