@@ -159,7 +159,7 @@ def slicer_powers(link, ffe, residual) -> dict[str, float]:
     ``E[a^2] sum_k residual_k^2`` (the combined response with the cursor and the
     decision-fed lags removed, e.g. :meth:`serdes.dsp.design.ReceiverTaps.residual`), in
     the units of ``ffe`` squared times V^2."""
-    from scipy.linalg import toeplitz
+    from serdes.dsp.linalg import toeplitz
 
     w = np.asarray(ffe, dtype=np.float64)
     out = {name: float(w @ toeplitz(r) @ w) for name, r in budget(link, w.shape[0]).items()}

@@ -30,3 +30,19 @@ def test_a_run_imports_no_heavy_scipy_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_run_modules_do_not_import_scipy_linalg():
+    """The equalizer design, the noise budget and the statistical engine use NumPy's
+    linear algebra (serdes/dsp/linalg.py). In a real run numba's own start-up still
+    imports scipy.linalg (its BLAS check at the first kernel call), so this checks the
+    imports before any kernel runs."""
+    code = ("import sys, serdes.cli\n"
+            "serdes.cli.build_parser()\n"
+            "import serdes.build, serdes.report, serdes.engines.stat, serdes.dsp.design\n"
+            "import serdes.dsp.whitening, serdes.impairments\n"
+            "print(sorted(m for m in ('scipy.linalg', 'matplotlib', 'skrf') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

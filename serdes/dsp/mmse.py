@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve, toeplitz
+
+from serdes.dsp.linalg import solve_pos, toeplitz
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def mmse_ffe_free(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_t
     Ryy = level_power * (H @ H.T - H[:, cols] @ H[:, cols].T) + Rn
     # a tiny diagonal load keeps a noiseless design well conditioned
     Ryy += np.eye(n_taps) * 1e-12 * np.trace(Ryy) / n_taps
-    w = solve(Ryy, level_power * H[:, d], assume_a="pos")
+    w = solve_pos(Ryy, level_power * H[:, d])
     f = w @ H
     return w / f[d], f / f[d], Rn
 
@@ -96,7 +97,7 @@ def mmse_ffe_fixed(h: np.ndarray, cursor: int, noise_autocorr: np.ndarray, *, n_
         if d + int(j) < H.shape[1]:
             g += s2 * float(c) * H[:, d + int(j)]
             c2 += s2 * float(c) ** 2
-    qg, qh = solve(Q, g, assume_a="pos"), solve(Q, hd, assume_a="pos")
+    qg, qh = solve_pos(Q, g), solve_pos(Q, hd)
     mu = (1.0 - hd @ qg) / (hd @ qh)
     w = qg + mu * qh
     f = w @ H

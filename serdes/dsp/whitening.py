@@ -21,7 +21,8 @@ with decision-fed lags removed) and coloured input noise ``R_n``:
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import solve_toeplitz
+
+from serdes.dsp.linalg import solve_toeplitz
 
 
 def ffe_error_autocorr(resid: np.ndarray, w: np.ndarray, noise_autocorr: np.ndarray,

@@ -45,8 +45,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import toeplitz
 
+from serdes.dsp.linalg import toeplitz
 from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature

@@ -1,0 +1,93 @@
+"""Wall time of a short ``serdes run``, cold and warm, and where it goes.
+
+    python3 benchmarks/startup.py [--runs 3] [--symbols 100000]
+
+Cold: the package is copied into a fresh temporary folder, so numba finds no cache
+there and compiles every kernel the run needs (a first run after install). Warm: the
+same command again in that folder (the cache written by the cold run is loaded). Each
+run is a new ``python3 -m serdes.cli run --set link.symbols=N --no-stat --no-progress``
+process; the best of ``--runs`` warm runs is printed with the median.
+
+The phases are timed in one more warm process: Python and NumPy, ``import numba``,
+the CLI and its command modules, the first kernel call (numba's start-up: its type
+registries, and its BLAS check, which imports scipy.linalg), ``build`` (with the CTLE
+search), and the counted run. ``--bytecode`` keeps Python's own .pyc files (the default
+here follows the environment; with PYTHONDONTWRITEBYTECODE=1 every module is compiled
+from source in each process, about 0.1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PHASES = r'''
+import sys, time
+t0 = time.perf_counter()
+import numpy as np
+t1 = time.perf_counter()
+import numba
+t2 = time.perf_counter()
+import serdes.cli
+serdes.cli.build_parser()
+from serdes.build import build
+from serdes.config import Config
+from serdes.report import run_report
+t3 = time.perf_counter()
+from serdes.kernels.fir import interp_cubic
+interp_cubic(np.zeros(8), np.array([2.5]))
+t4 = time.perf_counter()
+system = build(Config.default().with_overrides(["link.symbols=%d"]))
+t5 = time.perf_counter()
+run_report(system, stat=False)
+t6 = time.perf_counter()
+print("python+numpy %%.3f  import numba %%.3f  cli+serdes imports %%.3f  numba start-up "
+      "(first kernel) %%.3f  build %%.3f  run %%.3f  total %%.3f  scipy.linalg loaded by: %%s"
+      %% (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t6 - t0,
+         "numba" if "scipy.linalg" in sys.modules else "nobody"))
+'''
+
+
+def _run(cmd, env, cwd) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--symbols", type=int, default=100_000)
+    ap.add_argument("--bytecode", action="store_true",
+                    help="let Python write .pyc files (unset PYTHONDONTWRITEBYTECODE)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(ROOT / "serdes", Path(tmp) / "serdes",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        env = dict(os.environ, PYTHONPATH=tmp)
+        if args.bytecode:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+        cmd = [sys.executable, "-m", "serdes.cli", "run", "--set",
+               f"link.symbols={args.symbols}", "--no-stat", "--no-progress"]
+        cold = _run(cmd, env, tmp)
+        warm = [_run(cmd, env, tmp) for _ in range(args.runs)]
+        print(f"serdes run --set link.symbols={args.symbols} --no-stat: cold {cold:.2f} s, "
+              f"warm best {min(warm):.2f} s, median {statistics.median(warm):.2f} s "
+              f"({args.runs} runs; bytecode {'kept' if args.bytecode else 'as the env'})")
+        out = subprocess.run([sys.executable, "-c", PHASES % args.symbols], env=env,
+                             cwd=tmp, check=True, capture_output=True, text=True)
+        print("warm phases (s):", out.stdout.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
