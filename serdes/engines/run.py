@@ -81,7 +81,7 @@ def front_end(system, engine: str, seed: int):
         from serdes.engines.pulse import PulseFrontEnd
 
         return PulseFrontEnd(system.link, seed)
-    if engine == "waveform":  # imported only here: it needs scipy.signal (slow to import)
+    if engine == "waveform":  # imported only here
         from serdes.engines.waveform import WaveformFrontEnd
 
         return WaveformFrontEnd(system.link, seed)

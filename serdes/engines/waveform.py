@@ -12,7 +12,6 @@ waveform sample that has not been formed yet.
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import oaconvolve
 
 from serdes import rng
 from serdes.engines.pulse import Jitter
@@ -33,6 +32,12 @@ class WaveformFrontEnd:
         eta0 = link.impairments.eta0_v2_per_hz
         self.noise_sigma = np.sqrt(eta0 / (2.0 * link.dt_s)) if noise else 0.0
         self.h_rx = link.h_rx_impulse
+        # the noise filter as one FFT product per block, the filter's FFT computed once
+        # (circular convolution of length >= the block with its history: the valid
+        # part does not wrap)
+        n_ext = NOISE_BLOCK_UI * self.m + self.h_rx.shape[0] - 1
+        self._n_fft = 1 << int(np.ceil(np.log2(n_ext)))
+        self._h_fft = np.fft.rfft(self.h_rx, self._n_fft)
         self._noise_rng = rng.BlockRNG(seed, WAVE_NOISE)
         self._a_hist = np.zeros(self.pulse.n_ui - 1)
         self._n_hist = np.zeros(self.h_rx.shape[0] - 1)
@@ -56,15 +61,23 @@ class WaveformFrontEnd:
         """Filtered noise of fine samples f0..f0+nf-1 (calls in order, back to back).
         It is formed in fixed blocks of NOISE_BLOCK_UI UIs, whatever the calls ask for,
         so the rounding of the FFT convolution, and with it every sample, does not
-        depend on the chunk size."""
+        depend on the chunk size. (One FFT product per block with the filter's FFT kept:
+        equal to scipy.signal.oaconvolve's valid part to rounding, tests/test_waveform.py.)"""
         block = NOISE_BLOCK_UI * self.m
-        while self._nz0 + self._nz.shape[0] < f0 + nf:
+        # the new blocks are joined once: appending them one by one copied the chunk's
+        # noise again for every block (quadratic in the chunk length)
+        parts, have = [self._nz], self._nz.shape[0]
+        while self._nz0 + have < f0 + nf:
             white = self.noise_sigma * self._noise_rng.normal(self._noise_blocks * block,
                                                               block)
             ext = np.concatenate([self._n_hist, white])
             self._n_hist = ext[ext.shape[0] - self._n_hist.shape[0]:].copy()
-            self._nz = np.concatenate([self._nz, oaconvolve(ext, self.h_rx, mode="valid")])
+            full = np.fft.irfft(np.fft.rfft(ext, self._n_fft) * self._h_fft, self._n_fft)
+            parts.append(full[self.h_rx.shape[0] - 1: ext.shape[0]])
+            have += parts[-1].shape[0]
             self._noise_blocks += 1
+        if len(parts) > 1:
+            self._nz = np.concatenate(parts)
         i = f0 - self._nz0
         out = self._nz[i:i + nf]
         self._nz = self._nz[i + nf:].copy()

@@ -1,0 +1,87 @@
+"""Waveform engine and statistical SJ report speed of this checkout against an earlier
+revision, in paired runs (as compare_revision.py does for the pulse engine).
+
+    python3 benchmarks/compare_engines.py REV [--pairs 3] [--symbols 200000]
+
+Each pair runs the same script on the earlier tree (``git archive``) and on this one,
+one process after the other, pinned to one CPU where ``taskset`` exists. Printed: the
+waveform engine's symbols/s on the default link (noise on, 0.01 UI RJ), and the
+seconds of a statistical engine's BER plus eye openings (64-phase bathtub) with SJ
+0.1 UI at 1 MHz and no RJ (the non-quasi-static SJ path: every FFE tap sees its own
+offset), with the ratio of the best of the pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEASURE = r'''
+import sys, time
+sys.path.insert(0, sys.argv[1])
+n = int(sys.argv[2])
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.run import simulate
+from serdes.engines.stat import StatisticalEngine
+
+s = build(Config.default().with_overrides(["link.target_errors=0"]))
+simulate(s, engine="waveform", symbols=20_000)
+best = 1e9
+for _ in range(2):
+    t = time.perf_counter(); simulate(s, engine="waveform", symbols=n)
+    best = min(best, time.perf_counter() - t)
+wave = n / best / 1e6
+sj = build(Config.default().with_overrides(["noise.sj_ui=0.1", "noise.rj_ui=0"]))
+StatisticalEngine(sj).ber(0.0)
+t = time.perf_counter()
+eng = StatisticalEngine(sj)
+b = eng.ber(0.0).ber
+eng.eye_opening()
+print("%.4f %.3f %.6e" % (wave, time.perf_counter() - t, b))
+'''
+
+
+def _pin(cpu):
+    return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--symbols", type=int, default=200_000)
+    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        arch = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "serdes"],
+                              check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
+        script = Path(tmp) / "measure.py"
+        script.write_text(MEASURE)
+        rows = {"old": [], "new": []}
+        for _ in range(args.pairs):
+            for name, tree in (("old", old), ("new", ROOT)):
+                out = subprocess.run(_pin(args.cpu) + [sys.executable, str(script), str(tree),
+                                     str(args.symbols)], check=True, capture_output=True,
+                                     text=True).stdout.split()
+                rows[name].append(tuple(float(v) for v in out))
+                print(name, "waveform %.3f M symbols/s, SJ stat report %.2f s (BER %.6e)"
+                      % rows[name][-1], flush=True)
+        wo, wn = max(r[0] for r in rows["old"]), max(r[0] for r in rows["new"])
+        so, sn = min(r[1] for r in rows["old"]), min(r[1] for r in rows["new"])
+        print(f"best of {args.pairs}: waveform {wo:.3f} -> {wn:.3f} M symbols/s "
+              f"({wn / wo:.2f}x); SJ stat report {so:.2f} -> {sn:.2f} s ({so / sn:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
