@@ -51,7 +51,8 @@ from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
-from serdes.engines.stat.rj import RandomJitterModel, merge_close, skewed_components
+from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
+                                    skewed_components)
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
@@ -160,11 +161,34 @@ class StatisticalEngine:
             return np.convolve(self.w, h), np.broadcast_to(jv, (n, L))
         f = np.zeros(n + L - 1)
         jvar = np.empty((n, L))
+        offs = [offset_ui + float(t) for t in tap_offsets_ui]
+        self._prefetch(offs)
         for i in range(n):
-            h, jv = self._pulse_at(offset_ui + float(tap_offsets_ui[i]))
+            h, jv = self._pulse_at(offs[i])
             f[i:i + L] += self.w[i] * h
             jvar[i] = jv
         return f, jvar
+
+    def _prefetch(self, offsets_ui) -> None:
+        """Put the pulses at all these offsets (UI) in the cache of :meth:`_pulse_at`,
+        the re-sampling of all of them (and of their RJ quadrature nodes) in one kernel
+        call: the same numbers as one at a time."""
+        wanted: dict = {}
+        for o in offsets_ui:
+            wanted.setdefault(round(float(o), 12), float(o))  # the first, as _pulse_at
+        need = sorted((k, o) for k, o in wanted.items() if k not in self._cache)
+        if not need:
+            return
+        if len(self._cache) + len(need) > 4096:
+            self._cache.clear()
+        if self.rj is None:
+            rows = resample(self.pulse, [o * self.pulse.m for _, o in need])
+            for (key, _), h in zip(need, rows):
+                self._cache[key] = (h, np.zeros_like(h))
+        else:
+            moments = self.rj.moments_many([o for _, o in need])
+            for (key, _), (h, _, _, jv) in zip(need, moments):
+                self._cache[key] = (h, jv)
 
     def _noise_var_per_level(self, f: np.ndarray, jvar: np.ndarray) -> tuple[np.ndarray,
                                                                              np.ndarray]:

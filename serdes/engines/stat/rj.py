@@ -29,9 +29,12 @@ tests against the counted engine check that the rest does not matter).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from serdes.kernels.fir import interp_cubic
 
 GH_POINTS = 9
 MC_SYMBOLS = 1 << 16
@@ -40,18 +43,32 @@ MC_SEED = 20261201
 _TAIL_EDGES = (0.0, 2e-4, 2e-3, 0.02, 0.15, 1.0)
 
 
+@functools.lru_cache(maxsize=16)
 def hermite_points(n: int = GH_POINTS) -> tuple[np.ndarray, np.ndarray]:
     """Nodes (in units of the std) and weights (sum 1) of an n-point Gauss-Hermite rule
-    for a standard normal variable."""
+    for a standard normal variable (computed once per n: read-only arrays)."""
     x, w = np.polynomial.hermite_e.hermegauss(n)
-    return x, w / w.sum()
+    w = w / w.sum()
+    x.setflags(write=False)
+    w.setflags(write=False)
+    return x, w
+
+
+def resample(pulse, offsets_fine) -> np.ndarray:
+    """``pulse.at_offset(o)`` for every offset ``o`` (fine samples) in one kernel call:
+    rows (len(offsets), n_ui), each equal to at_offset's (same positions, same
+    interpolation)."""
+    offs = np.asarray(offsets_fine, dtype=np.float64).reshape(-1)
+    pos = (pulse.phase + offs)[:, None] + (pulse.m * np.arange(pulse.n_ui,
+                                                               dtype=np.float64))[None, :]
+    return interp_cubic(pulse.fine, pos.reshape(-1)).reshape(offs.shape[0], pulse.n_ui)
 
 
 def pulse_moments(pulse, offset_ui: float, rj_ui: float, points: int = GH_POINTS):
     """(pbar, dev): the symbol-spaced pulse averaged over the jitter and the deviations
     ``p(j_q) - pbar`` at the quadrature nodes (q, n_ui), with their weights."""
     x, wq = hermite_points(points)
-    h = np.stack([pulse.at_offset((offset_ui + rj_ui * xq) * pulse.m) for xq in x])
+    h = resample(pulse, [(offset_ui + rj_ui * xq) * pulse.m for xq in x])
     pbar = wq @ h
     return pbar, h - pbar, wq
 
@@ -98,6 +115,27 @@ class RandomJitterModel:
                 self._cache.clear()
             self._cache[key] = hit
         return hit
+
+    def moments_many(self, offsets_ui) -> list:
+        """:meth:`moments` at each offset, the missing ones re-sampled in one call."""
+        keys = [round(float(o), 12) for o in offsets_ui]
+        wanted: dict = {}
+        for k, o in zip(keys, offsets_ui):
+            wanted.setdefault(k, float(o))   # the first offset of a key, as moments()
+        need = sorted((k, o) for k, o in wanted.items() if k not in self._cache)
+        if len(self._cache) + len(need) > 4096:
+            self._cache.clear()
+            need = sorted(wanted.items())
+        if need:
+            x, wq = hermite_points(self.points)
+            m = self.pulse.m
+            fine = [(o + self.rj_ui * xq) * m for _, o in need for xq in x]
+            h_all = resample(self.pulse, fine).reshape(len(need), x.shape[0], -1)
+            for (key, _), h in zip(need, h_all):
+                pbar = wq @ h
+                dev = h - pbar
+                self._cache[key] = (pbar, dev, wq, wq @ dev ** 2)
+        return [self._cache[k] for k in keys]
 
     def mean_var(self, per_tap_var: np.ndarray) -> np.ndarray:
         """Exact mean of V per decided level from the per-cursor jitter variances
