@@ -183,8 +183,10 @@ class StatisticalEngine:
             self._cache.clear()
         if self.rj is None:
             rows = resample(self.pulse, [o * self.pulse.m for _, o in need])
+            zero = np.zeros(rows.shape[1])
+            zero.setflags(write=False)   # no RJ: one shared zero variance
             for (key, _), h in zip(need, rows):
-                self._cache[key] = (h, np.zeros_like(h))
+                self._cache[key] = (h, zero)
         else:
             moments = self.rj.moments_many([o for _, o in need])
             for (key, _), (h, _, _, jv) in zip(need, moments):
@@ -233,10 +235,8 @@ class StatisticalEngine:
                 u = (np.arange(K) + 0.5) / K * 2 - 1
                 kv = np.outer(big, u)
                 pad = max(K, self.m_levels)
-                vals = [np.pad(vals[0], ((0, 0), (0, pad - self.m_levels))),
-                        np.pad(kv, ((0, 0), (0, pad - K)))]
-                probs = [np.pad(probs[0], ((0, 0), (0, pad - self.m_levels))),
-                         np.pad(np.full(kv.shape, 1.0 / K), ((0, 0), (0, pad - K)))]
+                vals = [_widen(vals[0], pad), _widen(kv, pad)]
+                probs = [_widen(probs[0], pad), _widen(np.full(kv.shape, 1.0 / K), pad)]
                 var += float(np.sum(big ** 2)) / 3.0
             small = half[half < delta]
             extra_gauss = float(np.sum(small ** 2)) / 3.0
@@ -356,3 +356,11 @@ class StatisticalEngine:
         """P(|ADC input| > full scale / 2) at the phase (clipping is not modelled in the
         error rates; this says whether it matters)."""
         return clip.clip_probability(self, offset_ui)
+
+
+def _widen(x: np.ndarray, cols: int) -> np.ndarray:
+    """``x`` padded with zero columns on the right to ``cols`` columns (np.pad's result,
+    without its overhead)."""
+    out = np.zeros((x.shape[0], cols))
+    out[:, :x.shape[1]] = x
+    return out
