@@ -205,8 +205,15 @@ class RandomJitterModel:
         cls = np.zeros(v.shape[0], dtype=np.int64)
         for i in range(m):
             sel = lv == i
-            q = np.quantile(v[sel], inner)             # descending thresholds
-            cls[sel] = np.sum(v[sel][:, None] < q[None, :], axis=1)
+            vs = v[sel]
+            q = np.quantile(vs, inner)                 # descending thresholds
+            # the number of thresholds above each sample; q sorted, so by bisection
+            # (the thresholds, and so the count, as a comparison with each of them)
+            qa = q[::-1]
+            if np.all(qa[1:] >= qa[:-1]):
+                cls[sel] = q.shape[0] - np.searchsorted(qa, vs, side="right")
+            else:
+                cls[sel] = np.sum(vs[:, None] < q[None, :], axis=1)
         group = (lv * nc + cls) * 2 + (k3 < 0)
         G = m * nc * 2
         cnt = np.bincount(group, minlength=G).astype(np.float64)
