@@ -9,16 +9,27 @@ with a ppm offset, re-sampled per block of :data:`serdes.crosstalk.XTALK_BLOCK` 
 the block centre's phase. The victim's sampling jitter enters to first order through
 the taps' slope (the same offsets as the victim's samples). Aggressor symbols before
 UI 0 are zero, as the victim's.
+
+Two ways to sum, by the aggressor's length: up to :data:`DIRECT_MAX_TAPS` taps (and
+every walking aggressor) a direct FIR (``kernels/xtalk.py``); longer fixed-phase ones
+(a NEXT path through a cable spreads over its round trip: 1000-2000 UI on the 802.3ck
+CR set) together by FFT (overlap-save) in fixed blocks at absolute positions (the FFT
+size less the longest span): all their spectra times their taps' spectra summed, one inverse FFT (two
+with jitter), so a block's samples never depend on the chunking.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import fft as sfft
 
 from serdes import rng
 from serdes.crosstalk import XTALK_BLOCK
 from serdes.kernels.xtalk import xtalk_add
 from serdes.signal.source import SymbolSource
+
+DIRECT_MAX_TAPS = 96     # longer fixed-phase aggressors are summed by FFT
+FFT_MIN = 1 << 15        # smallest FFT of the FFT path (8x the longest taps, or this)
 
 
 class AggressorSymbols:
@@ -71,6 +82,19 @@ class CrosstalkFrontEnd:
         self.sources = [AggressorSymbols(p.agg, link.levels) for p in self.pulses]
         self._fixed = {}
         self._blocks: list[dict] = [{} for _ in self.pulses]
+        self.fft = [i for i, p in enumerate(self.pulses)
+                    if p.agg.ppm == 0 and p.n_taps > DIRECT_MAX_TAPS]
+        self.direct = [i for i in range(len(self.pulses)) if i not in self.fft]
+        if self.fft:
+            self._lmax = max(self.pulses[i].n_taps for i in self.fft)
+            self._nfft = max(FFT_MIN, 1 << int(np.ceil(np.log2(8 * self._lmax))))
+            self._block = self._nfft - self._lmax + 1   # overlap-save: all but L - 1 valid
+            self._spec = []
+            for i in self.fft:
+                t, d = self._taps(i, self.pulses[i].agg.phase_ui)
+                self._spec.append((sfft.rfft(t, self._nfft),
+                                   sfft.rfft(d, self._nfft) if d.size else None))
+            self._fft_cache: dict = {}
 
     def _taps(self, i: int, phase_ui: float) -> tuple[np.ndarray, np.ndarray]:
         p = self.pulses[i]
@@ -111,10 +135,39 @@ class CrosstalkFrontEnd:
         dtaps = np.array(drows) if self.jitter.active else np.zeros((0, taps.shape[1]))
         return seg, np.array(shifts, dtype=np.int64), taps, dtaps
 
+    def _fft_block(self, b: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(sum, slope sum) of the FFT-path aggressors over UIs of block b."""
+        hit = self._fft_cache.get(b)
+        if hit is None:
+            B, L, N = self._block, self._lmax, self._nfft
+            y0 = np.zeros(N // 2 + 1, dtype=np.complex128)
+            y1 = y0.copy() if self.jitter.active else None
+            for i, (c, d) in zip(self.fft, self._spec):
+                s = sfft.rfft(self.sources[i].fetch(b * B - (L - 1), B + L - 1), N)
+                if y1 is not None:
+                    y1 += s * d
+                s *= c
+                y0 += s
+            hit = (sfft.irfft(y0, N)[L - 1:L - 1 + B],
+                   None if y1 is None else sfft.irfft(y1, N)[L - 1:L - 1 + B])
+            if len(self._fft_cache) > 2:
+                self._fft_cache.clear()
+            self._fft_cache[b] = hit
+        return hit
+
     def __call__(self, k0: int, n: int) -> np.ndarray:
         out = np.zeros(n)
         off = self.jitter.offsets_ui(k0, n) if self.jitter.active else out[:0]
-        for i, src in enumerate(self.sources):
+        if self.fft:
+            B = self._block
+            for b in range(k0 // B, (k0 + n - 1) // B + 1):
+                y0, y1 = self._fft_block(b)
+                lo, hi = max(b * B, k0), min((b + 1) * B, k0 + n)
+                out[lo - k0:hi - k0] += y0[lo - b * B:hi - b * B]
+                if y1 is not None:
+                    out[lo - k0:hi - k0] += off[lo - k0:hi - k0] * y1[lo - b * B:hi - b * B]
+        for i in self.direct:
+            src = self.sources[i]
             seg, shift, taps, dtaps = self._plan(i, k0, n)
             L = taps.shape[1]
             lo = k0 + int(np.min(seg[:-1] - shift)) - (L - 1)
