@@ -246,3 +246,21 @@ def test_memory_bounded_with_15_aggressors():
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.05 * peaks[0] + (1 << 20), peaks
+
+
+def test_sweep_over_the_aggressor_swing(tmp_path):
+    from serdes.sweep import Grid
+    from serdes.sweep.runner import run_sweep
+    from serdes.sweep.results import ResultFile
+
+    cfg = _cfg([dict(kind="next", model="copy", coupling_db=-18)], "link.symbols=60000",
+               "channel.loss_db=32", "dfe.taps=0")
+    out = tmp_path / "xt.csv"
+    run_sweep(cfg, Grid.parse(["crosstalk.a_ne_v=0.05,0.4"]), out, workers=0, progress=False)
+    f = ResultFile(out, ["crosstalk.a_ne_v"])
+    f.open()
+    rows = sorted(f.rows, key=lambda r: float(r["crosstalk.a_ne_v"]))
+    assert all(r["status"] == "ok" for r in rows)
+    # ICN scales with the swing (8x), the counted errors rise with it
+    assert float(rows[1]["icn_v"]) == pytest.approx(8 * float(rows[0]["icn_v"]), rel=1e-9)
+    assert int(rows[1]["bit_errors"]) > int(rows[0]["bit_errors"])
