@@ -14,31 +14,38 @@ from serdes.errors import ConfigError
 from serdes.kernels import args
 
 
+TILE = 512  # samples per tile: the two accumulators stay in the L1 cache
+
+
 @njit(cache=True, fastmath=True)
 def _xtalk_add(out, b, start, k0, seg, shift, taps, dtaps, off):
+    # per tile of samples, taps outer and samples inner: the inner loop runs over
+    # contiguous memory and vectorizes; each output adds its taps in one fixed order
+    # (i = 0, 1, ...) whatever the chunk or tile
     L = taps.shape[1]
     jit = dtaps.shape[0] > 0
+    acc = np.empty(TILE)
+    dacc = np.empty(TILE)
     for g in range(seg.shape[0] - 1):
-        rev = taps[g, ::-1].copy()
-        drev = dtaps[g, ::-1].copy() if jit else rev
-        first = k0 - shift[g] - start - (L - 1)
-        if jit:
-            for n in range(seg[g], seg[g + 1]):
-                acc = 0.0
-                dacc = 0.0
-                q = first + n
-                for j in range(L):
-                    v = b[q + j]
-                    acc += rev[j] * v
-                    dacc += drev[j] * v
-                out[n] += acc + off[n] * dacc
-        else:
-            for n in range(seg[g], seg[g + 1]):
-                acc = 0.0
-                q = first + n
-                for j in range(L):
-                    acc += rev[j] * b[q + j]
-                out[n] += acc
+        for t0 in range(seg[g], seg[g + 1], TILE):
+            m = min(TILE, seg[g + 1] - t0)
+            q = k0 + t0 - shift[g] - start   # b index of sample t0, tap 0
+            acc[:m] = 0.0
+            for i in range(L):
+                c = taps[g, i]
+                for n in range(m):
+                    acc[n] += c * b[q + n - i]
+            if jit:
+                dacc[:m] = 0.0
+                for i in range(L):
+                    c = dtaps[g, i]
+                    for n in range(m):
+                        dacc[n] += c * b[q + n - i]
+                for n in range(m):
+                    out[t0 + n] += acc[n] + off[t0 + n] * dacc[n]
+            else:
+                for n in range(m):
+                    out[t0 + n] += acc[n]
 
 
 def xtalk_add(out, b, start, k0, seg, shift, taps, dtaps, off) -> None:
