@@ -264,3 +264,25 @@ def test_sweep_over_the_aggressor_swing(tmp_path):
     # ICN scales with the swing (8x), the counted errors rise with it
     assert float(rows[1]["icn_v"]) == pytest.approx(8 * float(rows[0]["icn_v"]), rel=1e-9)
     assert int(rows[1]["bit_errors"]) > int(rows[0]["bit_errors"])
+
+
+def test_waveform_engine_adds_the_same_crosstalk():
+    """Without noise, the waveform engine's samples with aggressors equal the pulse
+    engine's (both add the same aggressor sums at the same instants)."""
+    from serdes.engines.waveform import WaveformFrontEnd
+
+    link = build_link(_cfg([dict(kind="next", model="copy", coupling_db=-20),
+                            dict(model="copy", coupling_db=-25, ppm=200)],
+                           "noise.rj_ui=0.03", "noise.sj_ui=0.2", "noise.sj_hz=2e8",
+                           "tx.snr_db=200"))   # the exact jitter path in both
+    a = np.random.default_rng(0).choice(link.levels, size=5000)
+    pulse = PulseFrontEnd(link, seed=5)
+    pulse.noise_fir = np.zeros(1)
+    wave = WaveformFrontEnd(link, seed=5, noise=False)
+    xp = np.concatenate([pulse(a[:3000], 0), pulse(a[3000:], 3000)])
+    xw = np.concatenate([wave(a[:2000], 0), wave(a[2000:], 2000)])
+    g = wave.latency
+    xt = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 5))(0, len(a))
+    assert np.max(np.abs(xt)) > 0.02 * np.max(np.abs(xp))
+    assert pulse.path == "exact"
+    np.testing.assert_allclose(xw[g:], xp[: len(a) - g], rtol=0, atol=1e-9 * np.max(np.abs(xp)))
