@@ -286,3 +286,19 @@ def test_waveform_engine_adds_the_same_crosstalk():
     assert np.max(np.abs(xt)) > 0.02 * np.max(np.abs(xp))
     assert pulse.path == "exact"
     np.testing.assert_allclose(xw[g:], xp[: len(a) - g], rtol=0, atol=1e-9 * np.max(np.abs(xp)))
+
+
+def test_aggressors_get_the_packages_of_their_kind():
+    aggs = [dict(kind="next", model="copy"), dict(kind="fext", model="copy")]
+    cfg = _cfg(aggs, "package.preset=802.3ck-kr", "package.z_p_tx_mm=31",
+               "package.z_p_rx_mm=29")
+    nxt, fxt = build_link(cfg).crosstalk_spec.aggressors
+    # FEXT: the thru's packages (far TX 31 mm); NEXT: the local device's TX (as RX, 29 mm)
+    assert [s.side for s in fxt.channel[::2]] == ["tx", "rx"]
+    assert fxt.channel[0].params.z_p_mm[0] == 31.0 and fxt.channel[2].params.z_p_mm[0] == 29.0
+    assert nxt.channel[0].params.z_p_mm[0] == 29.0
+    cfg = cfg.with_overrides(["package.z_p_next_mm=12"])
+    assert build_link(cfg).crosstalk_spec.aggressors[0].channel[0].params.z_p_mm[0] == 12.0
+    # the copy path itself holds the thru without its packages
+    from serdes.analog.package import Package
+    assert nxt.coupling.stages and not any(isinstance(s, Package) for s in nxt.coupling.stages)
