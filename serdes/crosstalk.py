@@ -194,25 +194,30 @@ def crosstalk_autocorr(link, lags: int) -> np.ndarray:
     return r
 
 
-def stat_components(link, w: np.ndarray, tiny: float) -> tuple[list, list, float]:
+def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0
+                    ) -> tuple[list, list, float, float]:
     """Rows of (values, probs) for the statistical engine's convolution: per aggressor
     cursor of ``conv(w, c(phi))`` the M levels (mixed over the phases of a walking
-    aggressor), and their total variance; cursors below ``tiny`` are left out."""
-    vals, probs, var = [], [], 0.0
+    aggressor), and their total variance; cursors below ``tiny`` are left out, those
+    whose values all stay within ``small`` are returned as one variance (4th: for the
+    Gaussian part)."""
+    vals, probs, var, gauss = [], [], 0.0, 0.0
     lv = link.levels
     es = float(np.mean(lv ** 2))
     for p in link.aggressor_pulses:
         phases = p.stat_phases()
         g = np.array([np.convolve(w, p.taps(ph)) for ph in phases])  # (K, len)
-        keep = np.max(np.abs(g), axis=0) > tiny
-        g = g[:, keep]
+        peak = np.max(np.abs(g), axis=0) * float(np.max(np.abs(lv)))
+        low = (peak <= small) & (peak > tiny)
+        gauss += es * float(np.sum(np.mean(g[:, low] ** 2, axis=0)))
+        g = g[:, peak > max(tiny, small)]
         if not g.size:
             continue
         v = (g.T[:, :, None] * lv[None, None, :]).reshape(g.shape[1], -1)
         vals.append(v)
         probs.append(np.full(v.shape, 1.0 / v.shape[1]))
         var += es * float(np.sum(np.mean(g ** 2, axis=0)))
-    return vals, probs, var
+    return vals, probs, var, gauss
 
 
 def icn_v(link) -> float | None:

@@ -239,7 +239,7 @@ def test_memory_bounded_with_15_aggressors():
                  delay_ui=i * 7.0, ppm=(50.0 if i % 5 == 0 else 0.0)) for i in range(15)]
     system = build(_cfg(aggs, "link.chunk_symbols=16384"))
     peaks = []
-    for n in (250_000, 750_000):   # past the first RNG blocks, the warm-up and capture
+    for n in (400_000, 1_200_000):   # past the pipeline's start-up (its peak settles by 400k)
         simulate(system, symbols=20_000)   # compiled, pulses cached
         tracemalloc.start()
         simulate(system, symbols=n)

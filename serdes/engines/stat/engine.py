@@ -226,7 +226,9 @@ class StatisticalEngine:
         else:
             extra_gauss = 0.0
         if self.link.aggressor_pulses:  # crosstalk: each aggressor's cursors (serdes.crosstalk)
-            vals, probs, var = _with_crosstalk(self.link, self.w, tiny, vals, probs, var)
+            vals, probs, var, small = _with_crosstalk(self.link, self.w, tiny, delta, vals,
+                                                      probs, var)
+            extra_gauss += small
         values = np.ascontiguousarray(np.vstack(vals))
         p = np.ascontiguousarray(np.vstack(probs))
         return values, p, var, extra_gauss, resid
@@ -341,14 +343,16 @@ class StatisticalEngine:
         return clip.clip_probability(self, offset_ui)
 
 
-def _with_crosstalk(link, w, tiny, vals, probs, var):
-    """The ISI rows with each aggressor's cursors appended (widths padded to one)."""
+def _with_crosstalk(link, w, tiny, delta, vals, probs, var):
+    """The ISI rows with each aggressor's cursors appended (widths padded to one), and
+    the variance of the cursors too small for the grid (within half a step: a
+    Gaussian, their sum being one of hundreds of such terms)."""
     from serdes.crosstalk import stat_components
 
-    xv, xp, xvar = stat_components(link, w, tiny)
+    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta)
     rows = list(vals) + xv
     prow = list(probs) + xp
     width = max(r.shape[1] for r in rows)
     rows = [np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in rows]
     prow = [np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in prow]
-    return rows, prow, var + xvar
+    return rows, prow, var + xvar, small
