@@ -26,6 +26,7 @@ SECTIONS = {
     "reflections": "impedance discontinuities: line segments and stubs, or a simple echo",
     "rc": "reflection canceller (sparse taps at echo lags)",
     "mlse": "noise whitening + Viterbi detector (eq.detector = \"mlse\")",
+    "crosstalk": "defaults of the [[aggressor]] tables (crosstalk aggressors) and the ICN band",
 }
 
 
