@@ -18,6 +18,7 @@ from serdes.analog.ctle import IeeeCtle
 from serdes.config import Config
 from serdes.dsp.rc import RcSettings
 from serdes.dsp.spec import MlseSettings, ReceiverSpec
+from serdes.errors import ConfigError
 from serdes.grid import Grid
 from serdes.impairments import Impairments
 from serdes.link import Link
@@ -97,8 +98,9 @@ def build_channel_stages(cfg: Config) -> list:
     return stages
 
 
-def build_packages(cfg: Config):
-    """The [package] section: (TX package, RX package) stages, or (None, None)."""
+def build_packages(cfg: Config, next_tx: bool = False):
+    """The [package] section: (TX package, RX package) stages, or (None, None); with
+    ``next_tx`` (the TX package of a NEXT aggressor, None)."""
     p = cfg["package"]
     if p["preset"] == "none":
         return None, None
@@ -119,8 +121,69 @@ def build_packages(cfg: Config):
         z = given(key)
         return base if z is None else replace(base, z_p_mm=(z,) + base.z_p_mm[1:])
 
+    if next_tx:  # the local transmitter: on the victim receiver's device
+        key = "z_p_next_mm" if given("z_p_next_mm") is not None else "z_p_rx_mm"
+        return Package(side(key), "tx", p["preset"]), None
     return (Package(side("z_p_tx_mm"), "tx", p["preset"]),
             Package(side("z_p_rx_mm"), "rx", p["preset"]))
+
+
+def build_crosstalk(cfg: Config, channel: list):
+    """The [[aggressor]] tables as a :class:`~serdes.crosstalk.Crosstalk` (None without
+    any): each aggressor's coupling path between the packages of its kind, its
+    transmitter (defaults: the [tx] section; swing from [crosstalk]), seed and phase."""
+    tables = cfg.aggressors
+    if not tables:
+        return None
+    import os
+
+    import numpy as np
+
+    from serdes.crosstalk import Aggressor, Crosstalk, ThruCopy
+    from serdes.tx import TxEdge, TxFfe
+
+    fb = cfg["link"]["symbol_rate_hz"]
+    t, x = cfg["tx"], cfg["crosstalk"]
+    tx_pkg, rx_pkg = build_packages(cfg)
+    next_pkg = build_packages(cfg, next_tx=True)[0]
+    from serdes.analog.package import Package
+
+    core = [s for s in channel if not isinstance(s, Package)]   # the thru between the pads
+    out = []
+    for i, a in enumerate(tables):
+        nxt = a["kind"] == "next"
+        if a["model"] == "copy":
+            path, label = ThruCopy(core, a["coupling_db"], a["delay_ui"] / fb), \
+                f"{a['kind']} copy {a['coupling_db']:g} dB"
+        else:
+            from serdes.channel.touchstone import TouchstoneChannel
+
+            path = TouchstoneChannel(a["file"], ports=a["ports"] or cfg["channel"]["ports"],
+                                     thru=False)
+            label = f"{a['kind']} {os.path.basename(a['file'])}"
+        stages = [path] if tx_pkg is None else [next_pkg if nxt else tx_pkg, path, rx_pkg]
+        swing = a["swing_v"]
+        if swing < 0:
+            swing = x["a_ne_v"] if nxt else x["a_fe_v"]
+        if swing < 0:
+            swing = t["swing_v"]
+        rise = a["rise_time_s"] if a["rise_time_s"] >= 0 else t["rise_time_s"]
+        taps = a["ffe"] or t["ffe"]
+        main = a["main"] if a["main"] >= 0 else (t["main"] if not a["ffe"]
+                                                 else int(np.argmax(np.abs(taps))))
+        if main >= len(taps):
+            raise ConfigError(f"aggressor[{i}].main = {main}: the FFE has {len(taps)} taps")
+        seed = a["seed"] if a["seed"] >= 0 else int(np.random.SeedSequence(
+            cfg["link"]["seed"], spawn_key=(1000 + i,)).generate_state(1, np.uint64)[0] >> 1)
+        phase = a["phase_ui"] if a["phase_ui"] >= 0 else float(np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=(7,))).random())
+        out.append(Aggressor(kind=a["kind"], channel=tuple(stages),
+                             tx=(TxEdge(rise_time_s=rise),
+                                 TxFfe(taps=taps, main=main, symbol_rate_hz=fb)),
+                             swing_v=swing, rise_time_s=rise, pattern=a["pattern"], seed=seed,
+                             phase_ui=phase, ppm=a["ppm"], label=label))
+    return Crosstalk(aggressors=tuple(out), f_r=cfg["afe"]["f_r"], f1_hz=x["icn_f1_hz"],
+                     f2_hz=x["icn_f2_hz"])
 
 
 def build_rx_stages(cfg: Config) -> list:
@@ -165,12 +228,14 @@ def build_link(cfg: Config | None = None) -> Link:
     cfg = cfg or Config.default()
     m = 4 if cfg["link"]["modulation"] == "pam4" else 2
     tx, channel, rx = build_tx_stages(cfg), build_channel_stages(cfg), build_rx_stages(cfg)
+    xtalk = build_crosstalk(cfg, channel)
 
     def make(rx_stages):
         return Link(build_grid(cfg), tx=tx, channel=channel, rx=rx_stages,
                     levels=pam_levels(m, cfg["tx"]["rlm"]), swing_v=cfg["tx"]["swing_v"],
                     impairments=build_impairments(cfg), adc=build_adc(cfg),
-                    clip_sigma=cfg["adc"]["clip_sigma"], pulse_ui=cfg["link"]["pulse_ui"])
+                    clip_sigma=cfg["adc"]["clip_sigma"], pulse_ui=cfg["link"]["pulse_ui"],
+                    crosstalk=xtalk)
 
     link = make(rx)
     if cfg["ctle"]["model"] == "ieee" and cfg["ctle"]["auto"]:

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from serdes.config_rules import check_consistency
 from serdes.errors import ConfigError, FileFormatError
-from serdes.schema import ALIASES, PATTERNS, SCHEMA, Field  # noqa: F401 (re-exported)
+from serdes.schema import AGGRESSOR, ALIASES, PATTERNS, SCHEMA, Field  # noqa: F401 (re-exported)
 
 try:
     import tomllib
@@ -52,7 +52,9 @@ class Config:
     def __init__(self, data: dict[str, dict[str, Any]] | None = None):
         merged = {s: {k: copy.deepcopy(f.default) for k, f in keys.items()}
                   for s, keys in SCHEMA.items()}
-        for section, values in _unnest(data or {}).items():
+        data = dict(data or {})
+        aggressors = _aggressors(data.pop("aggressor", []))
+        for section, values in _unnest(data).items():
             if section not in SCHEMA:
                 raise ConfigError(f"unknown config section [{section}]: allowed sections are "
                                   + ", ".join(SCHEMA))
@@ -61,6 +63,7 @@ class Config:
             for key, value in values.items():
                 merged[section][key] = _field(section, key).check(f"{section}.{key}", value)
         self._data = merged
+        self._aggressors = aggressors
         check_consistency(self._data)
 
     # -- construction -----------------------------------------------------------------
@@ -84,10 +87,13 @@ class Config:
         except tomllib.TOMLDecodeError as exc:
             raise FileFormatError(f"config {path} is not valid TOML: {exc}") from None
         channel = data.get("channel")
-        if isinstance(channel, dict):
-            file = channel.get("file")
-            if isinstance(file, str) and file and not os.path.isabs(file):
-                channel["file"] = os.path.abspath(path.parent / file)
+        tables = [channel] + list(data.get("aggressor", [])
+                                  if isinstance(data.get("aggressor"), list) else [])
+        for table in tables:
+            if isinstance(table, dict):
+                file = table.get("file")
+                if isinstance(file, str) and file and not os.path.isabs(file):
+                    table["file"] = os.path.abspath(path.parent / file)
         return cls(data)
 
     def with_overrides(self, assignments: Iterable[str]) -> "Config":
@@ -111,6 +117,17 @@ class Config:
             data[section][key] = parse_value(raw)
         return Config(data)
 
+    def with_aggressors(self, tables: Iterable[dict[str, Any]]) -> "Config":
+        """The config with these [[aggressor]] tables added after its own."""
+        data = self.to_dict()
+        data["aggressor"] = data.get("aggressor", []) + [dict(t) for t in tables]
+        return Config(data)
+
+    @property
+    def aggressors(self) -> list[dict[str, Any]]:
+        """The [[aggressor]] tables, every key filled in (:data:`AGGRESSOR`)."""
+        return copy.deepcopy(self._aggressors)
+
     def replace(self, section: str, **values: Any) -> "Config":
         data = self.to_dict()
         data.setdefault(section, {}).update(values)
@@ -120,8 +137,11 @@ class Config:
     def __getitem__(self, section: str) -> dict[str, Any]:
         return self._data[section]
 
-    def to_dict(self) -> dict[str, dict[str, Any]]:
-        return copy.deepcopy(self._data)
+    def to_dict(self) -> dict[str, Any]:
+        out = copy.deepcopy(self._data)
+        if self._aggressors:
+            out["aggressor"] = copy.deepcopy(self._aggressors)
+        return out
 
     def to_toml(self) -> str:
         lines = []
@@ -130,10 +150,34 @@ class Config:
             for key, value in values.items():
                 lines.append(f"{key} = {_toml_value(value)}")
             lines.append("")
+        for table in self._aggressors:
+            lines.append("[[aggressor]]")
+            lines.extend(f"{key} = {_toml_value(value)}" for key, value in table.items())
+            lines.append("")
         return "\n".join(lines)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Config) and self._data == other._data
+        return (isinstance(other, Config) and self._data == other._data
+                and self._aggressors == other._aggressors)
+
+
+def _aggressors(tables: Any) -> list[dict[str, Any]]:
+    """The [[aggressor]] tables validated against :data:`AGGRESSOR`, defaults filled in."""
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError("aggressor must be an array of tables ([[aggressor]] in TOML)")
+    out = []
+    for i, table in enumerate(tables):
+        full = {k: copy.deepcopy(f.default) for k, f in AGGRESSOR.items()}
+        for key, value in table.items():
+            if key not in AGGRESSOR:
+                raise ConfigError(f"unknown config key aggressor[{i}].{key}: [[aggressor]] "
+                                  "allows " + ", ".join(AGGRESSOR))
+            full[key] = AGGRESSOR[key].check(f"aggressor[{i}].{key}", value)
+        if full["model"] == "file" and not full["file"]:
+            raise ConfigError(f"aggressor[{i}].file is empty: a file aggressor needs its "
+                              "Touchstone file (or model = \"copy\")")
+        out.append(full)
+    return out
 
 
 def _read_config_text(path: Path) -> str:

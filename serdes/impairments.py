@@ -16,6 +16,9 @@ adc            quantization LSB^2/12 plus the ENOB noise (white)              ad
                                                                               adc_*_variance
 rj             Gaussian sampling jitter, first order: rj^2 E[a^2] |p'|^2     rj_variance
                (lag 0 only; the sampling instants are independent)
+crosstalk      each aggressor's symbols (independent of the victim's) through  crosstalk_autocorr
+               its pulse at the victim's instants: E[b^2] (c * c~)[k]          (serdes.crosstalk)
+               (only with aggressors; the design sees it as coloured noise)
 sj, dd         sinusoidal and dual-Dirac jitter: bounded, handled by the
                engines as phase offsets, not as noise
 =============  ============================================================  =========
@@ -144,8 +147,13 @@ def budget(link, lags: int) -> dict[str, np.ndarray]:
     adc[0] = adc_variance(link)
     rj = white.copy()
     rj[0] = rj_variance(link)
-    return {"rx_thermal": rx_thermal_autocorr(link, lags), "tx": tx_autocorr(link, lags),
-            "adc": adc, "jitter": rj}
+    out = {"rx_thermal": rx_thermal_autocorr(link, lags), "tx": tx_autocorr(link, lags),
+           "adc": adc, "jitter": rj}
+    if getattr(link, "aggressor_pulses", ()):
+        from serdes.crosstalk import crosstalk_autocorr
+
+        out["crosstalk"] = crosstalk_autocorr(link, lags)
+    return out
 
 
 def design_autocorr(link, lags: int) -> np.ndarray:

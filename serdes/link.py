@@ -105,8 +105,10 @@ class Link:
     def __init__(self, grid: Grid | None = None, *, tx: Sequence = (), channel: Sequence = (),
                  rx: Sequence = (), levels=None, swing_v: float = 0.4,
                  impairments: Impairments | None = None, adc: Adc | None = None,
-                 clip_sigma: float = 4.0, pulse_ui: int = 64, fixed_window: bool = False):
+                 clip_sigma: float = 4.0, pulse_ui: int = 64, fixed_window: bool = False,
+                 crosstalk=None):
         self.grid = grid or Grid()
+        self.crosstalk_spec = crosstalk  # serdes.crosstalk.Crosstalk: the aggressors
         self.tx_stages = check_stages("tx", tx)
         self.channel_stages = check_stages("channel", channel)
         self.rx_stages = check_stages("rx", rx)
@@ -160,7 +162,7 @@ class Link:
                     channel=self.channel_stages, rx=self.rx_stages, levels=self.levels,
                     swing_v=self.swing_v, impairments=self.impairments, adc=self.adc,
                     clip_sigma=self.clip_sigma, pulse_ui=min(self.pulse_ui, window_ui // 2),
-                    fixed_window=True)
+                    fixed_window=True, crosstalk=self.crosstalk_spec)
 
     @cached_property
     def n_fft(self) -> int:
@@ -281,6 +283,14 @@ class Link:
         p = self._pulse_unscaled
         return Pulse(fine=p.fine * self.vga_gain, m=p.m, phase=p.phase, cursor=p.cursor,
                      dropped_energy=p.dropped_energy, dropped_peak=p.dropped_peak)
+
+    @cached_property
+    def aggressor_pulses(self) -> tuple:
+        """Each crosstalk aggressor's pulse at the ADC input (:mod:`serdes.crosstalk`)."""
+        from serdes.crosstalk import AggressorPulse
+
+        spec = self.crosstalk_spec
+        return tuple(AggressorPulse(self, a) for a in (spec.aggressors if spec else ()))
 
     @cached_property
     def level_power(self) -> float:

@@ -106,6 +106,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
                        reflections=refl[0].describe() if refl else "none",
                        adc=link.adc.describe(), split=split, ctle=ctle_summary(link))
     report.noise_budget = noise_budget(system, res)
+    report.extra.update(crosstalk_fields(system, res))
     if not dfe:
         if eye or stat:
             report.eye = report.stat = {"skipped": "the statistical engine and the slicer "
@@ -127,12 +128,22 @@ def noise_budget(system, res: RunResult | None = None) -> dict:
     """Share (0..1) of each contribution to the slicer's noise and ISI (at the FFE output
     for an MLSE receiver), through the taps the run ended with (the designed ones
     without a run): :func:`serdes.impairments.slicer_shares`."""
+    from serdes.impairments import slicer_shares
+
+    taps = _slicer_taps(system, res)
+    if taps is None:
+        return {}
+    return slicer_shares(system.link, taps.ffe, taps.residual())
+
+
+def _slicer_taps(system, res: RunResult | None = None):
+    """The taps the run ended with (designed without a run), scaled to a main cursor of
+    1 at the slicer; None when the cursor is 0."""
     import dataclasses
 
     import numpy as np
 
     from serdes.engines.run import design_equalizer
-    from serdes.impairments import slicer_shares
     from serdes.metrics.eye import taps_of_result
 
     taps = design_equalizer(system)
@@ -141,9 +152,33 @@ def noise_budget(system, res: RunResult | None = None) -> dict:
     f = np.convolve(taps.ffe, system.link.pulse.taps)
     scale = f[taps.delay]
     if scale == 0:
-        return {}
-    taps = dataclasses.replace(taps, ffe=taps.ffe / scale, combined=f / scale)
-    return slicer_shares(system.link, taps.ffe, taps.residual())
+        return None
+    return dataclasses.replace(taps, ffe=taps.ffe / scale, combined=f / scale)
+
+
+def crosstalk_fields(system, res: RunResult | None = None) -> dict:
+    """``icn_v`` (the 802.3 integrated crosstalk noise, rms V, :func:`serdes.crosstalk.icn_v`),
+    ``crosstalk_rms_v`` (rms of all aggressors at the slicer through the run's FFE,
+    ADC-input referred: slicer units times the main cursor at the ADC input) and
+    ``crosstalk`` (per aggressor: peak and rms at the ADC input, rms at the slicer); the
+    first two null without aggressors."""
+    link = system.link
+    if not link.aggressor_pulses:
+        return {"icn_v": None, "crosstalk_rms_v": None}
+    import numpy as np
+    from scipy.linalg import toeplitz
+
+    from serdes import crosstalk
+
+    taps = _slicer_taps(system, res)
+    vpu = float(link.pulse.taps[link.pulse.cursor])
+    ffe = None if taps is None else np.asarray(taps.ffe, dtype=np.float64)
+    rms = None
+    if ffe is not None:
+        r = crosstalk.crosstalk_autocorr(link, ffe.shape[0])
+        rms = float(np.sqrt(max(float(ffe @ toeplitz(r) @ ffe), 0.0)) * vpu)
+    return {"icn_v": crosstalk.icn_v(link), "crosstalk_rms_v": rms,
+            "crosstalk": crosstalk.summary(link, ffe, vpu)}
 
 
 def ctle_summary(link) -> dict | None:

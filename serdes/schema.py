@@ -169,6 +169,19 @@ SCHEMA: dict[str, dict[str, Field]] = {
                        -1.0, 1000.0),
         "z_p_rx_mm": F(float, -1.0, "RX package main line length (mm; -1: the preset's)",
                        -1.0, 1000.0),
+        "z_p_next_mm": F(float, -1.0, "TX package main line length of a NEXT aggressor (the "
+                         "local transmitter, on the victim receiver's device; mm; -1: as "
+                         "z_p_rx_mm)", -1.0, 1000.0),
+    },
+    "crosstalk": {
+        # defaults of the [[aggressor]] tables (serdes/crosstalk.py); sweepable
+        "a_fe_v": F(float, -1.0, "swing of FEXT aggressors, IEEE A_fe (V, outer levels at "
+                    "+-a_fe_v; -1: tx.swing_v)", -1.0, 5.0),
+        "a_ne_v": F(float, -1.0, "swing of NEXT aggressors, IEEE A_ne (V; -1: tx.swing_v)",
+                    -1.0, 5.0),
+        "icn_f1_hz": F(float, 0.05e9, "ICN: lowest frequency of the integral (Hz)", 0.0, 1e11),
+        "icn_f2_hz": F(float, 0.0, "ICN: highest frequency of the integral (Hz; 0: the "
+                       "symbol rate)", 0.0, 1e12),
     },
     "noise": {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
@@ -257,6 +270,33 @@ SCHEMA: dict[str, dict[str, Field]] = {
     },
 }
 
+
+# the keys of one [[aggressor]] table (a TOML array of tables, any number of them);
+# -1 / empty: the default named in the text
+AGGRESSOR: dict[str, Field] = {
+    "kind": F(str, "fext", "fext (a far-end transmitter) or next (the local transmitter)",
+              choices=("fext", "next")),
+    "model": F(str, "file", "coupling path: a Touchstone file (uses the thru's port layout) "
+               "or a scaled, delayed copy of the thru (for tests)", choices=("file", "copy")),
+    "file": F(str, "", "file model: path of the aggressor's .s4p (relative to the TOML file)"),
+    "ports": F(str, "", "file model: port convention (empty: channel.ports)",
+               choices=("", "12,34", "13,24")),
+    "coupling_db": F(float, -30.0, "copy model: coupling relative to the thru (dB)",
+                     -200.0, 0.0),
+    "delay_ui": F(float, 0.0, "copy model: extra delay after the thru (UI)", 0.0, 256.0),
+    "swing_v": F(float, -1.0, "aggressor swing (V; -1: crosstalk.a_fe_v or a_ne_v)",
+                 -1.0, 5.0),
+    "rise_time_s": F(float, -1.0, "20-80% rise time (s; -1: tx.rise_time_s)", -1.0, 1e-9),
+    "ffe": F(list, [], "TX FFE taps (empty: tx.ffe and tx.main)", length=(0, 16)),
+    "main": F(int, -1, "index of the main tap in ffe (-1: tx.main)", -1, 15),
+    "pattern": F(str, "random", "data pattern (its own stream)", choices=PATTERNS),
+    "seed": F(int, -1, "seed of its data (-1: from link.seed and its position)", -1,
+              2**63 - 1),
+    "phase_ui": F(float, -1.0, "symbol phase against the victim's (UI in [0, 1); -1: "
+                  "random, fixed, from the seed)", -1.0, 0.999999),
+    "ppm": F(float, 0.0, "frequency offset against the victim (ppm): the phase walks",
+             -1000.0, 1000.0),
+}
 
 # nested TOML tables accepted as another name of a section: [channel.reflections]
 ALIASES = {"channel.reflections": "reflections"}

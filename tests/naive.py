@@ -295,3 +295,14 @@ def pulse_sum_taylor(a, taps, seg, delta):
             a0, a1, a2 = (float(np.dot(win, taps[s, r])) for r in range(3))
             y[k] = a0 + delta[k] * a1 + delta[k] ** 2 / 2 * a2
     return y
+
+
+def xtalk_add(out, b, start, k0, seg, shift, taps, dtaps, off):
+    """out[n] += sum_i b[k0 + n - shift_g - start - i] (taps[g, i] + off[n] dtaps[g, i])."""
+    out = out.copy()
+    for g in range(len(seg) - 1):
+        for n in range(seg[g], seg[g + 1]):
+            for i in range(taps.shape[1]):
+                v = b[k0 + n - shift[g] - start - i]
+                out[n] += v * taps[g, i] + (v * off[n] * dtaps[g, i] if len(dtaps) else 0.0)
+    return out

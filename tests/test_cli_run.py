@@ -178,11 +178,12 @@ def test_config_of_a_file_with_overrides_round_trips(tmp_path, capsys):
 
 
 def test_config_keys_lists_type_default_range_and_meaning(capsys):
-    from serdes.config import SCHEMA
+    from serdes.config import AGGRESSOR, SCHEMA
 
     assert cli_main(["config", "--keys"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 1 + sum(len(v) for v in SCHEMA.values())
+    assert len(out) == 1 + sum(len(v) for v in SCHEMA.values()) + len(AGGRESSOR)
+    assert any(x.startswith("[[aggressor]].kind ") for x in out)
     line = next(x for x in out if x.startswith("channel.loss_db "))
     for word in ("float", "25.0", "a number in [0, 60]", "insertion loss at Nyquist"):
         assert word in line

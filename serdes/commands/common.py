@@ -18,6 +18,28 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE", help="override one config key (repeatable)")
     p.add_argument("--seed", type=int, help="seed of every random stream (link.seed)")
+    add_aggressor_options(p)
+
+
+def add_aggressor_options(p: argparse.ArgumentParser) -> None:
+    """--fext FILE / --next FILE (repeatable): crosstalk aggressors added to the config's
+    [[aggressor]] tables, with the [crosstalk] and [tx] defaults."""
+    p.add_argument("--fext", action="append", default=[], metavar="FILE",
+                   help="a far-end crosstalk aggressor's Touchstone file, in the thru's port "
+                        "layout (repeatable; swing crosstalk.a_fe_v)")
+    p.add_argument("--next", action="append", default=[], metavar="FILE",
+                   help="a near-end crosstalk aggressor's Touchstone file (repeatable; "
+                        "swing crosstalk.a_ne_v)")
+
+
+def apply_aggressor_options(cfg: Config, args: argparse.Namespace) -> Config:
+    """The config with the --fext/--next files of ``args`` as [[aggressor]] tables (paths
+    relative to the current directory)."""
+    import os
+
+    tables = [{"kind": kind, "file": os.path.abspath(f)}
+              for kind in ("fext", "next") for f in (getattr(args, kind, None) or [])]
+    return cfg.with_aggressors(tables) if tables else cfg
 
 
 def load_config(args: argparse.Namespace) -> Config:
@@ -25,7 +47,8 @@ def load_config(args: argparse.Namespace) -> Config:
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"link.seed={args.seed}")
-    return cfg.with_overrides(overrides) if overrides else cfg
+    cfg = cfg.with_overrides(overrides) if overrides else cfg
+    return apply_aggressor_options(cfg, args)
 
 
 def json_safe(obj):

@@ -10,7 +10,7 @@ every key carries its meaning, allowed range and default as a comment. ``serdes 
 from __future__ import annotations
 
 from serdes.commands.common import add_config_options, load_config
-from serdes.config import SCHEMA, Field, _toml_value
+from serdes.config import AGGRESSOR, SCHEMA, Field, _toml_value
 
 SECTIONS = {
     "link": "symbol rate, line code, data pattern, run length and numerics",
@@ -26,6 +26,7 @@ SECTIONS = {
     "reflections": "impedance discontinuities: line segments and stubs, or a simple echo",
     "rc": "reflection canceller (sparse taps at echo lags)",
     "mlse": "noise whitening + Viterbi detector (eq.detector = \"mlse\")",
+    "crosstalk": "defaults of the [[aggressor]] tables (crosstalk aggressors) and the ICN band",
 }
 
 
@@ -75,6 +76,10 @@ def commented_toml(cfg) -> str:
             lines.append(note)
             lines.append(f"{key} = {_toml_value(value)}")
         lines.append("")
+    for table in cfg.aggressors:  # crosstalk aggressors: [[aggressor]] tables
+        lines.append("[[aggressor]]")
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in table.items())
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -84,6 +89,9 @@ def format_keys() -> str:
         for key, f in fields.items():
             rows.append((f"{section}.{key}", _kind(f), _toml_value(f.default), f.allowed(),
                          f.doc))
+    for key, f in AGGRESSOR.items():  # keys of each [[aggressor]] table
+        rows.append((f"[[aggressor]].{key}", _kind(f), _toml_value(f.default), f.allowed(),
+                     f.doc))
     w = [max(len(r[i]) for r in rows) for i in range(3)]
     return "\n".join(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}  -- {r[4]}"
                      for r in rows)

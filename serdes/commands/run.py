@@ -147,6 +147,10 @@ def format_summary(r: dict) -> str:
     if r.get("detector") == "mlse":
         extra.append(f"whitening {_taps(r['whitening_taps'])} ({rx['mlse_whitening']}), "
                      f"MLSE target {_taps(r['mlse_target'])}")
+    if r.get("crosstalk"):
+        extra.append(f"xtalk     {len(r['crosstalk'])} aggressors, ICN "
+                     f"{r['icn_v'] * 1e3:.3f} mV, at the slicer {r['crosstalk_rms_v'] * 1e3:.3f}"
+                     " mV rms (ADC-input referred)")
     lines[3:3] = extra
     if r.get("noise_budget"):
         nb = r["noise_budget"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
+from serdes.engines.crosstalk import crosstalk_front_end
 from serdes.kernels import jitter as kj
 from serdes.kernels.fir import fir_valid
 
@@ -124,6 +125,7 @@ class PulseFrontEnd:
         self.taylor_bound = self.taylor_tol = float("nan")
         if self.jitter.active:
             self._plan_jitter(link)
+        self.crosstalk = crosstalk_front_end(link, self.jitter)  # None: no aggressors
 
     def _plan_jitter(self, link):
         m, n_ui, jit = self.pulse.m, self.pulse.n_ui, self.jitter
@@ -176,4 +178,6 @@ class PulseFrontEnd:
             w_ext = np.concatenate([self._w_hist, self._noise_rng.normal(k0, n)])
             self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()
             x += fir_valid(w_ext, self.noise_fir)
+        if self.crosstalk is not None:
+            x += self.crosstalk(k0, n)
         return x

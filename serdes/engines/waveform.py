@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
+from serdes.engines.crosstalk import crosstalk_front_end
 from serdes.engines.pulse import Jitter
 from serdes.kernels.fir import interp_cubic, upsample_pulse_sum
 
@@ -29,6 +30,8 @@ class WaveformFrontEnd:
         self.m = link.m
         self.jitter = Jitter(link, seed)
         self.latency = int(np.ceil(self.jitter.max_ui)) + 2
+        # the aggressors' sums at the sampling instants (not part of waveform())
+        self.crosstalk = crosstalk_front_end(link, self.jitter)
         eta0 = link.impairments.eta0_v2_per_hz
         self.noise_sigma = np.sqrt(eta0 / (2.0 * link.dt_s)) if noise else 0.0
         self.h_rx = link.h_rx_impulse
@@ -93,5 +96,9 @@ class WaveformFrontEnd:
         pos = (np.arange(n, dtype=np.float64) + g) * self.m + self.pulse.phase
         if self.jitter.active:
             pos += self.jitter.offsets_ui(u0, n) * self.m
-            return interp_cubic(w_ext, pos)
-        return w_ext[pos.astype(np.int64)]
+            x = interp_cubic(w_ext, pos)
+        else:
+            x = w_ext[pos.astype(np.int64)]
+        if self.crosstalk is not None:
+            x += self.crosstalk(u0, n)
+        return x

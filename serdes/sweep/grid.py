@@ -288,7 +288,8 @@ def sweep_id(base: dict[str, dict[str, Any]], keys: Iterable[str], engine: str,
     """Identity of a sweep: the base config less the swept keys, the swept keys, the
     engine and --stat. A result file holds the rows of one sweep."""
     keys = sorted(keys)
-    data = {s: {k: canonical_value(v) for k, v in vals.items() if f"{s}.{k}" not in keys}
+    data = {s: ({k: canonical_value(v) for k, v in vals.items() if f"{s}.{k}" not in keys}
+                if isinstance(vals, dict) else vals)   # [[aggressor]] tables: a list
             for s, vals in base.items()}
     text = json.dumps({"config": data, "keys": keys, "engine": engine, "stat": bool(stat)},
                       sort_keys=True)

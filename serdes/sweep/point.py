@@ -97,6 +97,9 @@ def report_columns(report: dict[str, Any], *, stat: bool = False) -> dict[str, A
             out["eye_mv" if name == "eye" else f"eye_{name}_mv"] = float(e["height_mv"])
     if _number(counted.get("vertical_eye_opening_mv")):
         out["veo_mv"] = float(counted["vertical_eye_opening_mv"])
+    for key in ("icn_v", "crosstalk_rms_v"):   # with crosstalk aggressors only
+        if _number(report.get(key)):
+            out[key] = float(report[key])
     if stat:
         out["stat_ber"] = (float(report["stat_ber"]) if _number(report.get("stat_ber"))
                            else None)

@@ -129,6 +129,10 @@ class StatisticalEngine:
                                         sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
                                         points=self.jitter_points)
         self._cache: dict = {}
+        self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
+            float(np.max(np.abs(link.levels))) * max(float(np.sum(np.abs(np.convolve(
+                self.w, p.taps(ph))))) for ph in p.stat_phases())
+            for p in link.aggressor_pulses)
 
 
     # -- response and noise -------------------------------------------------------------
@@ -245,6 +249,10 @@ class StatisticalEngine:
                 var -= float(np.sum(big ** 2)) / 3.0 / K ** 2
         else:
             extra_gauss = 0.0
+        if self.link.aggressor_pulses:  # crosstalk: each aggressor's cursors (serdes.crosstalk)
+            vals, probs, var, small = _with_crosstalk(self.link, self.w, tiny, delta, vals,
+                                                      probs, var)
+            extra_gauss += small
         values = np.ascontiguousarray(np.vstack(vals))
         p = np.ascontiguousarray(np.vstack(probs))
         return values, p, var, extra_gauss, resid
@@ -269,6 +277,7 @@ class StatisticalEngine:
         resid = self._residual(f)
         spread = float(np.sum(np.abs(resid))) * float(np.max(np.abs(self.levels)))
         spread += (0.5 * self.lsb * float(np.sum(np.abs(self.w)))) if self.lsb else 0.0
+        spread += self._crosstalk_spread
         delta = max(delta, 2.0 * spread / self.max_bins)
         if grid_step is not None:
             delta = grid_step / max(1, math.ceil(grid_step / delta))
@@ -364,3 +373,18 @@ def _widen(x: np.ndarray, cols: int) -> np.ndarray:
     out = np.zeros((x.shape[0], cols))
     out[:, :x.shape[1]] = x
     return out
+
+
+def _with_crosstalk(link, w, tiny, delta, vals, probs, var):
+    """The ISI rows with each aggressor's cursors appended (widths padded to one), and
+    the variance of the cursors too small for the grid (within half a step: a
+    Gaussian, their sum being one of hundreds of such terms)."""
+    from serdes.crosstalk import stat_components
+
+    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta)
+    rows = list(vals) + xv
+    prow = list(probs) + xp
+    width = max(r.shape[1] for r in rows)
+    rows = [np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in rows]
+    prow = [np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in prow]
+    return rows, prow, var + xvar, small

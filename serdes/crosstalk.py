@@ -1,0 +1,291 @@
+"""Crosstalk aggressors: their pulses at the victim's ADC input, their statistics at the
+slicer and the IEEE 802.3 integrated crosstalk noise (ICN).
+
+An :class:`Aggressor` is a transmitter of its own (swing, edge, TX FFE, data pattern and
+seed) driving a coupling path (a Touchstone file with the thru's port layout, or a
+scaled, delayed copy of the thru for tests), with the device packages at both ends
+(a NEXT aggressor is the local transmitter: its TX package is the victim receiver's
+device). Its signal reaches the victim's ADC through the victim's RX front end (CTLE,
+AFE, Butterworth) and the VGA of the victim (the VGA gain is set on the victim's signal
+and noise alone).
+
+Timing: the aggressor's symbols start ``phase_ui`` UI after the victim's (fixed, from
+its seed unless given) and, with ``ppm``, the phase walks by ``ppm * 1e-6`` UI per UI.
+At the victim's sampling instants the aggressor adds ``sum_i b_{n-s-i} c_i(phi)``:
+``c(phi)`` is its pulse sampled at the victim's instants ``phi`` UI late, ``s`` the
+whole UIs of the walked phase. The counted engines (``engines/crosstalk.py``) take the
+taps per 1024-UI block at the block centre's phase; the victim's sampling jitter moves
+the aggressor's samples too, to first order (``c + j c'``).
+
+The statistical engine uses each aggressor at its fixed phase (the one the counted run
+starts with); with a ppm offset it uses all phases instead: each cursor is the mixture
+over :data:`STAT_PHASES` equally spaced phases (the cursors taken independent, which
+keeps the variance exact and approximates the shape). COM instead takes one phase per
+aggressor (the worst or a chosen one); neither is the worst case of a fixed-phase run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from serdes.errors import ConfigError
+
+STAT_PHASES = 16       # phases of the mixture of a walking aggressor (statistical engine)
+XTALK_BLOCK = 1024     # UI per block of constant phase of a walking aggressor
+KEEP_ENERGY = 1e-3     # energy fraction of an aggressor's sampled pulse that may be cut
+
+
+class ThruCopy:
+    """A coupling path that is the thru's channel ``stages`` scaled by ``coupling_db`` and
+    delayed by ``delay_s`` (an analytic aggressor with a known coupling, for tests)."""
+
+    def __init__(self, stages, coupling_db: float, delay_s: float = 0.0):
+        self.stages = tuple(stages)
+        self.gain = 10.0 ** (coupling_db / 20.0)
+        self.coupling_db = float(coupling_db)
+        self.delay_s = float(delay_s)
+
+    def response(self, f_hz) -> np.ndarray:
+        from serdes.stage import cascade
+
+        f = np.asarray(f_hz, dtype=np.float64)
+        return self.gain * cascade(self.stages, f) * np.exp(-2j * np.pi * f * self.delay_s)
+
+    def describe(self) -> str:
+        return f"thru copy {self.coupling_db:g} dB, +{self.delay_s * 1e12:g} ps"
+
+
+@dataclass(frozen=True)
+class Aggressor:
+    """One aggressor: ``channel`` the coupling stages (packages first and last), ``tx`` its
+    transmitter stages (edge, FFE), ``swing_v`` (A_fe or A_ne), ``rise_time_s`` (for the
+    ICN weight), its data ``pattern`` and ``seed``, ``phase_ui`` in [0, 1), ``ppm``."""
+
+    kind: str
+    channel: tuple
+    tx: tuple
+    swing_v: float
+    rise_time_s: float
+    pattern: str = "random"
+    seed: int = 1
+    phase_ui: float = 0.0
+    ppm: float = 0.0
+    label: str = ""
+
+    def __post_init__(self):
+        if self.kind not in ("fext", "next"):
+            raise ConfigError(f"aggressor kind = {self.kind!r}: expected 'fext' or 'next'")
+        if not 0.0 <= self.phase_ui < 1.0:
+            raise ConfigError(f"aggressor phase_ui = {self.phase_ui!r}: expected [0, 1)")
+
+    @property
+    def coupling(self):
+        """The coupling stage without the packages."""
+        core = [s for s in self.channel
+                if not any(t is not None for t in (getattr(s, "terminations", None) or ()))]
+        return core[0] if len(core) == 1 else core
+
+
+@dataclass(frozen=True)
+class Crosstalk:
+    """The aggressors of a link and the ICN settings (f_r x f_b the reference receiver's
+    -3 dB point, the integral from ``f1_hz`` to ``f2_hz``, 0: the symbol rate)."""
+
+    aggressors: tuple = ()
+    f_r: float = 0.75
+    f1_hz: float = 0.05e9
+    f2_hz: float = 0.0
+
+
+class AggressorPulse:
+    """An aggressor's pulse at the victim's ADC input (after the VGA) on the fine grid,
+    and its taps at the victim's sampling instants for any phase."""
+
+    def __init__(self, link, agg: Aggressor):
+        from serdes.link import BULK_DELAY_UI
+        from serdes.stage import cascade
+
+        self.agg = agg
+        m, n = link.m, link.n_fft
+        f = link.f_hz
+        h = (cascade(agg.tx, f) * cascade(agg.channel, f) * link.h_rx
+             * np.exp(-2j * np.pi * f * BULK_DELAY_UI * link.ui_s))
+        rect = np.zeros(n)
+        rect[: m + 1] = agg.swing_v
+        rect[0] = rect[m] = 0.5 * agg.swing_v
+        full = np.fft.irfft(np.fft.rfft(rect) * h, n=n) * link.vga_gain
+        if not np.all(np.isfinite(full)):
+            raise ConfigError(f"aggressor {agg.label}: its pulse response is not finite")
+        self.m = m
+        # the victim samples at fine index ipk + j m of the same window
+        self.start = int(np.argmax(link._pulse_window))
+        w = n // m
+        base = full[(self.start + m * np.arange(w)) % n]
+        # the shortest circular span of the UI-sampled energy (all phases) holding
+        # 1 - KEEP_ENERGY of it, so c_i(phi) = full(start + (j0 + i) m - phi m)
+        cells = np.zeros(w)
+        for r in range(m):
+            cells += full[(self.start - r + m * np.arange(w)) % n] ** 2
+        j0, length = _energy_span(cells, KEEP_ENERGY)
+        self.j0, self.n_taps = j0 - 1, length + 2   # one UI of margin for the phase shift
+        self._full = full
+        self.peak_v = float(np.max(np.abs(base)))
+
+    def taps(self, phase_ui: float) -> np.ndarray:
+        """c_i(phi), i < n_taps: the pulse at the victim's instants ``phase_ui`` UI late."""
+        from serdes.kernels.fir import interp_cubic
+
+        n = self._full.shape[0]
+        pos = self.start + self.m * (self.j0 + np.arange(self.n_taps)) - phase_ui * self.m
+        pos = np.mod(pos, n)
+        ext = np.concatenate([self._full[-2:], self._full, self._full[:3]])
+        return interp_cubic(ext, pos + 2.0)
+
+    def slope(self, phase_ui: float) -> np.ndarray:
+        """d c_i / d(sampling offset) in volts per UI (central difference, one fine step)."""
+        d = 0.5 / self.m
+        return (self.taps(phase_ui - d) - self.taps(phase_ui + d)) * self.m
+
+    def stat_phases(self) -> np.ndarray:
+        """The phases the statistical engine uses: the fixed one, or all (walking)."""
+        if self.agg.ppm == 0:
+            return np.array([self.agg.phase_ui])
+        return (np.arange(STAT_PHASES) + 0.5) / STAT_PHASES
+
+    def autocorr(self, lags: int, level_power: float) -> np.ndarray:
+        """R[k], k < lags, of this aggressor at the ADC input (V^2), averaged over the
+        statistical phases."""
+        r = np.zeros(lags)
+        for ph in self.stat_phases():
+            c = self.taps(ph)
+            ac = np.correlate(c, c, mode="full")[c.shape[0] - 1:]
+            k = min(lags, ac.shape[0])
+            r[:k] += level_power * ac[:k]
+        return r / self.stat_phases().shape[0]
+
+
+def _energy_span(cells: np.ndarray, tol: float) -> tuple[int, int]:
+    """(first, length) of the shortest circular run of ``cells`` holding 1 - tol of the sum."""
+    total = float(cells.sum())
+    w = cells.shape[0]
+    if total <= 0:
+        return 0, 1
+    ipk = int(np.argmax(cells))
+    lo = hi = ipk
+    acc = float(cells[ipk])
+    while acc < total * (1 - tol) and hi - lo + 1 < w:
+        left, right = cells[(lo - 1) % w], cells[(hi + 1) % w]
+        if right >= left:
+            hi += 1
+            acc += float(right)
+        else:
+            lo -= 1
+            acc += float(left)
+    return lo, hi - lo + 1
+
+
+def crosstalk_autocorr(link, lags: int) -> np.ndarray:
+    """R[k] of the sum of all aggressors at the ADC input (V^2; independent aggressors)."""
+    r = np.zeros(lags)
+    for p in link.aggressor_pulses:
+        r += p.autocorr(lags, link.level_power)
+    return r
+
+
+def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0
+                    ) -> tuple[list, list, float, float]:
+    """Rows of (values, probs) for the statistical engine's convolution: per aggressor
+    cursor of ``conv(w, c(phi))`` the M levels (mixed over the phases of a walking
+    aggressor), and their total variance; cursors below ``tiny`` are left out, those
+    whose values all stay within ``small`` are returned as one variance (4th: for the
+    Gaussian part)."""
+    vals, probs, var, gauss = [], [], 0.0, 0.0
+    lv = link.levels
+    es = float(np.mean(lv ** 2))
+    for p in link.aggressor_pulses:
+        phases = p.stat_phases()
+        g = np.array([np.convolve(w, p.taps(ph)) for ph in phases])  # (K, len)
+        peak = np.max(np.abs(g), axis=0) * float(np.max(np.abs(lv)))
+        low = (peak <= small) & (peak > tiny)
+        gauss += es * float(np.sum(np.mean(g[:, low] ** 2, axis=0)))
+        g = g[:, peak > max(tiny, small)]
+        if not g.size:
+            continue
+        v = (g.T[:, :, None] * lv[None, None, :]).reshape(g.shape[1], -1)
+        vals.append(v)
+        probs.append(np.full(v.shape, 1.0 / v.shape[1]))
+        var += es * float(np.sum(np.mean(g ** 2, axis=0)))
+    return vals, probs, var, gauss
+
+
+def icn_v(link) -> float | None:
+    """The integrated crosstalk noise (IEEE 802.3 92.10.7.4.7, 93A.1.7), rms volts:
+    sigma^2 = 2 df sum_f sum_a W_a(f) |H_a(f)|^2 with
+    W_a(f) = (A_a^2 / f_b) sinc^2(f / f_b) / (1 + (f / f_t)^4) / (1 + (f / (f_r f_b))^8),
+    f_t = 0.2365 / T_a (the aggressor's 20-80 % rise time), A_a its swing, H_a its coupling
+    path (the channel data alone, as measured: no package, no TX FFE). With A_a equal
+    within NEXT and within FEXT this is the standard's MDNEXT/MDFEXT form. A file is used
+    at its own frequencies (df its step); a copy model on a 10 MHz grid. None without
+    aggressors."""
+    spec = link.crosstalk_spec
+    if spec is None or not spec.aggressors:
+        return None
+    fb = link.symbol_rate_hz
+    f1, f2 = spec.f1_hz, (spec.f2_hz or fb)
+    total = 0.0
+    for agg in spec.aggressors:
+        f, h = coupling_samples(agg.coupling, f1, f2)
+        total += 2.0 * float(np.median(np.diff(f))) * float(np.sum(
+            icn_weight(f, fb, agg.swing_v, agg.rise_time_s, spec.f_r) * np.abs(h) ** 2))
+    return float(np.sqrt(total))
+
+
+def icn_weight(f, fb: float, amplitude_v: float, rise_time_s: float, f_r: float) -> np.ndarray:
+    """W(f) of the ICN (see :func:`icn_v`); no edge term with a zero rise time."""
+    f = np.asarray(f, dtype=np.float64)
+    w = amplitude_v ** 2 / fb * np.sinc(f / fb) ** 2 / (1.0 + (f / (f_r * fb)) ** 8)
+    if rise_time_s > 0:
+        w = w / (1.0 + (f * rise_time_s / 0.2365) ** 4)
+    return w
+
+
+def coupling_samples(stage, f1: float, f2: float) -> tuple[np.ndarray, np.ndarray]:
+    """(f, H) of a coupling path in [f1, f2]: a file's own points, else a 10 MHz grid."""
+    f_raw = getattr(stage, "f_hz", None)
+    if isinstance(f_raw, np.ndarray) and hasattr(stage, "sdd21"):
+        sel = (f_raw >= f1) & (f_raw <= f2)
+        if np.count_nonzero(sel) < 2:
+            raise ConfigError(f"{getattr(stage, 'describe', lambda: 'aggressor')()}: fewer "
+                              f"than 2 frequency points in the ICN band {f1:g}..{f2:g} Hz")
+        return f_raw[sel], stage.sdd21[sel]
+    f = np.arange(0.0, np.floor(f2 / 1e7) + 1) * 1e7   # from 0 Hz: a file needs it
+    stages = stage if isinstance(stage, list) else [stage]
+    from serdes.stage import cascade
+
+    h = cascade(stages, f)
+    sel = f >= f1
+    return f[sel], h[sel]
+
+
+def summary(link, ffe=None, volts_per_unit: float = 1.0) -> list[dict]:
+    """Per aggressor: kind, label, swing, phase, ppm, its peak and rms at the ADC input
+    (V), and with ``ffe`` (slicer units) its rms at the slicer in volts (times
+    ``volts_per_unit``)."""
+    out = []
+    for p in link.aggressor_pulses:
+        a = p.agg
+        c = p.taps(a.phase_ui)
+        row = {"kind": a.kind, "label": a.label, "swing_v": a.swing_v,
+               "phase_ui": a.phase_ui, "ppm": a.ppm, "taps": p.n_taps,
+               "peak_v": float(np.sum(np.abs(c)) * np.max(np.abs(link.levels))),
+               "rms_v": float(np.sqrt(link.level_power * float(c @ c)))}
+        if ffe is not None:
+            r = p.autocorr(len(ffe), link.level_power)
+            from scipy.linalg import toeplitz
+
+            row["slicer_rms_v"] = float(np.sqrt(max(np.asarray(ffe) @ toeplitz(r) @ np.asarray(ffe), 0.0))
+                                        * volts_per_unit)
+        out.append(row)
+    return out

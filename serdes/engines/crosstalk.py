@@ -1,0 +1,182 @@
+"""The aggressors' sum at the victim's sampling instants, for the counting engines.
+
+Each aggressor (:mod:`serdes.crosstalk`) has its own symbol stream, indexed by absolute
+UI (random data from its seed's block streams, QPRBS13 by position, a PRBS register
+that jumps with :meth:`serdes.signal.source.SymbolSource.seek`), so a chunk's samples do
+not depend on the chunk size and a block-split run (``serdes.parallel``) reproduces
+them exactly: nothing is carried between chunks but a cache. Its taps are fixed, or,
+with a ppm offset, re-sampled per block of :data:`serdes.crosstalk.XTALK_BLOCK` UI at
+the block centre's phase. The victim's sampling jitter enters to first order through
+the taps' slope (the same offsets as the victim's samples). Aggressor symbols before
+UI 0 are zero, as the victim's.
+
+Two ways to sum, by the aggressor's length: up to :data:`DIRECT_MAX_TAPS` taps (and
+every walking aggressor) a direct FIR (``kernels/xtalk.py``); longer fixed-phase ones
+(a NEXT path through a cable spreads over its round trip: 1000-2000 UI on the 802.3ck
+CR set) together by FFT (overlap-save) in fixed blocks at absolute positions (the FFT
+size less the longest span): all their spectra times their taps' spectra summed, one inverse FFT (two
+with jitter), so a block's samples never depend on the chunking.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import fft as sfft
+
+from serdes import rng
+from serdes.crosstalk import XTALK_BLOCK
+from serdes.kernels.xtalk import xtalk_add
+from serdes.signal.source import SymbolSource
+
+DIRECT_MAX_TAPS = 96     # longer fixed-phase aggressors are summed by FFT
+FFT_MIN = 1 << 15        # smallest FFT of the FFT path (8x the longest taps, or this)
+
+
+class AggressorSymbols:
+    """An aggressor's symbol values (its levels) at absolute UI indices."""
+
+    def __init__(self, agg, levels: np.ndarray):
+        self.levels = np.ascontiguousarray(levels, dtype=np.float64)
+        m = self.levels.shape[0]
+        self._random = agg.pattern == "random"
+        if self._random:
+            self._rng = rng.BlockRNG(agg.seed, rng.DATA)
+        else:
+            self._src = SymbolSource(pattern=agg.pattern, m=m, precoding=False, seed=agg.seed)
+        self._m = m
+        self._start, self._buf = 0, np.zeros(0)
+
+    def _make(self, start: int, n: int) -> np.ndarray:
+        if self._random:
+            return self.levels[self._rng.integers(start, n, self._m)]
+        if self._src.position != start:
+            self._src.seek(start)
+        return self.levels[self._src.next(n)[0]]
+
+    def fetch(self, start: int, n: int) -> np.ndarray:
+        """Values of UIs start .. start+n-1 (zero before UI 0)."""
+        out = np.zeros(n)
+        lo = max(start, 0)
+        if lo >= start + n:
+            return out
+        end = start + n
+        b0, b1 = self._start, self._start + self._buf.shape[0]
+        if b0 <= lo <= b1 and end > b1:   # the usual case: overlap, then new symbols
+            new = self._make(b1, end - b1)
+            have = np.concatenate([self._buf[lo - b0:], new])
+        elif b0 <= lo and end <= b1:
+            have = self._buf[lo - b0:end - b0]
+        else:
+            have = self._make(lo, end - lo)
+        out[lo - start:] = have
+        self._start, self._buf = lo, have
+        return out
+
+
+class CrosstalkFrontEnd:
+    """``(k0, n) -> the aggressors' sum at the ADC input for UIs k0..k0+n-1`` (volts)."""
+
+    def __init__(self, link, jitter):
+        self.pulses = link.aggressor_pulses
+        self.jitter = jitter
+        self.sources = [AggressorSymbols(p.agg, link.levels) for p in self.pulses]
+        self._fixed = {}
+        self._blocks: list[dict] = [{} for _ in self.pulses]
+        self.fft = [i for i, p in enumerate(self.pulses)
+                    if p.agg.ppm == 0 and p.n_taps > DIRECT_MAX_TAPS]
+        self.direct = [i for i in range(len(self.pulses)) if i not in self.fft]
+        if self.fft:
+            self._lmax = max(self.pulses[i].n_taps for i in self.fft)
+            self._nfft = max(FFT_MIN, 1 << int(np.ceil(np.log2(8 * self._lmax))))
+            self._block = self._nfft - self._lmax + 1   # overlap-save: all but L - 1 valid
+            self._spec = []
+            for i in self.fft:
+                t, d = self._taps(i, self.pulses[i].agg.phase_ui)
+                self._spec.append((sfft.rfft(t, self._nfft),
+                                   sfft.rfft(d, self._nfft) if d.size else None))
+            self._fft_cache: dict = {}
+
+    def _taps(self, i: int, phase_ui: float) -> tuple[np.ndarray, np.ndarray]:
+        p = self.pulses[i]
+        t = p.taps(phase_ui)
+        d = p.slope(phase_ui) if self.jitter.active else t[:0]
+        return t, d
+
+    def _plan(self, i: int, k0: int, n: int):
+        """(seg, shift, taps, dtaps) of aggressor i over UIs k0..k0+n-1."""
+        agg = self.pulses[i].agg
+        if agg.ppm == 0:
+            if i not in self._fixed:
+                t, d = self._taps(i, agg.phase_ui)
+                self._fixed[i] = (np.array([0], dtype=np.int64), t[None, :],
+                                  d.reshape(-1 if d.size else 0, t.shape[0]))
+            shift, taps, dtaps = self._fixed[i]
+            return np.array([0, n], dtype=np.int64), shift, taps, dtaps
+        B = XTALK_BLOCK
+        b0, b1 = k0 // B, (k0 + n - 1) // B
+        cache = self._blocks[i]
+        rows, drows, shifts = [], [], []
+        for b in range(b0, b1 + 1):
+            hit = cache.get(b)
+            if hit is None:
+                phi = agg.phase_ui + agg.ppm * 1e-6 * (b * B + B / 2.0)
+                s = int(np.floor(phi))
+                t, d = self._taps(i, phi - s)
+                hit = (s, t, d)
+                if len(cache) > 256:
+                    cache.clear()
+                cache[b] = hit
+            shifts.append(hit[0])
+            rows.append(hit[1])
+            drows.append(hit[2])
+        seg = np.clip(np.arange(b0, b1 + 2) * B - k0, 0, n).astype(np.int64)
+        seg[0], seg[-1] = 0, n
+        taps = np.array(rows)
+        dtaps = np.array(drows) if self.jitter.active else np.zeros((0, taps.shape[1]))
+        return seg, np.array(shifts, dtype=np.int64), taps, dtaps
+
+    def _fft_block(self, b: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(sum, slope sum) of the FFT-path aggressors over UIs of block b."""
+        hit = self._fft_cache.get(b)
+        if hit is None:
+            B, L, N = self._block, self._lmax, self._nfft
+            y0 = np.zeros(N // 2 + 1, dtype=np.complex128)
+            y1 = y0.copy() if self.jitter.active else None
+            for i, (c, d) in zip(self.fft, self._spec):
+                s = sfft.rfft(self.sources[i].fetch(b * B - (L - 1), B + L - 1), N)
+                if y1 is not None:
+                    y1 += s * d
+                s *= c
+                y0 += s
+            hit = (sfft.irfft(y0, N)[L - 1:L - 1 + B],
+                   None if y1 is None else sfft.irfft(y1, N)[L - 1:L - 1 + B])
+            if len(self._fft_cache) > 2:
+                self._fft_cache.clear()
+            self._fft_cache[b] = hit
+        return hit
+
+    def __call__(self, k0: int, n: int) -> np.ndarray:
+        out = np.zeros(n)
+        off = self.jitter.offsets_ui(k0, n) if self.jitter.active else out[:0]
+        if self.fft:
+            B = self._block
+            for b in range(k0 // B, (k0 + n - 1) // B + 1):
+                y0, y1 = self._fft_block(b)
+                lo, hi = max(b * B, k0), min((b + 1) * B, k0 + n)
+                out[lo - k0:hi - k0] += y0[lo - b * B:hi - b * B]
+                if y1 is not None:
+                    out[lo - k0:hi - k0] += off[lo - k0:hi - k0] * y1[lo - b * B:hi - b * B]
+        for i in self.direct:
+            src = self.sources[i]
+            seg, shift, taps, dtaps = self._plan(i, k0, n)
+            L = taps.shape[1]
+            lo = k0 + int(np.min(seg[:-1] - shift)) - (L - 1)
+            hi = k0 + int(np.max(seg[1:] - 1 - shift))
+            b = src.fetch(lo, hi - lo + 1)
+            xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps, off)
+        return out
+
+
+def crosstalk_front_end(link, jitter):
+    """The aggressors' front end of a link, or None without aggressors."""
+    return CrosstalkFrontEnd(link, jitter) if link.aggressor_pulses else None
