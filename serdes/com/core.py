@@ -101,6 +101,13 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     cases = []
     for n, case in enumerate(p.cases, start=1):
         vtfs = [channel_vtf(p, grid, c, case) for c in chans]
+        # the time window is circular: a thru with almost no delay would put its
+        # pre-cursors at the end; delay every channel alike so the peak is >= 20 UI in
+        pk0 = int(np.argmax(np.fft.irfft(xs * vtfs[0])))
+        if pk0 < 20 * m or pk0 > grid.n_t // 2:
+            d = (20 * m - pk0) % grid.n_t
+            shift = np.exp(-2j * np.pi * grid.f * d * grid.ui / m)
+            vtfs = [v * shift for v in vtfs]
         best = _fom.search(p, grid, vtfs, kinds)
         basis = _fom.ctle_basis(p, grid.f)
         hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
