@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import fftconvolve
 
-__all__ = ["Budget", "delta_pmf", "conv", "a_ni"]
+__all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf"]
 
 FILTER_REL = 1e-3
 
@@ -79,10 +79,10 @@ def a_ni(y: np.ndarray, pdf: np.ndarray, der0: float) -> float:
     return float(-y[np.nonzero(cdf >= der0)[0][0]])
 
 
-def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray, rx_taps=None) -> Budget:
+def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray) -> Budget:
     """A_s, A_ni and the parts, from the victim pulse ``pv`` (equalized, no DFE), the
     aggressor pulses ``aggs`` (same equalization), the cursor sample ``ix`` and the
-    RX transfer H_r H_ctf (H_ffe) for the noise."""
+    RX transfer H_r H_ctf for the noise."""
     m = grid.m
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
@@ -127,9 +127,9 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray, rx
     for x in xts:
         p_xt = conv(p_xt, delta_pmf(x, L, npts, ystep))
     var_xt = float(np.sum(y ** 2 * p_xt))
-    p_dd_var = float(np.sum(y ** 2 * p_j))
+    var_dd = float(np.sum(y ** 2 * p_j))
     pdf = conv(conv(p_isi, conv(p_g, p_j)), p_xt)
     ani = a_ni(y, pdf, p.der0)
     return Budget(a_s, ani, h0, np.sqrt(var_tx), np.sqrt(var_n), np.sqrt(var_rj), np.sqrt(var_isi),
-                  np.sqrt(var_xt), np.sqrt(p_dd_var), dfe,
+                  np.sqrt(var_xt), np.sqrt(var_dd), dfe,
                   y, pdf, {"p_isi": p_isi, "p_xt": p_xt, "p_g": p_g, "p_dd": p_j})

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -217,7 +217,7 @@ _SKIP = {"name", "source", "cases"}
 def _coerce(key: str, current, text):
     try:
         if isinstance(current, bool):
-            if str(text).lower() in ("1", "true", "yes", "on"):
+            if str(text).lower() in ("1", "true", "yes", "on"):  # noqa: SIM114
                 return True
             if str(text).lower() in ("0", "false", "no", "off"):
                 return False
