@@ -1,7 +1,7 @@
 """COM of a synthetic Annex 93A line (no crosstalk) over its loss at Nyquist, 802.3ck-kr
 preset, full grid: COM should fall smoothly with loss.
 
-Run: PYTHONPATH=. python3 benchmarks/com_loss_sweep.py [out_dir]
+Run: PYTHONPATH=. python3 benchmarks/com_loss_sweep.py [out_dir [loss_db ...]]
 """
 
 import json
@@ -30,8 +30,9 @@ def write_line(path, loss_db, fb_gbd=53.125, delay_ns=1.0):
 if __name__ == "__main__":
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
     p = preset("802.3ck-kr")
-    for loss in (12, 16, 20, 24, 28, 32):
-        fn = write_line(out / f"line_{loss}dB.s2p", loss)
+    losses = [float(x) for x in sys.argv[2:]] or [12, 16, 20, 24, 28, 32]
+    for loss in losses:
+        fn = write_line(out / f"line_{loss:g}dB.s2p", loss)
         r = compute_com(fn, preset=p)
         print(json.dumps({"loss_db": loss, "com_db": r.com_db, "elapsed_s": r.elapsed_s,
                           "cases": [[c.com_db, c.g_dc_db, c.g_dc2_db, c.tx_taps] for c in r.cases]}),
