@@ -1,0 +1,39 @@
+"""COM of a synthetic Annex 93A line (no crosstalk) over its loss at Nyquist, 802.3ck-kr
+preset, full grid: COM should fall smoothly with loss.
+
+Run: PYTHONPATH=. python3 benchmarks/com_loss_sweep.py [out_dir [loss_db ...]]
+"""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from serdes.channel.loss import LossLine
+from serdes.com.core import compute_com
+from serdes.com.params import preset
+
+
+def write_line(path, loss_db, fb_gbd=53.125, delay_ns=1.0):
+    f = np.arange(0.0, 60.0 + 1e-9, 0.01)
+    h = LossLine(loss_db=loss_db, f_ref_hz=fb_gbd / 2 * 1e9).response(f * 1e9)
+    h = h * np.exp(-2j * np.pi * f * delay_ns)
+    with open(path, "w") as fh:
+        fh.write("# GHz S RI R 50\n")
+        for fi, hi in zip(f, h):
+            fh.write(f"{fi:.4f} 0 0 {hi.real:.10e} {hi.imag:.10e} {hi.real:.10e} {hi.imag:.10e} 0 0\n")
+    return path
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
+    p = preset("802.3ck-kr")
+    losses = [float(x) for x in sys.argv[2:]] or [12, 16, 20, 24, 28, 32]
+    for loss in losses:
+        fn = write_line(out / f"line_{loss:g}dB.s2p", loss)
+        r = compute_com(fn, preset=p)
+        print(json.dumps({"loss_db": loss, "com_db": r.com_db, "elapsed_s": r.elapsed_s,
+                          "cases": [[c.com_db, c.g_dc_db, c.g_dc2_db, c.tx_taps] for c in r.cases]}),
+              flush=True)

@@ -1,0 +1,137 @@
+"""COM of a channel set: ``compute_com(thru, fext=[...], next=[...], preset=..., overrides=...)``.
+
+For each package case of the preset: the packaged pulse responses (``pulse.py``), the
+FOM search over the CTLE x TX FFE grid (``fom.py``), then A_s and A_ni at the chosen
+equalization (``noise.py``); COM of the channel is the lowest over the cases.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from serdes.com import fom as _fom
+from serdes.com import noise as _noise
+from serdes.com.params import ComParams, apply_overrides, preset as _preset
+from serdes.com.pulse import ComGrid, channel_vtf, h_r, read_channel, xsinc
+from serdes.errors import ConfigError
+
+__all__ = ["CaseResult", "ComResult", "compute_com"]
+
+
+@dataclass
+class CaseResult:
+    package_case: int
+    lengths: dict
+    com_db: float
+    a_s_v: float
+    a_ni_v: float
+    fom_db: float
+    unequalized_peak_v: float
+    tx_taps: list
+    g_dc_db: float
+    g_dc2_db: float
+    dfe_taps: list
+    rx_ffe_taps: list
+    sigmas_v: dict
+    n_fom: int
+    # for the figure
+    pulse_uneq: np.ndarray = field(repr=False, default=None)
+    pulse_eq: np.ndarray = field(repr=False, default=None)
+    cursor_ix: int = 0
+    landscape: np.ndarray = field(repr=False, default=None)
+    tx_fom: np.ndarray = field(repr=False, default=None)
+    y: np.ndarray = field(repr=False, default=None)
+    pdf: np.ndarray = field(repr=False, default=None)
+
+    def as_dict(self) -> dict:
+        return {"package_case": self.package_case, "package_lengths_mm": self.lengths,
+                "com_db": self.com_db, "a_s_v": self.a_s_v, "a_ni_v": self.a_ni_v,
+                "fom_db": self.fom_db, "unequalized_peak_v": self.unequalized_peak_v,
+                "tx_taps": self.tx_taps, "g_dc_db": self.g_dc_db, "g_dc2_db": self.g_dc2_db,
+                "dfe_taps": self.dfe_taps, "rx_ffe_taps": self.rx_ffe_taps,
+                "sigma_v": self.sigmas_v, "fom_evaluations": self.n_fom,
+                "eye_height_v": None, "vec_db": None, "erl_db": None}
+
+
+@dataclass
+class ComResult:
+    preset: str
+    params: ComParams
+    thru: str
+    fext: list
+    next: list
+    cases: list
+    elapsed_s: float
+
+    @property
+    def com_db(self) -> float:
+        return min(c.com_db for c in self.cases)
+
+    def as_dict(self) -> dict:
+        return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
+                "thru": self.thru, "fext": self.fext, "next": self.next,
+                "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
+                "not_modelled": "eye height/VEC, ERL, floating DFE taps"}
+
+
+def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
+    return sum(c * np.roll(p0, int(k) * m) for c, k in zip(taps, offs))
+
+
+def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
+                overrides=None) -> ComResult:
+    t0 = time.perf_counter()
+    p = _preset(preset) if isinstance(preset, str) else preset
+    p = apply_overrides(p, overrides)
+    if len(p.rx_ffe_max):
+        raise ConfigError(f"--preset {p.name}: the RX FFE reference receiver (MMSE FOM, Annex "
+                          "178A) is not implemented; use an 802.3ck or 100gbase-kr4 preset")
+    grid = ComGrid.of(p)
+    chans = [read_channel(thru, "thru")]
+    chans += [read_channel(f, "fext") for f in fext]
+    chans += [read_channel(f, "next") for f in next]
+    kinds = [c.kind for c in chans[1:]]
+    offs = _fom.tx_offsets(p)
+    m = grid.m
+    xs = xsinc(grid)
+    cases = []
+    for n, case in enumerate(p.cases, start=1):
+        vtfs = [channel_vtf(p, grid, c, case) for c in chans]
+        # the time window is circular: a thru with almost no delay would put its
+        # pre-cursors at the end; delay every channel alike so the peak is >= 20 UI in
+        pk0 = int(np.argmax(np.fft.irfft(xs * vtfs[0])))
+        if pk0 < 20 * m or pk0 > grid.n_t // 2:
+            d = (20 * m - pk0) % grid.n_t
+            shift = np.exp(-2j * np.pi * grid.f * d * grid.ui / m)
+            vtfs = [v * shift for v in vtfs]
+        best = _fom.search(p, grid, vtfs, kinds)
+        basis = _fom.ctle_basis(p, grid.f)
+        hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
+        p0 = np.fft.irfft(xs * vtfs[0] * hc) * p.a_v
+        pk = int(np.argmax(p0))
+        pv = _apply_tx(p0, best.tx_taps, offs, m)
+        ix = pk + best.cursor_offset
+        aggs = []
+        for v, kind in zip(vtfs[1:], kinds):
+            amp = p.a_ne if kind == "next" else p.a_fe
+            pa = np.fft.irfft(xs * v * hc) * amp
+            aggs.append(pa if kind == "next" else _apply_tx(pa, best.tx_taps, offs, m))
+        b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc)
+        uneq = np.fft.irfft(xs * vtfs[0]) * p.a_v
+        com = 20 * np.log10(b.a_s / b.a_ni)
+        cases.append(CaseResult(
+            package_case=n, lengths={k: list(v) for k, v in case.items()}, com_db=float(com),
+            a_s_v=b.a_s, a_ni_v=b.a_ni, fom_db=best.fom_db,
+            unequalized_peak_v=float(uneq.max()), tx_taps=[float(x) for x in best.tx_taps],
+            g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
+            rx_ffe_taps=[], n_fom=best.n_evaluated,
+            sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
+                      "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
+            pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
+            tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
+    return ComResult(p.name, p, str(Path(thru)), [str(f) for f in fext], [str(f) for f in next],
+                     cases, time.perf_counter() - t0)

@@ -1,0 +1,135 @@
+"""Noise, ISI and crosstalk distributions at the chosen equalization and A_ni
+(Annex 93A.1.7): COM = 20 log10(A_s / A_ni).
+
+* Gaussian part: TX noise h0^2 10^(-SNR_TX/10) (eq. 93A-30), RX noise eta_0 through
+  H_r H_ctf (eq. 93A-35, f > 0), random jitter sigma_RJ^2 sigma_X^2 sum h_J^2
+  (eq. 93A-32), h_J the pulse slope at the cursor phase every UI (central difference).
+* Delta distributions (eqs. 93A-39/40): each sample h of the residual ISI (all UIs at
+  the cursor phase, pre-cursors included, DFE span reduced by the clipped DFE taps), of
+  each aggressor at its own phase of largest energy (eq. 93A-33), and of the
+  dual-Dirac jitter A_DD h_J, takes the L values h (2l/(L-1) - 1) with equal
+  probability; samples with |h| <= 1e-3 A_s are dropped (93A.1.7.1 Note 2).
+* Everything is binned on one voltage grid (bin min(A_s/1000, 10 uV), wide enough
+  that no distribution is clipped) and convolved; A_ni is the voltage below which the
+  lower tail holds DER_0 (eq. 93A-45).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.signal import fftconvolve
+
+__all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf"]
+
+FILTER_REL = 1e-3
+
+
+@dataclass
+class Budget:
+    a_s: float
+    a_ni: float
+    h0: float
+    sigma_tx: float
+    sigma_n: float
+    sigma_rj: float
+    sigma_isi: float
+    sigma_xt: float
+    sigma_dd: float
+    dfe_taps: np.ndarray
+    y: np.ndarray
+    pdf: np.ndarray
+    parts: dict
+
+
+def delta_pmf(h: np.ndarray, levels: int, npts: int, ystep: float) -> np.ndarray:
+    """PMF on the centred grid of ``npts`` bins of sum_i h_i x_i, x_i uniform on the L
+    levels (2l/(L-1) - 1); each sample's values rounded to the grid."""
+    lv = 2.0 * np.arange(levels) / (levels - 1) - 1.0
+    c = npts // 2
+    pmf = np.zeros(npts)
+    pmf[c] = 1.0
+    lo = hi = c
+    for x in np.asarray(h, dtype=float):
+        sh = np.round(x * lv / ystep).astype(int)
+        new_lo, new_hi = lo + sh.min(), hi + sh.max()
+        if new_lo < 0 or new_hi >= npts:
+            raise ValueError("voltage grid too small for the distribution")
+        out = np.zeros(new_hi - new_lo + 1)
+        seg = pmf[lo:hi + 1]
+        for s in sh:
+            a = lo + s - new_lo
+            out[a:a + len(seg)] += seg
+        pmf[lo:hi + 1] = 0.0
+        pmf[new_lo:new_hi + 1] = out / levels
+        lo, hi = new_lo, new_hi
+    return pmf
+
+
+def conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Convolution of two PMFs on the same centred odd grid, kept on that grid."""
+    out = fftconvolve(a, b, mode="same")
+    return np.maximum(out, 0.0)
+
+
+def a_ni(y: np.ndarray, pdf: np.ndarray, der0: float) -> float:
+    cdf = np.cumsum(pdf)
+    cdf /= cdf[-1]
+    return float(-y[np.nonzero(cdf >= der0)[0][0]])
+
+
+def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray) -> Budget:
+    """A_s, A_ni and the parts, from the victim pulse ``pv`` (equalized, no DFE), the
+    aggressor pulses ``aggs`` (same equalization), the cursor sample ``ix`` and the
+    RX transfer H_r H_ctf for the noise."""
+    m = grid.m
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    h0 = float(pv[ix])
+    a_s = p.rlm * h0 / (L - 1)
+    f = grid.f
+    df_ghz = (f[1] - f[0]) / 1e9
+    var_n = p.eta0 * float(np.sum(np.abs(hctf_rx[1:]) ** 2)) * df_ghz
+    var_tx = h0 ** 2 * 10 ** (-p.snr_tx_db / 10)
+    ph, n0 = ix % m, ix // m
+    pad = np.pad(pv, 1)
+    ixs = ph + m * np.arange(len(pv) // m)
+    h_j = (pad[ixs + 2] - pad[ixs]) * (m / 2.0)
+    var_rj = p.sigma_rj ** 2 * var_x * float(np.sum(h_j ** 2))
+    var_g = var_tx + var_rj + var_n
+    thr = FILTER_REL * a_s
+    h_dd = p.a_dd * h_j
+    h_dd = h_dd[np.abs(h_dd) > thr]
+    isi = pv[ph::m].copy()
+    isi[n0] = 0.0
+    nb = len(p.dfe_max)
+    post = isi[n0 + 1:n0 + 1 + nb]
+    dfe = np.clip(post / h0, np.asarray(p.dfe_min)[:len(post)], np.asarray(p.dfe_max)[:len(post)])
+    isi[n0 + 1:n0 + 1 + len(post)] = post - dfe * h0
+    var_isi = var_x * float(np.sum(isi ** 2))
+    isi_f = isi[np.abs(isi) > thr]
+    xts = []
+    for pa in aggs:
+        e = [np.sum(pa[k::m] ** 2) for k in range(m)]
+        s = pa[int(np.argmax(e))::m]
+        xts.append(s[np.abs(s) > thr])
+    ystep = min(a_s / 1000.0, 1e-5)
+    support = np.abs(isi_f).sum() + sum(np.abs(x).sum() for x in xts) + np.abs(h_dd).sum()
+    ymax = max(1.1 * a_s, support + 10 * np.sqrt(var_g) + 2 * ystep)
+    npts = 2 * int(np.ceil(ymax / ystep)) + 1
+    y = (np.arange(npts) - npts // 2) * ystep
+    p_j = delta_pmf(h_dd, L, npts, ystep)
+    p_g = np.exp(-y ** 2 / (2 * var_g)) / np.sqrt(2 * np.pi * var_g) * ystep
+    p_isi = delta_pmf(isi_f, L, npts, ystep)
+    p_xt = np.zeros(npts)
+    p_xt[npts // 2] = 1.0
+    for x in xts:
+        p_xt = conv(p_xt, delta_pmf(x, L, npts, ystep))
+    var_xt = float(np.sum(y ** 2 * p_xt))
+    var_dd = float(np.sum(y ** 2 * p_j))
+    pdf = conv(conv(p_isi, conv(p_g, p_j)), p_xt)
+    ani = a_ni(y, pdf, p.der0)
+    return Budget(a_s, ani, h0, np.sqrt(var_tx), np.sqrt(var_n), np.sqrt(var_rj), np.sqrt(var_isi),
+                  np.sqrt(var_xt), np.sqrt(var_dd), dfe,
+                  y, pdf, {"p_isi": p_isi, "p_xt": p_xt, "p_g": p_g, "p_dd": p_j})

@@ -1,0 +1,69 @@
+"""``serdes com``: Channel Operating Margin (IEEE 802.3 Annex 93A) of a channel set."""
+
+from __future__ import annotations
+
+import json
+
+from serdes.commands.common import add_dpi_option, check_dpi, json_safe
+
+
+def add_parser(sub):
+    from serdes.com.params import preset_names
+
+    p = sub.add_parser("com", help="Channel Operating Margin (IEEE 802.3 Annex 93A)",
+                       description="COM of a thru channel with its crosstalk aggressors: "
+                                   "packages, TX FFE x CTLE search, DFE, noise and "
+                                   "crosstalk distributions, per package case.")
+    p.add_argument("thru", help="thru channel (Touchstone .s4p, ports 1->2 and 3->4)")
+    p.add_argument("--fext", action="append", default=[], metavar="FILE",
+                   help="far-end crosstalk aggressor (repeatable)")
+    p.add_argument("--next", action="append", default=[], metavar="FILE",
+                   help="near-end crosstalk aggressor (repeatable)")
+    p.add_argument("--preset", default="802.3ck-kr",
+                   help="parameter set: " + ", ".join(preset_names()) + " (default 802.3ck-kr)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one COM parameter, e.g. der0=1e-5 or g_dc=-10,-9,-8 (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("-o", "--output", default=None, help="write the report figure (PNG) here")
+    add_dpi_option(p)
+    return p
+
+
+def summary(res) -> str:
+    p = res.params
+    lines = [f"COM {res.com_db:.2f} dB  ({p.name}, DER_0 {p.der0:g}, {len(res.fext)} FEXT, "
+             f"{len(res.next)} NEXT, {res.elapsed_s:.1f} s)"]
+    for c in res.cases:
+        tx = " ".join(f"{t:+.2f}" for t in c.tx_taps)
+        dfe = " ".join(f"{t:.3f}" for t in c.dfe_taps[:6]) + (" ..." if len(c.dfe_taps) > 6 else "")
+        s = c.sigmas_v
+        lines += [
+            f"case {c.package_case} (z_p TX/RX {c.lengths['tx'][0]:g}/{c.lengths['rx'][0]:g} mm): "
+            f"COM {c.com_db:.2f} dB  A_s {c.a_s_v * 1e3:.2f} mV  A_ni {c.a_ni_v * 1e3:.2f} mV  "
+            f"FOM {c.fom_db:.2f} dB",
+            f"  unequalized peak {c.unequalized_peak_v * 1e3:.1f} mV; TX [{tx}]; g_DC {c.g_dc_db:g} dB, "
+            f"g_DC2 {c.g_dc2_db:g} dB",
+            f"  DFE [{dfe}]",
+            "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
+        ]
+    lines.append("not modelled: eye height/VEC, ERL, floating DFE taps")
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    from serdes.com.core import compute_com
+
+    if args.output:
+        check_dpi(args.dpi)
+    res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides)
+    if args.output:
+        from serdes.com.figure import report_figure
+
+        report_figure(res, args.output, dpi=args.dpi)
+    if args.json:
+        print(json.dumps(json_safe(res.as_dict())))
+    else:
+        print(summary(res))
+        if args.output:
+            print(f"figure: {args.output}")
+    return 0

@@ -1,0 +1,252 @@
+"""COM (serdes/com): closed form on a synthetic channel, the vectorized FOM search against
+a slow direct evaluation, PyChOpMarg at the same equalization, and the CLI interface."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize, stats
+
+from serdes.cli import main as cli_main
+from serdes.com import fom as comfom
+from serdes.com.core import compute_com
+from serdes.com.params import PRESETS, apply_overrides, preset
+from serdes.com.pulse import ComGrid, channel_vtf, read_channel, xsinc
+
+ECHO_UI = 20
+ECHO = 0.1
+
+
+def _write_s2p(path, f_ghz, s21):
+    with open(path, "w") as fh:
+        fh.write("# GHz S RI R 50\n")
+        for f, h in zip(f_ghz, s21):
+            fh.write(f"{f:.6f} 0 0 {h.real:.12e} {h.imag:.12e} {h.real:.12e} {h.imag:.12e} 0 0\n")
+    return path
+
+
+def _ideal(p, **kw):
+    """No package, no TX edge, a flat CTLE and a wide reference filter (2 f_b), one TX setting."""
+    none = {k: (0.0,) for k in ("tx", "next", "fext", "rx")}
+    base = dict(c_d=(0.0,), l_s=(0.0,), c_b=0.0, c_p=0.0, z_c=(100.0,), cases=(none,),
+                t_r_ns=0.0, f_r=2.0, g_dc=(0.0,), g_dc2=(0.0,), f_z_ghz=1e7, f_p1_ghz=1e7,
+                f_p2_ghz=1e7, tx_min=(0.0,) * 4, tx_max=(0.0,) * 4, tx_step=(0.0,) * 4,
+                samples_per_ui=32, f_step_ghz=0.1, snr_tx_db=300.0, sigma_rj=0.0, a_dd=0.0)
+    base.update(kw)
+    return dataclasses.replace(p, **base)
+
+
+@pytest.fixture(scope="module")
+def echo_file(tmp_path_factory):
+    p = preset("802.3ck-kr")
+    fb = p.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    h = 1.0 + ECHO * np.exp(-2j * np.pi * f * ECHO_UI / fb)
+    return _write_s2p(tmp_path_factory.mktemp("com") / "echo.s2p", f, h)
+
+
+def test_closed_form_echo_and_white_noise(echo_file):
+    """An ideal thru with one echo of 0.1 at 20 UI (beyond the 12 DFE taps) and white RX
+    noise only: the noise + interference is (echo x a PAM4 symbol) + Gaussian, so
+    DER_0 = 1/4 sum_v Phi((-A_ni - v 0.1 h0) / sigma), v in {+-1, +-1/3}, with sigma^2 =
+    eta_0 f_c int_0^{f_max/f_c} dx / (1 + x^8) (the 4th-order Butterworth at f_c = 2 f_b)."""
+    p = _ideal(preset("802.3ck-kr"), eta0=2e-9)
+    res = compute_com(echo_file, preset=p)
+    (case,) = res.cases
+    h0 = case.a_s_v * (p.levels - 1) / p.rlm
+    # the rectangular UI pulse of amplitude A_v sampled on its top: the Mueller-Mueller
+    # condition holds all along the flat top (h(+-1 UI) = 0), where the Butterworth step
+    # response still ripples by a few per cent
+    assert h0 == pytest.approx(p.a_v, rel=0.03)
+    grid = ComGrid.of(p)
+    fc = p.f_r * p.fb_gbd
+    sigma = math.sqrt(p.eta0 * fc * integrate.quad(lambda x: 1 / (1 + x ** 8), 0,
+                                                   grid.f[-1] / 1e9 / fc)[0])
+    assert case.sigmas_v["rx_noise"] == pytest.approx(sigma, rel=2e-3)  # sum vs integral
+    vals = ECHO * h0 * np.array([-1, -1 / 3, 1 / 3, 1])
+
+    def der(a):
+        return np.mean(stats.norm.cdf((-a - vals) / sigma)) - p.der0
+
+    a_ni = optimize.brentq(der, 0, 1)
+    # other ISI: every sample at the cursor phase but the cursor, the echo and the DFE
+    # span (cancelled: its taps are within their limits), a bound
+    ix = case.cursor_ix
+    s = case.pulse_eq[ix % grid.m::grid.m].copy()
+    n0 = ix // grid.m
+    nb = len(p.dfe_max)
+    assert np.all(np.abs(s[n0 + 1:n0 + 1 + nb] / s[n0]) < np.array(p.dfe_max))
+    s[[n0, n0 + ECHO_UI]] = 0
+    s[n0 + 1:n0 + 1 + nb] = 0
+    bound = np.abs(s).sum() + 2 * min(case.a_s_v / 1000, 1e-5)
+    assert abs(case.a_ni_v - a_ni) <= bound + 1e-3 * a_ni
+    com_cf = 20 * np.log10(case.a_s_v / a_ni)
+    tol_db = 20 * np.log10(1 + (bound + 1e-3 * a_ni) / a_ni)
+    assert abs(case.com_db - com_cf) <= tol_db
+    assert tol_db < 0.3  # the bound is tight enough to mean something
+
+
+def _fom_direct(p, grid, vtfs, kinds, gdc, gdc2, taps):
+    """FOM of one setting the slow obvious way: the equalized pulses by FFT, the cursor by
+    a loop over candidates, sums over every sample (eqs. 93A-25..36)."""
+    from serdes.com.pulse import ctle, h_r
+
+    m, L = grid.m, p.levels
+    var_x = (L ** 2 - 1) / (3 * (L - 1) ** 2)
+    f = grid.f
+    offs = comfom.tx_offsets(p)
+    htx = sum(c * np.exp(-2j * np.pi * f * k / grid.fb_hz) for c, k in zip(taps, offs))
+    hc = ctle(p, f, gdc, gdc2)
+    pv = np.fft.irfft(xsinc(grid) * vtfs[0] * hc * htx) * p.a_v
+    pk = int(np.argmax(pv))
+    best, exact = None, []
+    for ix in range(pk - m, pk + m):
+        if pv[ix] <= 0:
+            continue
+        b1 = min(p.dfe_max[0], max(p.dfe_min[0], pv[ix + m] / pv[ix]))
+        r = abs(pv[ix - m] - (pv[ix + m] - b1 * pv[ix]))
+        if r < comfom.MM_EPS:
+            exact.append(ix)
+        elif best is None or r < best[0]:
+            best = (r, ix)
+    if exact:
+        pre = [i for i in exact if i <= pk]
+        ix = pre[-1] if pre else exact[0]
+    else:
+        ix = best[1]
+    h = pv[ix % m::m]
+    n0 = ix // m
+    h0 = h[n0]
+    isi = h.copy()
+    isi[n0] = 0
+    for j in range(len(p.dfe_max)):
+        b = min(p.dfe_max[j], max(p.dfe_min[j], isi[n0 + 1 + j] / h0))
+        isi[n0 + 1 + j] -= b * h0
+    pad = np.pad(pv, 1)
+    ixs = ix % m + m * np.arange(len(pv) // m)
+    hj = (pad[ixs + 2] - pad[ixs]) * m / 2
+    xt = 0.0
+    for v, kind in zip(vtfs[1:], kinds):
+        amp = p.a_ne if kind == "next" else p.a_fe
+        pa = np.fft.irfft(xsinc(grid) * v * hc * (1 if kind == "next" else htx)) * amp
+        xt += max(np.sum(pa[k::m] ** 2) for k in range(m))
+    var_n = p.eta0 * np.sum(np.abs(h_r(p, f) * hc) ** 2) * (f[1] - f[0]) / 1e9
+    a_s = p.rlm * h0 / (L - 1)
+    den = (h0 ** 2 * 10 ** (-p.snr_tx_db / 10) + var_x * np.sum(isi ** 2)
+           + (p.a_dd ** 2 + p.sigma_rj ** 2) * var_x * np.sum(hj ** 2) + var_x * xt + var_n)
+    return 10 * np.log10(a_s ** 2 / den)
+
+
+def test_vectorized_search_equals_direct_evaluation(echo_file, tmp_path):
+    """Every FOM of the vectorized search equals the slow direct evaluation (same maths,
+    different arithmetic: agreement to 1e-5 dB, the differences being the samples at
+    the ends of the circular window, where the search sums linearly) on a channel with ISI and one aggressor
+    of each kind."""
+    p0 = preset("802.3ck-kr")
+    fb = p0.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    lossy = np.exp(-(0.6 * f / fb * (1 + 1j)) - 2j * np.pi * f * 0.3) * (1 + 0.05 * np.exp(-2j * np.pi * f * 3.5 / fb))
+    thru = _write_s2p(tmp_path / "lossy.s2p", f, lossy)
+    xt = _write_s2p(tmp_path / "xt.s2p", f, 0.02 * np.exp(-2j * np.pi * f * 0.31) * f / f[-1])
+    p = _ideal(p0, c_d=(1.2e-4,), l_s=(0.12,), c_b=0.3e-4, c_p=0.87e-4, z_c=(87.5, 92.5),
+               cases=({k: (12.0, 1.8) for k in ("tx", "next", "fext", "rx")},),
+               t_r_ns=0.004, f_r=0.75, g_dc=(-6.0, -4.0), g_dc2=(-2.0,), f_z_ghz=fb / 2.5,
+               f_p1_ghz=fb / 2.5, f_p2_ghz=fb, tx_min=(0.0, 0.0, -0.2, -0.2),
+               tx_max=(0.0, 0.04, 0.0, 0.0), tx_step=(0.02, 0.02, 0.1, 0.1),
+               snr_tx_db=33.0, sigma_rj=0.01, a_dd=0.02)
+    grid = ComGrid.of(p)
+    chans = [read_channel(thru, "thru"), read_channel(xt, "fext"), read_channel(xt, "next")]
+    vtfs = [channel_vtf(p, grid, c, p.cases[0]) for c in chans]
+    best = comfom.search(p, grid, vtfs, ["fext", "next"])
+    C = comfom.full_taps(p, p.tx_grid)
+    assert len(C) == 3 * 3 * 3
+    for k in range(len(C)):
+        ref = _fom_direct(p, grid, vtfs, ["fext", "next"], best.g_dc, best.g_dc2, C[k])
+        assert best.tx_fom_at_best[k] == pytest.approx(ref, abs=1e-5)
+
+
+def test_presets_and_package_table_agree():
+    from serdes.presets import PACKAGE_PRESETS
+
+    assert set(PRESETS) == {"802.3ck-kr", "802.3ck-cr", "802.3ck-c2c", "802.3ck-c2m",
+                            "802.3dj-kr", "100gbase-kr4"}
+    for name in ("802.3ck-kr", "802.3dj-kr"):
+        pk, cp = PACKAGE_PRESETS[name], PRESETS[name]
+        assert tuple(pk["c_d_nf"]) == cp.c_d and pk["c_p_nf"] == cp.c_p
+        assert tuple(pk["z_c_ohm"]) == cp.z_c and (pk["a1"], pk["a2"]) == (cp.a1, cp.a2)
+    # the 802.3ck TX grid: c(-3) 4 x c(-2) 7 x c(-1) 18 x c(1) 11 with c(0) >= 0.5
+    g = PRESETS["802.3ck-kr"].tx_grid
+    assert g.shape[1] == 4 and np.all(1 - np.abs(g).sum(axis=1) >= 0.5 - 1e-12)
+    assert len(g) < 4 * 7 * 18 * 11
+
+
+def test_override_errors():
+    p = preset("802.3ck-kr")
+    assert apply_overrides(p, ["der0=1e-5"]).der0 == 1e-5
+    assert apply_overrides(p, {"g_dc": "-3,-2"}).g_dc == (-3.0, -2.0)
+    from serdes.errors import ConfigError
+
+    for bad in (["nope=1"], ["der0=x"], ["der0=2"], ["levels=1"], ["der0"], ["g_dc="]):
+        with pytest.raises(ConfigError):
+            apply_overrides(p, bad)
+
+
+def test_cli_json_interface(echo_file, capsys):
+    rc = cli_main(["com", str(echo_file), "--json", "--set", "g_dc=-1,0", "--set", "g_dc2=0",
+                   "--set", "tx_min=0,0,-0.1,0", "--set", "tx_max=0,0,0,0",
+                   "--set", "f_step_ghz=0.1"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["preset"] == "802.3ck-kr" and out["elapsed_s"] > 0
+    assert [c["package_case"] for c in out["cases"]] == [1, 2]
+    for c in out["cases"]:
+        for k in ("package_case", "com_db", "a_s_v", "a_ni_v", "unequalized_peak_v", "tx_taps",
+                  "g_dc_db", "g_dc2_db", "dfe_taps"):
+            assert k in c
+        assert len(c["tx_taps"]) == 5 and len(c["dfe_taps"]) == 12
+        assert c["com_db"] == pytest.approx(20 * math.log10(c["a_s_v"] / c["a_ni_v"]))
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--preset", "nope"], "--preset = 'nope'"),
+    (["--set", "der0=abc"], "der0 = 'abc'"),
+    (["--set", "unknown=1"], "unknown key 'unknown'"),
+    (["--preset", "802.3dj-kr"], "not implemented"),
+])
+def test_cli_bad_input_one_line_exit_2(echo_file, capsys, argv, words):
+    assert cli_main(["com", str(echo_file), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err
+
+
+def test_cli_missing_file(capsys, tmp_path):
+    assert cli_main(["com", str(tmp_path / "none.s4p")]) == 2
+    assert "file not found" in capsys.readouterr().err
+
+
+def test_pychopmarg_same_equalization(channels_dir):
+    """Against PyChOpMarg 3.4 at the equalization our search chose (its own search needs
+    an RX FFE, which the 802.3ck reference receiver does not have): COM within 0.3 dB,
+    the unequalized peak within 0.5 %."""
+    pytest.importorskip("pychopmarg")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from com_pychopmarg import pcm_at
+
+    d = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
+    thru, fext, nxt = (str(d / "DPO_12in_Meg7_THRU.s4p"), [str(d / "DPO_12in_Meg7_FENG89.s4p")],
+                       [str(d / "DPO_12in_Meg7_NENF89.s4p")])
+    # a 50 MHz grid step (20 ns window, enough for this channel) keeps PyChOpMarg's set-up short
+    p = apply_overrides(preset("802.3ck-kr"), {"g_dc": "-10,-9", "g_dc2": "-3", "f_step_ghz": "0.05",
+                                               "tx_min": "0,0,-0.24,-0.2", "tx_max": "0,0.06,-0.16,0"})
+    res = compute_com(thru, fext, nxt, p)
+    c = res.cases[0]
+    ref = pcm_at(p, thru, fext, nxt, 0, c.g_dc_db, c.g_dc2_db, c.tx_taps)
+    assert abs(c.com_db - ref["com_db"]) < 0.3
+    assert c.unequalized_peak_v == pytest.approx(ref["uneq_peak"], rel=5e-3)
