@@ -183,6 +183,41 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
                    "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
     },
+    "tx_jitter": {
+        # jitter of the transmitted edges: it goes through the channel (serdes/txjitter.py)
+        "rj_ui": F(float, 0.0, "TX random jitter (rms UI, per transmitted edge)", 0.0, 0.2),
+        "sj_ui": F(float, 0.0, "TX sinusoidal jitter amplitude (UI, peak)", 0.0, 1000.0),
+        "sj_hz": F(float, 1e6, "TX sinusoidal jitter frequency (below symbol_rate / 4)",
+                   0.0, 1e11),
+        "dcd_ui": F(float, 0.0, "duty-cycle distortion / even-odd jitter, peak to peak: "
+                    "even symbols +dcd/2, odd -dcd/2 (UI)", 0.0, 0.5),
+        "buj_ui": F(float, 0.0, "bounded uncorrelated jitter: uniform in +-buj_ui per "
+                    "symbol (UI)", 0.0, 0.5),
+        "ppm": F(float, 0.0, "TX clock minus RX clock frequency (ppm; > 0: TX faster); "
+                 "without a CDR the phase runs away", -1000.0, 1000.0),
+    },
+    "cdr": {
+        # clock recovery: serdes/cdr.py (loop model), serdes/engines/cdr.py (front end)
+        "mode": F(str, "off", "clock recovery: off (fixed sampling phase at the pulse "
+                  "peak), mm (Mueller-Muller baud-rate phase detector on ADC samples and "
+                  "slicer decisions), ssmm (its sign)", choices=("off", "mm", "ssmm")),
+        "bandwidth_hz": F(float, 4e6, "-3 dB jitter-transfer bandwidth of the loop; with "
+                          "damping it sets the PI gains (kp, ki = 0)", 1e3, 1e9),
+        "damping": F(float, 0.7, "loop damping factor zeta", 0.1, 10.0),
+        "kp": F(float, 0.0, "proportional gain (UI per unit PD output per UI); > 0 with "
+                "ki overrides bandwidth_hz/damping", 0.0, 1.0),
+        "ki": F(float, 0.0, "integral gain (UI per unit PD output per UI^2)", 0.0, 1.0),
+        "latency_ui": F(int, 32, "loop latency: a PD output moves the phase this many UI "
+                        "later", 0, 4096),
+        "pi_steps": F(int, 64, "phase interpolator steps per UI", 2, 4096),
+        "lock": F(str, "peak", "lock point: peak (MM output biased so the loop locks at "
+                  "the pulse peak, where the equalizer is designed) or mm (MM zero: "
+                  "pre-cursor = post-cursor)", choices=("peak", "mm")),
+        "initial_phase_ui": F(float, 0.0, "sampling phase at the start, relative to the "
+                              "pulse peak (UI)", -0.5, 0.5),
+        "warmup_symbols": F(int, 65536, "symbols left uncounted while the loop locks",
+                            0, 10**9),
+    },
     "adc": {
         "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),
         "fullscale_v": F(float, 0.5, "ADC full-scale range, peak to peak (V)", 1e-3, 10.0),
