@@ -54,9 +54,9 @@ class CdrSettings:
                               + ", ".join(repr(m) for m in MODES))
         if self.lock not in ("peak", "mm"):
             raise ConfigError(f"cdr.lock = {self.lock!r}: expected 'peak' or 'mm'")
-        if (self.kp > 0) != (self.ki > 0) and self.mode != "off":
-            raise ConfigError(f"cdr.kp = {self.kp:g}, cdr.ki = {self.ki:g}: give both gains "
-                              "(> 0) or neither (then bandwidth_hz and damping set them)")
+        if self.ki > 0 and self.kp <= 0:
+            raise ConfigError(f"cdr.ki = {self.ki:g} needs cdr.kp > 0 (kp > 0 gives the "
+                              "gains explicitly; ki = 0 then makes a first-order loop)")
 
     @property
     def active(self) -> bool:

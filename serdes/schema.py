@@ -204,9 +204,11 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "bandwidth_hz": F(float, 4e6, "-3 dB jitter-transfer bandwidth of the loop; with "
                           "damping it sets the PI gains (kp, ki = 0)", 1e3, 1e9),
         "damping": F(float, 0.7, "loop damping factor zeta", 0.1, 10.0),
-        "kp": F(float, 0.0, "proportional gain (UI per unit PD output per UI); > 0 with "
-                "ki overrides bandwidth_hz/damping", 0.0, 1.0),
-        "ki": F(float, 0.0, "integral gain (UI per unit PD output per UI^2)", 0.0, 1.0),
+        "kp": F(float, 0.0, "proportional gain (UI per unit PD output); > 0: kp and ki "
+                "are used instead of bandwidth_hz/damping (ki = 0: first-order loop)",
+                0.0, 1.0),
+        "ki": F(float, 0.0, "integral gain (UI per UI per unit PD output), with kp > 0",
+                0.0, 1.0),
         "latency_ui": F(int, 32, "loop latency: a PD output moves the phase this many UI "
                         "later", 0, 4096),
         "pi_steps": F(int, 64, "phase interpolator steps per UI", 2, 4096),

@@ -112,8 +112,10 @@ class CdrFrontEnd:
         self.state = np.array([settings.initial_phase_ui if settings.active else 0.0,
                                0.0, 0.0, 0.0, 0.0])
         self.ring = np.zeros(settings.latency_ui + 1)
+        if settings.active:  # whole UIs of TX jitter at the start only relabel symbols
+            self.state[0] += float(np.round(self.tx_source.slow(0, 1)[0]))
         self.stats = PhaseStats()
-        self.last_integral = 0.0
+        self.trace: list | None = None  # set to [] to keep every sampling phase
 
     @property
     def warmup_symbols(self) -> int:
@@ -139,6 +141,8 @@ class CdrFrontEnd:
                                   LOOKAHEAD, self.levels, self.h0, self.mode, self.bias,
                                   self.kp, self.ki, self.settings.pi_steps,
                                   max(0, -kn), self.state, self.ring)
+        if self.trace is not None:
+            self.trace.append(ph)
         if self.settings.active:
             # slow sampling offset seen by the data: phase - trackable TX jitter + RX SJ
             off = ph - self.tx_source.slow(kn, n) + self._rx_slow(kn, n)
