@@ -6,14 +6,18 @@ The sampler, phase detector and loop run in one numba kernel
 (:func:`serdes.kernels.cdr.cdr_sampler`); the sampling phase is a state fed back per
 symbol with the loop latency.
 
-Phase-detector decisions come from a slicer on the ADC-input sample itself (divided by
-the main cursor), not from the FFE output: the detector then sees the samples as soon
-as they exist (the FFE would add its pre-cursor delay to the loop latency and tie the
-lock point to taps designed for one phase), and an MM detector fed that way locks
-where the raw pulse's pre- and post-cursor balance, a property of the analog link. On a
-lossy link some of those decisions are wrong; that lowers the detector gain, which is
-why the gain Kpd is measured on the link (an S-curve with common random numbers,
-:meth:`CdrFrontEnd.calibrate`) before the loop gains are derived from it.
+Phase-detector decisions come from the ADC-input sample itself, not from the FFE
+output: the detector then sees the samples as soon as they exist (the FFE would add its
+pre-cursor delay to the loop latency and tie the lock point to taps designed for one
+phase), and an MM detector fed that way locks where the raw pulse's pre- and
+post-cursor balance, a property of the analog link. The decision is the sample's sign
+(the PAM4 MSB), not a 4-level slicer: on the default 25 dB link a 4-level slicer on the
+raw sample is wrong so often away from the peak that the detector's mean output has
+false zeros at -0.35 and +0.25 UI (the loop hung there from some starting phases),
+while the sign's S-curve keeps its sign from -0.45 to -0.05 and +0.05 to +0.45 UI.
+Wrong decisions lower the detector gain, which is why the gain Kpd is measured on the
+link (an S-curve with common random numbers, :meth:`CdrFrontEnd.calibrate`) before the
+loop gains are derived from it.
 ``cdr.lock = "peak"`` subtracts the detector's mean output at the pulse peak (its median
 for the sign detector), so the loop locks where the equalizer was designed; ``"mm"``
 locks at the detector's zero. Both points are reported.
@@ -90,6 +94,8 @@ class CdrFrontEnd:
         self.ui_s = link.ui_s
         self.h0 = float(self.pulse.taps[self.pulse.cursor])
         self.levels = np.ascontiguousarray(np.sort(link.levels), dtype=np.float64)
+        # the detector's slicer: the sign of the sample (the PAM4 MSB), see the module notes
+        self.pd_levels = np.array([-1.0, 1.0])
         self.table, dtable = pulse_tables(self.pulse, TABLE_Q)
         self.dtable = dtable if self.txj.per_symbol else np.zeros((0, self.table.shape[1]))
         self.n_ui = self.table.shape[1]
@@ -138,7 +144,7 @@ class CdrFrontEnd:
             w = np.zeros(n)
         integ0 = self.state[1]
         x, ph, e = kc.cdr_sampler(a_ext, t_ext, drx, w, self.table, self.dtable, TABLE_Q,
-                                  LOOKAHEAD, self.levels, self.h0, self.mode, self.bias,
+                                  LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
                                   self.kp, self.ki, self.settings.pi_steps,
                                   max(0, -kn), self.state, self.ring)
         if self.trace is not None:
@@ -164,7 +170,7 @@ class CdrFrontEnd:
         n = a.shape[0] - self.hist
         state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
         _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable, TABLE_Q,
-                                 LOOKAHEAD, self.levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
+                                 LOOKAHEAD, self.pd_levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
                                  0, state, np.zeros(1))
         return e[1:]
 
