@@ -222,7 +222,8 @@ def build_cdr(cfg: Config):
                        kp=c["kp"], ki=c["ki"], latency_ui=c["latency_ui"],
                        pi_steps=c["pi_steps"], lock=c["lock"],
                        initial_phase_ui=c["initial_phase_ui"],
-                       warmup_symbols=c["warmup_symbols"])
+                       warmup_symbols=c["warmup_symbols"], acquire_gear=c["acquire_gear"],
+                       acquire_symbols=c["acquire_symbols"])
 
 
 def build_tx_jitter(cfg: Config):

@@ -9,7 +9,10 @@ the phase:
     I_{k+1}   = I_k + ki e_{k-L}
     phi_{k+1} = phi_k + kp e_{k-L} + I_{k+1}
 
-and the phase interpolator applies phi rounded to 1 / ``pi_steps`` UI. Open loop
+and the phase interpolator applies phi rounded to 1 / ``pi_steps`` UI. For the first
+``acquire_symbols`` the gains are kp g and ki g^2 (``acquire_gear`` g: the bandwidth g
+times larger, same damping), so that a frequency offset is pulled in before the loop
+slips many cycles; then the loop runs at its tracking bandwidth. Open loop
 G(z) = Kpd z^-L (kp + ki z / (z - 1)) / (z - 1); jitter transfer H = G / (1 + G) (the
 part of the data's jitter the sampler follows); 1 - H = 1 / (1 + G) is what reaches the
 sampler untracked.
@@ -46,7 +49,9 @@ class CdrSettings:
     pi_steps: int = 64
     lock: str = "peak"
     initial_phase_ui: float = 0.0
-    warmup_symbols: int = 65536
+    warmup_symbols: int = 131072
+    acquire_gear: float = 4.0
+    acquire_symbols: int = 65536
 
     def __post_init__(self):
         if self.mode not in MODES:

@@ -217,7 +217,13 @@ SCHEMA: dict[str, dict[str, Field]] = {
                   "pre-cursor = post-cursor)", choices=("peak", "mm")),
         "initial_phase_ui": F(float, 0.0, "sampling phase at the start, relative to the "
                               "pulse peak (UI)", -0.5, 0.5),
-        "warmup_symbols": F(int, 65536, "symbols left uncounted while the loop locks",
+        "acquire_gear": F(float, 4.0, "acquisition: the loop bandwidth is this many times "
+                          "larger (kp x g, ki x g^2) for the first acquire_symbols (gear "
+                          "shifting; 1: off); the default pulls in 200 ppm without a "
+                          "cycle slip", 1.0, 64.0),
+        "acquire_symbols": F(int, 65536, "symbols at the acquisition bandwidth", 0, 10**9),
+        "warmup_symbols": F(int, 131072, "symbols left uncounted while the loop locks (the "
+                            "default loop pulls in 200 ppm within about 80000)",
                             0, 10**9),
     },
     "adc": {

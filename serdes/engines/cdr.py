@@ -96,8 +96,10 @@ class CdrFrontEnd:
         self.levels = np.ascontiguousarray(np.sort(link.levels), dtype=np.float64)
         # the detector's slicer: the sign of the sample (the PAM4 MSB), see the module notes
         self.pd_levels = np.array([-1.0, 1.0])
-        self.table, dtable = pulse_tables(self.pulse, TABLE_Q)
-        self.dtable = dtable if self.txj.per_symbol else np.zeros((0, self.table.shape[1]))
+        self.table, dtable, d2table = pulse_tables(self.pulse, TABLE_Q)
+        none = np.zeros((0, self.table.shape[1]))
+        self.dtable = dtable if self.txj.per_symbol else none
+        self.d2table = d2table if self.txj.per_symbol else none
         self.n_ui = self.table.shape[1]
         self.hist = self.n_ui - 1 + 2 * LOOKAHEAD
         self.noise_fir = link.noise.fir
@@ -143,10 +145,18 @@ class CdrFrontEnd:
         else:
             w = np.zeros(n)
         integ0 = self.state[1]
-        x, ph, e = kc.cdr_sampler(a_ext, t_ext, drx, w, self.table, self.dtable, TABLE_Q,
-                                  LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
-                                  self.kp, self.ki, self.settings.pi_steps,
-                                  max(0, -kn), self.state, self.ring)
+        s = self.settings
+        # outputs before `gear_end` (nominal symbol index) run at the acquisition gains
+        gear_end = min(max(s.acquire_symbols - kn, 0), n) if s.acquire_gear != 1 else 0
+        parts = []
+        for lo, hi, g in ((0, gear_end, s.acquire_gear), (gear_end, n, 1.0)):
+            if hi > lo:
+                parts.append(kc.cdr_sampler(
+                    a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], drx[lo:hi], w[lo:hi],
+                    self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
+                    self.pd_levels, self.h0, self.mode, self.bias, self.kp * g,
+                    self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state, self.ring))
+        x, ph, e = (np.concatenate(v) for v in zip(*parts))
         if self.trace is not None:
             self.trace.append(ph)
         if self.settings.active:
@@ -169,8 +179,8 @@ class CdrFrontEnd:
     def _open_loop(self, a, tau, w, phase_ui: float):
         n = a.shape[0] - self.hist
         state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
-        _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable, TABLE_Q,
-                                 LOOKAHEAD, self.pd_levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
+        _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable,
+                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
                                  0, state, np.zeros(1))
         return e[1:]
 
@@ -249,27 +259,33 @@ class CdrFrontEnd:
         if first >= means.shape[0]:
             return out
         after = blocks[first:]
-        mean = float(np.mean(after[:, 0]))
-        rms = float(np.sqrt(max(np.mean(after[:, 1]) - mean ** 2, 0.0)))
+        slips = int(np.round(final))  # whole UIs slipped: only the symbols' labels moved
+        mean = float(np.mean(after[:, 0])) - slips
+        rms = float(np.sqrt(max(np.mean(after[:, 1]) - (mean + slips) ** 2, 0.0)))
         integ = np.array(self.stats.integ[first:])
         out.update(lock_symbols=first * STAT_BLOCK, phase_mean_ui=mean, phase_rms_ui=rms,
+                   cycle_slips=slips,
                    tracked_ppm=float(-np.mean(integ) * 1e6))
         return out
 
 
 def pulse_tables(pulse, q: int):
-    """(Q + 3, n_ui) reversed rows of p(jT + f) and p'(jT + f) (per UI) for
-    f = (r - 1) / Q - 1/2 (zero outside the kept pulse)."""
+    """(Q + 3, n_ui) reversed rows of p(jT + f), p'(jT + f) and p''(jT + f) (per UI and
+    UI^2, central differences over one fine sample) for f = (r - 1) / Q - 1/2 (zero
+    outside the kept pulse)."""
     m, n_ui = pulse.m, pulse.n_ui
     rows = q + 3
     f = (np.arange(rows) - 1.0) / q - 0.5
     tab = np.empty((rows, n_ui))
     dtab = np.empty((rows, n_ui))
+    d2tab = np.empty((rows, n_ui))
     for r in range(rows):
-        tab[r] = pulse.at_offset(f[r] * m)[::-1]
-        dtab[r] = (pulse.at_offset(f[r] * m + 1.0) - pulse.at_offset(f[r] * m - 1.0))[::-1] \
-            * (m / 2.0)
-    return np.ascontiguousarray(tab), np.ascontiguousarray(dtab)
+        mid = pulse.at_offset(f[r] * m)
+        hi, lo = pulse.at_offset(f[r] * m + 1.0), pulse.at_offset(f[r] * m - 1.0)
+        tab[r] = mid[::-1]
+        dtab[r] = ((hi - lo) * (m / 2.0))[::-1]
+        d2tab[r] = ((hi - 2 * mid + lo) * (m * m))[::-1]
+    return tuple(np.ascontiguousarray(t) for t in (tab, dtab, d2tab))
 
 
 def stat_link(system, front: CdrFrontEnd | None = None):

@@ -8,12 +8,14 @@ peak (UI) is
 (tau_s: the TX jitter of symbol s). Its nearest whole UI n shifts the symbol window (the
 sampler takes symbol s + n: a cycle slip, |n| <= P) and its fraction f picks the pulse:
 
-    x_k = sum_j a_{s+n-j} [p(jT + f) + (tau_s - tau_{s+n-j}) p'(jT + f)] + w_k
+    x_k = sum_j a_{s+n-j} [p(jT + f) + D p'(jT + f) + D^2 / 2 p''(jT + f)] + w_k,
+    D = tau_s - tau_{s+n-j}
 
 The first term is read from a table of the pulse at Q phases per UI (linear
-interpolation between neighbouring rows); the second, first order in the TX jitter
+interpolation between neighbouring rows); the others, second order in the TX jitter
 that differs between symbols (RJ, DCD, BUJ; zero for slow SJ and the ppm ramp up to
-their change over the pulse span), from a table of p' (nearest row). w_k: RX noise.
+their change over the pulse span), from tables of p' and p'' (nearest row). w_k: RX
+noise.
 
 Then the Mueller-Muller detector on the sample and a slicer decision on it,
 e = (x_k d_{k-1} - x_{k-1} d_k) / h0 - bias (mode 1; mode 2: the sign of that), enters
@@ -29,7 +31,7 @@ from serdes.kernels import args
 
 
 @njit(cache=True)
-def _cdr_sampler(a, tau, drx, w, table, dtable, q, lookahead, levels, h0, mode, bias,
+def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias,
                  kp, ki, steps, first, state, ring, x_out, ph_out, e_out):
     rows, n_ui = table.shape
     n = x_out.shape[0]
@@ -73,10 +75,12 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, q, lookahead, levels, h0, mode, 
         if per_sym:
             rn = r + 1 if t >= 0.5 else r
             dt = dtable[rn]
+            d2 = d2table[rn]
             tk = tau[ks]
             s2 = 0.0
             for i in range(n_ui):
-                s2 += a[base + i] * (tk - tau[base + i]) * dt[i]
+                dl = tk - tau[base + i]
+                s2 += a[base + i] * dl * (dt[i] + 0.5 * dl * d2[i])
             x += s2
         x_out[k] = x
         ph_out[k] = phq
@@ -110,21 +114,23 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, q, lookahead, levels, h0, mode, 
     return x_out
 
 
-def cdr_sampler(a, tau, drx, w, table, dtable, q, lookahead, levels, h0, mode, bias, kp, ki,
+def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias, kp, ki,
                 steps, first, state, ring):
     """Samples, sampling phases and raw MM outputs of one chunk (see the module notes).
 
     ``a``, ``tau``: symbols and their TX jitter with n_ui - 1 + 2 P of history in front;
-    ``drx``, ``w``: RX jitter and noise per output; ``table``/``dtable``: (Q + 3, n_ui)
-    reversed pulse and derivative rows for f = (r - 1) / Q - 1/2 (``dtable`` may have 0
-    rows: no per-symbol TX jitter); ``mode`` 0 (open loop), 1 (MM), 2 (sign MM);
+    ``drx``, ``w``: RX jitter and noise per output; ``table``/``dtable``/``d2table``:
+    (Q + 3, n_ui) reversed rows of p, p', p'' for f = (r - 1) / Q - 1/2 (the derivative
+    tables may have 0 rows: no per-symbol TX jitter); ``mode`` 0 (open loop), 1 (MM), 2 (sign MM);
     ``first``: outputs before it do not move the loop. Returns (x, phase, e_mm)."""
     table = args.array("table", table, ndim=2)
     n_ui = table.shape[1]
     dtable = args.array("dtable", dtable, ndim=2)
-    if dtable.shape[0] not in (0, table.shape[0]) or (dtable.shape[0] and
-                                                      dtable.shape[1] != n_ui):
-        raise ConfigError(f"dtable: expected shape {table.shape} or no rows, got {dtable.shape}")
+    d2table = args.array("d2table", d2table, ndim=2)
+    for name, d in (("dtable", dtable), ("d2table", d2table)):
+        if d.shape != dtable.shape or (d.shape[0] and d.shape != table.shape):
+            raise ConfigError(f"{name}: expected shape {table.shape} (both) or no rows, "
+                              f"got {d.shape}")
     lookahead = args.integer("lookahead", lookahead, lo=0)
     hist = n_ui - 1 + 2 * lookahead
     a = args.array("a", a, min_len=hist)
@@ -140,7 +146,7 @@ def cdr_sampler(a, tau, drx, w, table, dtable, q, lookahead, levels, h0, mode, b
     if ring.shape[0] < 1:
         raise ConfigError("ring: needs at least one value (latency + 1)")
     x, ph, e = np.empty(n), np.empty(n), np.empty(n)
-    _cdr_sampler(a, tau, drx, w, table, dtable, args.real("q", q, positive=True), lookahead,
+    _cdr_sampler(a, tau, drx, w, table, dtable, d2table, args.real("q", q, positive=True), lookahead,
                  levels, args.real("h0", h0, positive=True),
                  args.integer("mode", mode, lo=0, hi=2), args.real("bias", bias),
                  args.real("kp", kp, nonneg=True), args.real("ki", ki, nonneg=True),
