@@ -139,7 +139,11 @@ class CdrFrontEnd:
         kn = k0 - LOOKAHEAD  # nominal symbol of output 0
         drx = self.rx_jitter.offsets_ui(kn, n) if self.rx_jitter.active else np.zeros(n)
         if self.noise_fir.shape[0] > 1 or self.noise_fir[0] != 0:
-            w_ext = np.concatenate([self._w_hist, self._noise_rng.normal(k0, n)])
+            # indexed by the nominal symbol, as the pulse engine's sample of that symbol
+            white = np.zeros(n)
+            neg = min(max(-kn, 0), n)
+            white[neg:] = self._noise_rng.normal(kn + neg, n - neg)
+            w_ext = np.concatenate([self._w_hist, white])
             self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()
             w = fir_valid(w_ext, self.noise_fir)
         else:
