@@ -173,13 +173,13 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "noise": {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
-        "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI); applied "
-                   "untracked: the sampling phase is fixed (no CDR yet), so even slow SJ "
-                   "moves every sample (0.1 UI at 1 MHz takes the default link from no "
-                   "error in 4 M symbols to BER 1e-6)", 0.0, 2.0),
-        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency (not tracked: no CDR yet, see "
-                   "noise.sj_ui); below link.symbol_rate_hz / 2 and not a fraction p/q "
-                   "(q < 32) of the symbol rate (it would alias)", 0.0, 1e11),
+        "sj_ui": F(float, 0.0, "sinusoidal sampling (RX) jitter amplitude (UI); with "
+                   "cdr.mode = off applied untracked, so even slow SJ moves every sample "
+                   "(0.1 UI at 1 MHz takes the default link from no error in 4 M symbols "
+                   "to BER 1e-6); a CDR follows its slow part", 0.0, 2.0),
+        "sj_hz": F(float, 1e6, "sinusoidal sampling jitter frequency; below "
+                   "link.symbol_rate_hz / 2 and not a fraction p/q (q < 32) of the symbol "
+                   "rate (it would alias)", 0.0, 1e11),
         "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
                    "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
     },

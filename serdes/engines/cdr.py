@@ -41,7 +41,8 @@ TABLE_Q = 256          # pulse rows per UI
 CAL_SYMBOLS = 1 << 17  # S-curve calibration length
 CAL_DELTA = 0.03       # S-curve half step (UI)
 STAT_BLOCK = 1024      # phase statistics per block of this many UI
-LOCK_TOL = 0.05        # locked: every later block mean within this of the final mean (UI)
+LOCK_TOL = 0.05        # locked: every later window mean within this of the final mean (UI)
+LOCK_BLOCKS = 8        # window of the lock test (blocks)
 
 
 @dataclass
@@ -160,7 +161,7 @@ class CdrFrontEnd:
                     self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
                     self.pd_levels, self.h0, self.mode, self.bias, self.kp * g,
                     self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state, self.ring))
-        x, ph, e = (np.concatenate(v) for v in zip(*parts))
+        x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
         if self.trace is not None:
             self.trace.append(ph)
         if self.settings.active:
@@ -254,11 +255,14 @@ class CdrFrontEnd:
                "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
                "tracked_ppm": None, "blocks": int(blocks.shape[0]),
                "block_ui": STAT_BLOCK}
-        if blocks.shape[0] < 4:
+        if blocks.shape[0] < 2 * LOCK_BLOCKS:
             return out
         means = blocks[:, 0]
         final = float(np.mean(means[means.shape[0] // 2:]))
-        bad = np.nonzero(np.abs(means - final) > LOCK_TOL)[0]
+        # windows of LOCK_BLOCKS blocks, so that the dither's own spread stays far inside
+        # the tolerance; locked from the first window after the last one outside
+        win = np.convolve(means, np.ones(LOCK_BLOCKS) / LOCK_BLOCKS, mode="valid")
+        bad = np.nonzero(np.abs(win - final) > LOCK_TOL)[0]
         first = int(bad[-1]) + 1 if bad.size else 0
         if first >= means.shape[0]:
             return out

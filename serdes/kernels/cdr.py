@@ -30,7 +30,7 @@ from serdes.errors import ConfigError
 from serdes.kernels import args
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias,
                  kp, ki, steps, first, state, ring, x_out, ph_out, e_out):
     rows, n_ui = table.shape
