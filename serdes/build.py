@@ -278,9 +278,31 @@ def build_run(cfg: Config) -> RunSpec:
                    chunk_symbols=lk["chunk_symbols"], seed=lk["seed"])
 
 
+def build_cdr(cfg: Config):
+    """The [cdr] section as :class:`serdes.cdr.CdrSettings`."""
+    from serdes.cdr import CdrSettings
+
+    c = cfg["cdr"]
+    return CdrSettings(mode=c["mode"], bandwidth_hz=c["bandwidth_hz"], damping=c["damping"],
+                       kp=c["kp"], ki=c["ki"], latency_ui=c["latency_ui"],
+                       pi_steps=c["pi_steps"], lock=c["lock"],
+                       initial_phase_ui=c["initial_phase_ui"],
+                       warmup_symbols=c["warmup_symbols"], acquire_gear=c["acquire_gear"],
+                       acquire_symbols=c["acquire_symbols"])
+
+
+def build_tx_jitter(cfg: Config):
+    """The [tx_jitter] section as :class:`serdes.txjitter.TxJitter`."""
+    from serdes.txjitter import TxJitter
+
+    t = cfg["tx_jitter"]
+    return TxJitter(rj_ui=t["rj_ui"], sj_ui=t["sj_ui"], sj_hz=t["sj_hz"], dcd_ui=t["dcd_ui"],
+                    buj_ui=t["buj_ui"], ppm=t["ppm"])
+
+
 def build(cfg: Config | None = None) -> System:
     """The whole :class:`~serdes.system.System` of a config (default: the built-in link)."""
     cfg = cfg or Config.default()
     link, receiver = build_link(cfg), build_receiver(cfg)
     return System(link=link, source=build_source(cfg, link, receiver), receiver=receiver,
-                  run=build_run(cfg))
+                  run=build_run(cfg), cdr=build_cdr(cfg), tx_jitter=build_tx_jitter(cfg))

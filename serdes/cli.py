@@ -13,7 +13,7 @@ import sys
 
 from serdes.errors import SerdesError
 
-COMMANDS = ("run", "eye", "bathtub", "sweep", "plot", "config", "com")
+COMMANDS = ("run", "eye", "bathtub", "sweep", "plot", "config", "com", "jtol")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -48,6 +48,10 @@ def split_limit(system, engine: str) -> str | None:
         return "LMS adaptation is sequential"
     if spec.detector != "dfe":
         return "the MLSE detector's state is not checked at range boundaries"
+    if getattr(system, "cdr", None) is not None and system.cdr.active:
+        return "the CDR loop is sequential (its phase state feeds back per symbol)"
+    if getattr(system, "tx_jitter", None) is not None and system.tx_jitter.active:
+        return "the TX-jitter front end is not split into ranges"
     if spec.rc.taps:
         return "the reflection canceller places its taps from the start of the run"
     return None

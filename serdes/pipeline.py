@@ -72,7 +72,8 @@ class Pipeline:
         self.expected = int(receiver.latency) + int(front_end.latency)
         self.max_delay = self.expected + int(pulse_ui) + 8
         self.warm = (int(pulse_ui) + int(ffe_taps) + self.max_delay + 64
-                     + max(self.n_train, int(getattr(receiver, "warmup_symbols", 0))))
+                     + max(self.n_train, int(getattr(receiver, "warmup_symbols", 0)),
+                           int(getattr(front_end, "warmup_symbols", 0))))
 
     def skip_for(self, symbols: int) -> int:
         skip = self.warm

@@ -216,6 +216,14 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
     from serdes.metrics.eye import taps_of_result
 
     taps = taps_of_result(design_equalizer(system), res)
+    note = None
+    if system.cdr.active or system.tx_jitter.active:  # jitter the sampler sees
+        import dataclasses
+
+        from serdes.engines.cdr import stat_link, stat_note
+
+        note = stat_note(system)
+        system = dataclasses.replace(system, link=stat_link(system))
     eng = StatisticalEngine(system, taps)
     sb = eng.ber(0.0)
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
@@ -237,6 +245,8 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
         dfe_taps=len(res.dfe_taps),
         bursts={str(k): v for k, v in sorted(res.bursts.items())},
     )
+    if note:
+        st["jitter_note"] = note
     prop = dfe_error_propagation(eng)
     if prop is not None:
         st["dfe_error_propagation"] = prop

@@ -186,15 +186,58 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "noise": {
         "eta0_v2_per_ghz": F(float, 8.2e-9, "RX input one-sided noise PSD (V^2/GHz)", 0.0, 1e-3),
         "rj_ui": F(float, 0.01, "random sampling jitter (rms UI)", 0.0, 0.2),
-        "sj_ui": F(float, 0.0, "sinusoidal sampling jitter amplitude (UI); applied "
-                   "untracked: the sampling phase is fixed (no CDR yet), so even slow SJ "
-                   "moves every sample (0.1 UI at 1 MHz takes the default link from no "
-                   "error in 4 M symbols to BER 1e-6)", 0.0, 2.0),
-        "sj_hz": F(float, 1e6, "sinusoidal jitter frequency (not tracked: no CDR yet, see "
-                   "noise.sj_ui); below link.symbol_rate_hz / 2 and not a fraction p/q "
-                   "(q < 32) of the symbol rate (it would alias)", 0.0, 1e11),
+        "sj_ui": F(float, 0.0, "sinusoidal sampling (RX) jitter amplitude (UI); with "
+                   "cdr.mode = off applied untracked, so even slow SJ moves every sample "
+                   "(0.1 UI at 1 MHz takes the default link from no error in 4 M symbols "
+                   "to BER 1e-6); a CDR follows its slow part", 0.0, 2.0),
+        "sj_hz": F(float, 1e6, "sinusoidal sampling jitter frequency; below "
+                   "link.symbol_rate_hz / 2 and not a fraction p/q (q < 32) of the symbol "
+                   "rate (it would alias)", 0.0, 1e11),
         "dd_ui": F(float, 0.0, "dual-Dirac jitter: sampling instants moved by +-dd_ui UI, "
                    "equiprobable, the sign held for 4096 UI", 0.0, 0.5),
+    },
+    "tx_jitter": {
+        # jitter of the transmitted edges: it goes through the channel (serdes/txjitter.py)
+        "rj_ui": F(float, 0.0, "TX random jitter (rms UI, per transmitted edge)", 0.0, 0.2),
+        "sj_ui": F(float, 0.0, "TX sinusoidal jitter amplitude (UI, peak)", 0.0, 1000.0),
+        "sj_hz": F(float, 1e6, "TX sinusoidal jitter frequency (below symbol_rate / 4)",
+                   0.0, 1e11),
+        "dcd_ui": F(float, 0.0, "duty-cycle distortion / even-odd jitter, peak to peak: "
+                    "even symbols +dcd/2, odd -dcd/2 (UI)", 0.0, 0.5),
+        "buj_ui": F(float, 0.0, "bounded uncorrelated jitter: uniform in +-buj_ui per "
+                    "symbol (UI)", 0.0, 0.5),
+        "ppm": F(float, 0.0, "TX clock minus RX clock frequency (ppm; > 0: TX faster); "
+                 "without a CDR the phase runs away", -1000.0, 1000.0),
+    },
+    "cdr": {
+        # clock recovery: serdes/cdr.py (loop model), serdes/engines/cdr.py (front end)
+        "mode": F(str, "off", "clock recovery: off (fixed sampling phase at the pulse "
+                  "peak), mm (Mueller-Muller baud-rate phase detector on ADC samples and "
+                  "slicer decisions), ssmm (its sign)", choices=("off", "mm", "ssmm")),
+        "bandwidth_hz": F(float, 4e6, "-3 dB jitter-transfer bandwidth of the loop; with "
+                          "damping it sets the PI gains (kp, ki = 0)", 1e3, 1e9),
+        "damping": F(float, 0.7, "loop damping factor zeta", 0.1, 10.0),
+        "kp": F(float, 0.0, "proportional gain (UI per unit PD output); > 0: kp and ki "
+                "are used instead of bandwidth_hz/damping (ki = 0: first-order loop)",
+                0.0, 1.0),
+        "ki": F(float, 0.0, "integral gain (UI per UI per unit PD output), with kp > 0",
+                0.0, 1.0),
+        "latency_ui": F(int, 32, "loop latency: a PD output moves the phase this many UI "
+                        "later", 0, 4096),
+        "pi_steps": F(int, 64, "phase interpolator steps per UI", 2, 4096),
+        "lock": F(str, "peak", "lock point: peak (MM output biased so the loop locks at "
+                  "the pulse peak, where the equalizer is designed) or mm (MM zero: "
+                  "pre-cursor = post-cursor)", choices=("peak", "mm")),
+        "initial_phase_ui": F(float, 0.0, "sampling phase at the start, relative to the "
+                              "pulse peak (UI)", -0.5, 0.5),
+        "acquire_gear": F(float, 4.0, "acquisition: the loop bandwidth is this many times "
+                          "larger (kp x g, ki x g^2) for the first acquire_symbols (gear "
+                          "shifting; 1: off); the default pulls in 200 ppm without a "
+                          "cycle slip", 1.0, 64.0),
+        "acquire_symbols": F(int, 65536, "symbols at the acquisition bandwidth", 0, 10**9),
+        "warmup_symbols": F(int, 131072, "symbols left uncounted while the loop locks (the "
+                            "default loop pulls in 200 ppm within about 80000)",
+                            0, 10**9),
     },
     "adc": {
         "bits": F(int, 7, "ADC resolution (0: no quantizer; adc.enob noise still applies)", 0, 16),

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from serdes.cdr import CdrSettings
 from serdes.dsp.spec import ReceiverSpec
 from serdes.errors import ConfigError
 from serdes.link import Link
 from serdes.signal.source import SourceSpec
+from serdes.txjitter import TxJitter
 
 
 @dataclass(frozen=True)
@@ -40,3 +42,5 @@ class System:
     source: SourceSpec = field(default_factory=SourceSpec)
     receiver: ReceiverSpec = field(default_factory=ReceiverSpec)
     run: RunSpec = field(default_factory=RunSpec)
+    cdr: CdrSettings = field(default_factory=CdrSettings)   # clock recovery (off: fixed phase)
+    tx_jitter: TxJitter = field(default_factory=TxJitter)   # jitter of the transmitted edges

@@ -1,5 +1,7 @@
 """Slow, obviously-right references for the numba kernels."""
 
+import math
+
 import numpy as np
 from scipy import special
 
@@ -306,3 +308,47 @@ def xtalk_add(out, b, start, k0, seg, shift, taps, dtaps, off):
                 v = b[k0 + n - shift[g] - start - i]
                 out[n] += v * taps[g, i] + (v * off[n] * dtaps[g, i] if len(dtaps) else 0.0)
     return out
+
+
+def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mode, bias, kp, ki,
+                steps, first, phi0, latency):
+    """The CDR sampler loop written out plainly (one sample at a time, a list as the
+    latency line). Returns (x, phase, raw MM output)."""
+    n_ui = table.shape[1]
+    hist = n_ui - 1 + 2 * big_p
+    n = len(a) - hist
+    phi, integ, x_prev, d_prev = phi0, 0.0, 0.0, 0.0
+    line = [0.0] * latency
+    xs, phs, es = [], [], []
+    for k in range(n):
+        phq = math.floor(phi * steps + 0.5) / steps
+        ks = k + hist - big_p
+        c = phq + drx[k] - tau[ks]
+        shift = min(max(math.floor(c + 0.5), -big_p), big_p)
+        f = c - shift
+        u = (f + 0.5) * q + 1.0
+        r = min(max(math.floor(u), 0), table.shape[0] - 2)
+        t = u - r
+        base = k + big_p + shift
+        win = np.asarray(a[base:base + n_ui])
+        x = (1 - t) * float(win @ table[r]) + t * float(win @ table[r + 1]) + w[k]
+        if dtable.shape[0]:
+            rn = r + 1 if t >= 0.5 else r
+            dl = tau[ks] - np.asarray(tau[base:base + n_ui])
+            x += float(np.sum(win * dl * (dtable[rn] + dl / 2 * d2table[rn])))
+        d = levels[int(np.argmin(np.abs(levels - x / h0)))]
+        e_mm = (x * d_prev - x_prev * d) / h0
+        xs.append(x)
+        phs.append(phq)
+        es.append(e_mm)
+        x_prev, d_prev = x, d
+        if k < first:
+            continue
+        e = e_mm - bias
+        if mode == 2:
+            e = float(np.sign(e))
+        line.append(e)
+        e_del = line.pop(0)
+        integ += ki * e_del
+        phi += kp * e_del + integ
+    return np.array(xs), np.array(phs), np.array(es)

@@ -158,9 +158,23 @@ def format_summary(r: dict) -> str:
                  "residual_isi": "residual ISI"}
         lines.insert(4 + len(extra), "noise     at the slicer: " + ", ".join(
             f"{names.get(k, k)} {v:.0%}" for k, v in nb.items()))
+    if r.get("cdr"):
+        lines.append(_cdr_line(r["cdr"]))
     if r.get("stat_ber") is not None:
         lines.append(f"stat BER  {r['stat_ber']:.3e} (statistical engine)")
     return "\n".join(lines)
+
+
+def _cdr_line(c: dict) -> str:
+    """CDR results: lock time, recovered phase (from the pulse peak), tracked offset."""
+    m = c["model"]
+    head = (f"cdr       {c['mode'].upper()} loop {m['bandwidth_hz'] / 1e6:.2f} MHz "
+            f"({m['peaking_db']:.2f} dB peaking), MM zero {c['mm_lock_ui']:+.3f} UI from the peak")
+    if c["lock_symbols"] is None:
+        return head + "; not locked"
+    return (head + f"; locked after {c['lock_symbols']:,} UI, phase "
+            f"{c['phase_mean_ui']:+.4f} UI, wander {c['phase_rms_ui']:.4f} UI rms, "
+            f"tracking {c['tracked_ppm']:+.1f} ppm")
 
 
 def _front_end(rx: str) -> str:

@@ -43,6 +43,7 @@ class RunResult:
     whitening_taps: list[float] = field(default_factory=lambda: [1.0])
     mlse_target: list[float] = field(default_factory=list)
     pulse_dropped_energy: float = 0.0  # fraction of the pulse energy outside the kept span
+    cdr: dict | None = None  # clock recovery results (serdes.engines.cdr), None when off
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -77,10 +78,19 @@ def design_equalizer(system) -> ReceiverTaps:
 
 def front_end(system, engine: str, seed: int):
     """The pulse (default) or waveform engine's front end of a system."""
+    if engine == "pulse" and (system.cdr.active or system.tx_jitter.active):
+        from serdes.engines.cdr import CdrFrontEnd
+
+        return CdrFrontEnd(system.link, seed, system.cdr, system.tx_jitter)
     if engine == "pulse":
         from serdes.engines.pulse import PulseFrontEnd
 
         return PulseFrontEnd(system.link, seed)
+    if engine == "waveform" and (system.cdr.active or system.tx_jitter.active):
+        from serdes.errors import ConfigError
+
+        raise ConfigError("cdr.mode and [tx_jitter]: only the pulse engine models clock "
+                          "recovery and TX jitter; use the pulse engine")
     if engine == "waveform":  # imported only here
         from serdes.engines.waveform import WaveformFrontEnd
 
@@ -140,4 +150,5 @@ def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
         rc_lags=[int(j) for j in now["rc_lags"]], rc_taps=[float(t) for t in now["rc_taps"]],
         whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
         mlse_target=([float(t) for t in taps.target] if detector == "mlse" else []),
-        pulse_dropped_energy=float(link.pulse.dropped_energy))
+        pulse_dropped_energy=float(link.pulse.dropped_energy),
+        cdr=pipe.front.summary() if system.cdr.active else None)

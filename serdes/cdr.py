@@ -1,0 +1,131 @@
+"""Clock recovery: the loop settings and the linear loop model.
+
+The loop runs once per UI (the ADC's recovered clock). A baud-rate phase detector gives
+e_k, ~ Kpd (theta_k - phi_k) near lock (theta: the data's phase, phi: the sampling
+phase, both in UI; Kpd measured on the link, :mod:`serdes.engines.cdr`). The output
+reaches the loop filter ``latency_ui`` UI later; a proportional + integral filter moves
+the phase:
+
+    I_{k+1}   = I_k + ki e_{k-L}
+    phi_{k+1} = phi_k + kp e_{k-L} + I_{k+1}
+
+and the phase interpolator applies phi rounded to 1 / ``pi_steps`` UI. For the first
+``acquire_symbols`` the gains are kp g and ki g^2 (``acquire_gear`` g: the bandwidth g
+times larger, same damping), so that a frequency offset is pulled in before the loop
+slips many cycles; then the loop runs at its tracking bandwidth. Open loop
+G(z) = Kpd z^-L (kp + ki z / (z - 1)) / (z - 1); jitter transfer H = G / (1 + G) (the
+part of the data's jitter the sampler follows); 1 - H = 1 / (1 + G) is what reaches the
+sampler untracked.
+
+Gains from ``bandwidth_hz`` and ``damping``: the continuous-time limit of G is the
+type-II loop (2 zeta wn s + wn^2) / s^2 with 2 zeta wn = Kpd kp / T and wn^2 = Kpd ki / T^2,
+and the -3 dB bandwidth of its H is w3 = wn sqrt(1 + 2 zeta^2 + sqrt((1 + 2 zeta^2)^2 + 1)).
+So wn = 2 pi bandwidth / that factor, kp = 2 zeta wn T / Kpd, ki = (wn T)^2 / Kpd. The
+loop latency and the sampled update move the real bandwidth and peaking a little; the
+model below (:func:`jitter_transfer`) includes both and is what the tests compare with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from serdes.errors import ConfigError
+
+MODES = ("off", "mm", "ssmm")
+
+
+@dataclass(frozen=True)
+class CdrSettings:
+    """Loop settings (see the module notes); ``mode = "off"``: fixed sampling phase."""
+
+    mode: str = "off"
+    bandwidth_hz: float = 4e6
+    damping: float = 0.7
+    kp: float = 0.0
+    ki: float = 0.0
+    latency_ui: int = 32
+    pi_steps: int = 64
+    lock: str = "peak"
+    initial_phase_ui: float = 0.0
+    warmup_symbols: int = 131072
+    acquire_gear: float = 4.0
+    acquire_symbols: int = 65536
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ConfigError(f"cdr.mode = {self.mode!r} is not allowed: expected one of "
+                              + ", ".join(repr(m) for m in MODES))
+        if self.lock not in ("peak", "mm"):
+            raise ConfigError(f"cdr.lock = {self.lock!r}: expected 'peak' or 'mm'")
+        if self.ki > 0 and self.kp <= 0:
+            raise ConfigError(f"cdr.ki = {self.ki:g} needs cdr.kp > 0 (kp > 0 gives the "
+                              "gains explicitly; ki = 0 then makes a first-order loop)")
+
+    @property
+    def active(self) -> bool:
+        return self.mode != "off"
+
+
+def natural_frequency(bandwidth_hz: float, damping: float) -> float:
+    """wn (rad/s) of the continuous type-II loop whose H has this -3 dB bandwidth."""
+    z2 = 1.0 + 2.0 * damping ** 2
+    return 2 * np.pi * bandwidth_hz / np.sqrt(z2 + np.sqrt(z2 * z2 + 1.0))
+
+
+def gains(settings: CdrSettings, kpd: float, ui_s: float) -> tuple[float, float]:
+    """(kp, ki): the explicit ones, or those of ``bandwidth_hz``/``damping`` for a phase
+    detector of gain ``kpd`` (PD output per UI of phase error)."""
+    if settings.kp > 0:
+        return float(settings.kp), float(settings.ki)
+    if not kpd > 0:
+        raise ConfigError(f"cdr: the phase detector gain on this link is {kpd:.3g} (not "
+                          "> 0): the loop cannot lock; give cdr.kp and cdr.ki or another "
+                          "cdr.mode")
+    wn_t = natural_frequency(settings.bandwidth_hz, settings.damping) * ui_s
+    return 2 * settings.damping * wn_t / kpd, wn_t * wn_t / kpd
+
+
+def open_loop(f_hz, kpd: float, kp: float, ki: float, latency: int, ui_s: float):
+    """G(e^{j 2 pi f T}) of the sampled loop (see the module notes)."""
+    z = np.exp(2j * np.pi * np.asarray(f_hz, dtype=np.float64) * ui_s)
+    return kpd * z ** (-latency) * (kp + ki * z / (z - 1.0)) / (z - 1.0)
+
+
+def jitter_transfer(f_hz, kpd: float, kp: float, ki: float, latency: int, ui_s: float):
+    """H(f): the share of the data's phase the sampling phase follows (complex)."""
+    g = open_loop(f_hz, kpd, kp, ki, latency, ui_s)
+    return g / (1.0 + g)
+
+
+def untracked(f_hz, kpd: float, kp: float, ki: float, latency: int, ui_s: float):
+    """|1 - H(f)|: the fraction of an SJ amplitude that reaches the sampler."""
+    return np.abs(1.0 / (1.0 + open_loop(f_hz, kpd, kp, ki, latency, ui_s)))
+
+
+def bandwidth_and_peaking(kpd: float, kp: float, ki: float, latency: int, ui_s: float,
+                          f_lo: float = 1e3) -> tuple[float, float]:
+    """(-3 dB frequency of |H| in Hz, peaking max |H| in dB) of the model, on a fine
+    log grid refined around the crossing."""
+    f = np.logspace(np.log10(f_lo), np.log10(0.25 / ui_s), 4000)
+    mag = np.abs(jitter_transfer(f, kpd, kp, ki, latency, ui_s))
+    peak_db = float(20 * np.log10(mag.max()))
+    below = np.nonzero(mag < 10 ** (-3 / 20))[0]
+    below = below[f[below] > f[np.argmax(mag)]]
+    if not below.size:
+        return float("nan"), peak_db
+    i = int(below[0])
+    # log-linear interpolation of the crossing between f[i - 1] and f[i]
+    m0, m1 = 20 * np.log10(mag[i - 1]), 20 * np.log10(mag[i])
+    t = (-3.0 - m0) / (m1 - m0)
+    return float(10 ** (np.log10(f[i - 1]) + t * np.log10(f[i] / f[i - 1]))), peak_db
+
+
+def noise_gain(kpd: float, kp: float, ki: float, latency: int, n: int = 1 << 20) -> float:
+    """sum_k h_k^2 of the closed loop's impulse response (theta -> phi), by Parseval:
+    the mean of |H|^2 over n equally spaced frequencies of one period (the impulse response
+    decays within n UI for any loop slower than n / 1000 UI). White PD noise of variance
+    s^2 (PD units) moves the phase by the variance s^2 sum h^2 / Kpd^2 (2 B_L T)."""
+    f = (np.arange(n) + 0.5) / n - 0.5
+    return float(np.mean(np.abs(jitter_transfer(f, kpd, kp, ki, latency, 1.0)) ** 2))

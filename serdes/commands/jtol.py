@@ -1,0 +1,188 @@
+"""``serdes jtol``: jitter tolerance (largest TX SJ amplitude at a BER target per SJ
+frequency) of a link with its clock recovery, beside the 802.3 template; optionally the
+measured jitter transfer against the loop model."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.errors import ConfigError
+
+
+def add_parser(sub):
+    p = sub.add_parser("jtol", help="jitter tolerance curve (SJ amplitude vs frequency)",
+                       description="Largest TX sinusoidal jitter amplitude (UI, peak) that "
+                                   "keeps the BER at or below the target, on a log grid of "
+                                   "SJ frequencies, with the link's [cdr] loop.")
+    add_config_options(p)
+    p.add_argument("--target-ber", type=float, default=1e-6, help="BER target (default 1e-6)")
+    p.add_argument("--method", choices=("stat", "counted", "both"), default="stat",
+                   help="stat: statistical engine through the loop's 1 - H (fast, any "
+                        "target); counted: counted runs with a stopping rule, bisected "
+                        "around the statistical answer; both (default stat)")
+    p.add_argument("--fmin", type=float, default=1e4, help="lowest SJ frequency (Hz)")
+    p.add_argument("--fmax", type=float, default=1e8, help="highest SJ frequency (Hz)")
+    p.add_argument("--points", type=int, default=10, help="frequencies on the log grid")
+    p.add_argument("--freqs", default=None, help="comma-separated frequencies (Hz) instead")
+    p.add_argument("--symbols", type=int, default=None,
+                   help="counted: symbols per run (default 10 / target / bits per symbol, "
+                        "at least 1e6)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="counted: frequencies run in parallel on this many processes")
+    p.add_argument("--jtf", action="store_true",
+                   help="also measure the jitter transfer at each frequency (small SJ, "
+                        "recovered phase) beside the linear loop model")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--csv", default=None, metavar="PATH", help="write the points as CSV")
+    p.add_argument("--plot", default=None, metavar="PATH",
+                   help="save the curve with the 802.3 template (png, svg, pdf)")
+    return p
+
+
+def _freqs(args, fb: float):
+    import numpy as np
+
+    from serdes.jtol import log_grid
+
+    if args.freqs:
+        try:
+            f = np.array([float(x) for x in args.freqs.split(",") if x.strip()])
+        except ValueError:
+            raise ConfigError(f"--freqs = {args.freqs!r}: expected comma-separated numbers")
+    else:
+        if not (0 < args.fmin < args.fmax) or not 1 <= args.points <= 200:
+            raise ConfigError(f"--fmin {args.fmin:g} --fmax {args.fmax:g} --points "
+                              f"{args.points}: need 0 < fmin < fmax and 1..200 points")
+        f = log_grid(args.fmin, args.fmax, args.points)
+    if f.size == 0 or not np.all((f > 0) & (f < fb / 4)):
+        raise ConfigError(f"SJ frequencies must lie in (0, symbol rate / 4 = {fb / 4:g}) Hz")
+    return f
+
+
+_JT = None  # the Jtol of a counted run, inherited by forked workers
+
+
+def _counted(job):
+    f, target, symbols, start = job
+    return _JT.counted_point(f, target, symbols, start)
+
+
+def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None = None,
+                workers: int = 1, jtf: bool = False) -> dict:
+    """The jtol result as a plain dict (the --json object)."""
+    import time
+
+    import numpy as np
+
+    from serdes.build import build
+    from serdes.jtol import Jtol, template_ui
+
+    global _JT
+    if not 0 < target < 0.5:
+        raise ConfigError(f"--target-ber = {target:g}: expected a number in (0, 0.5)")
+    t0 = time.perf_counter()
+    system = build(cfg)
+    if system.receiver.detector != "dfe" or system.receiver.mode != "mmse":
+        raise ConfigError("serdes jtol: the receiver must be an MMSE FFE + DFE "
+                          "(eq.mode = 'mmse', eq.detector = 'dfe')")
+    jt = Jtol(system)
+    fb = 1.0 / system.link.ui_s
+    tmpl = template_ui(freqs, fb)
+    stat_pts = [jt.stat_point(float(f), target) for f in freqs]
+    points = []
+    for f, sp, tp in zip(freqs, stat_pts, tmpl):
+        points.append({"sj_hz": float(f), "sj_ui": sp["sj_ui"], "method": "stat",
+                       "stat_sj_ui": sp["sj_ui"], "untracked_ui": sp["untracked_ui"],
+                       "one_minus_h": sp["one_minus_h"],
+                       "template_ui": None if not np.isfinite(tp) else float(tp)})
+    if method in ("counted", "both"):
+        bps = 2 if system.link.modulation_order == 4 else 1
+        n = int(symbols) if symbols else max(1_000_000, int(math.ceil(10 / target / bps)))
+        jobs = [(float(f), target, n, min(sp["sj_ui"], 500.0))
+                for f, sp in zip(freqs, stat_pts)]
+        _JT = jt
+        if workers > 1:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=int(workers),
+                                     mp_context=mp.get_context("fork")) as ex:
+                res = list(ex.map(_counted, jobs))
+        else:
+            res = [_counted(j) for j in jobs]
+        for p, r in zip(points, res):
+            p.update(counted_sj_ui=r["sj_ui"], counted_fail_ui=r.get("sj_ui_fail"),
+                     counted_runs=r["runs"], symbols_per_run=n)
+            if method == "counted":
+                p.update(sj_ui=r["sj_ui"], method="counted")
+    out = {"target_ber": float(target), "method": method, "points": points,
+           "cdr": None if not system.cdr.active else {
+               "mode": system.cdr.mode, "latency_ui": system.cdr.latency_ui,
+               "pi_steps": system.cdr.pi_steps, **jt.model()},
+           "template": "802.3 JTOL mask (peak = half the peak-to-peak: 5 fb / (664000 f) "
+                       "UI pp from fb/664000 to fb/6640, 0.05 UI pp above)",
+           "f_floor_hz": jt.f_floor}
+    if jtf and system.cdr.active:
+        out["jtf"] = [{"sj_hz": float(f), "measured_db": 20 * math.log10(abs(h)),
+                       "model_db": 20 * math.log10(abs(complex(jt.model_jtf(f))))}
+                      for f in freqs if f * system.link.ui_s < 0.01
+                      for h in [jt.measure_jtf(float(f))]]
+    out["elapsed_s"] = time.perf_counter() - t0
+    return out
+
+
+def main(args) -> int:
+    cfg = load_config(args)
+    fb = cfg["link"]["symbol_rate_hz"]
+    out = jtol_report(cfg, target=args.target_ber, method=args.method,
+                      freqs=_freqs(args, fb), symbols=args.symbols,
+                      workers=max(1, args.workers), jtf=args.jtf)
+    if args.csv:
+        _write_csv(args.csv, out)
+    if args.plot:
+        from serdes.plot.jtol import plot_jtol
+
+        plot_jtol(out, fb).figure.savefig(args.plot, dpi=120)
+    if args.json:
+        print(json.dumps(json_safe(out), allow_nan=False), flush=True)
+    else:
+        print(format_text(out), flush=True)
+    return 0
+
+
+def _write_csv(path: str, out: dict) -> None:
+    import csv
+
+    keys = ["sj_hz", "sj_ui", "method", "stat_sj_ui", "counted_sj_ui", "untracked_ui",
+            "one_minus_h", "template_ui"]
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+            w.writeheader()
+            for p in out["points"]:
+                w.writerow({k: p.get(k) for k in keys})
+    except OSError as e:
+        raise ConfigError(f"--csv {path}: cannot write ({e.strerror})") from None
+
+
+def format_text(out: dict) -> str:
+    lines = [f"jitter tolerance at BER {out['target_ber']:.1e} ({out['method']})"]
+    c = out.get("cdr")
+    if c:
+        lines.append(f"loop      {c['mode'].upper()} {c['bandwidth_hz'] / 1e6:.2f} MHz, "
+                     f"{c['peaking_db']:.2f} dB peaking, latency {c['latency_ui']} UI, "
+                     f"dither {c['dither_rms_ui']:.4f} UI rms")
+    else:
+        lines.append("loop      none (cdr.mode = off): every SJ reaches the sampler")
+    lines.append("   SJ (Hz)    tolerated (UI)   template (UI)")
+    for p in out["points"]:
+        t = p.get("template_ui")
+        lines.append(f"{p['sj_hz']:10.3g}    {p['sj_ui']:12.4g}   "
+                     + (f"{t:12.4g}" if t is not None else "           -"))
+    for j in out.get("jtf", ()):
+        lines.append(f"jtf {j['sj_hz']:10.3g} Hz: measured {j['measured_db']:+.2f} dB, "
+                     f"model {j['model_db']:+.2f} dB")
+    return "\n".join(lines)
+

@@ -1,0 +1,350 @@
+"""Pulse-engine front end with TX jitter and clock recovery.
+
+Used instead of :class:`serdes.engines.pulse.PulseFrontEnd` when the CDR is on or the
+transmitter has jitter (with both off the pulse engine runs as before, bit-identical).
+The sampler, phase detector and loop run in one numba kernel
+(:func:`serdes.kernels.cdr.cdr_sampler`); the sampling phase is a state fed back per
+symbol with the loop latency.
+
+Phase-detector decisions come from the ADC-input sample itself, not from the FFE
+output: the detector then sees the samples as soon as they exist (the FFE would add its
+pre-cursor delay to the loop latency and tie the lock point to taps designed for one
+phase), and an MM detector fed that way locks where the raw pulse's pre- and
+post-cursor balance, a property of the analog link. The decision is the sample's sign
+(the PAM4 MSB), not a 4-level slicer: on the default 25 dB link a 4-level slicer on the
+raw sample is wrong so often away from the peak that the detector's mean output has
+false zeros at -0.35 and +0.25 UI (the loop hung there from some starting phases),
+while the sign's S-curve keeps its sign from -0.45 to -0.05 and +0.05 to +0.45 UI.
+Wrong decisions lower the detector gain, which is why the gain Kpd is measured on the
+link (an S-curve with common random numbers, :meth:`CdrFrontEnd.calibrate`) before the
+loop gains are derived from it.
+``cdr.lock = "peak"`` subtracts the detector's mean output at the pulse peak (its median
+for the sign detector), so the loop locks where the equalizer was designed; ``"mm"``
+locks at the detector's zero. Both points are reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from serdes import cdr as loop
+from serdes import rng
+from serdes.engines.pulse import Jitter
+from serdes.kernels import cdr as kc
+from serdes.kernels.fir import fir_valid
+from serdes.txjitter import TxJitter, TxJitterSource
+
+LOOKAHEAD = 8          # largest cycle slip the sampler follows (UI); also its latency
+TABLE_Q = 256          # pulse rows per UI
+CAL_SYMBOLS = 1 << 17  # S-curve calibration length
+CAL_DELTA = 0.03       # S-curve half step (UI)
+STAT_BLOCK = 1024      # phase statistics per block of this many UI
+LOCK_TOL = 0.05        # locked: every later window mean within this of the final mean (UI)
+LOCK_BLOCKS = 8        # window of the lock test (blocks)
+
+
+@dataclass
+class Calibration:
+    kpd: float               # PD gain (output per UI of phase error) at the lock point
+    bias: float              # subtracted from the MM output
+    lock_ui: float           # the lock point the loop aims for, from the peak (UI)
+    mm_zero_ui: float        # where the MM detector's mean output is zero (UI)
+    pd_noise_var: float      # variance of the PD output at the lock point (PD units^2)
+
+
+@dataclass
+class PhaseStats:
+    """Per-block means of the sampling offset (slow part, UI) and of the integrator."""
+
+    offset: list = field(default_factory=list)
+    integ: list = field(default_factory=list)
+    _acc: list = field(default_factory=lambda: [0.0, 0.0, 0.0, 0])  # sum, sum^2, sum I, n
+
+    def add(self, k0: int, off: np.ndarray, integ: np.ndarray) -> None:
+        i = 0
+        n = off.shape[0]
+        while i < n:
+            pos = (k0 + i) % STAT_BLOCK
+            take = min(STAT_BLOCK - pos, n - i)
+            acc = self._acc
+            acc[0] += float(off[i:i + take].sum())
+            acc[1] += float((off[i:i + take] ** 2).sum())
+            acc[2] += float(integ[i:i + take].sum())
+            acc[3] += take
+            if pos + take == STAT_BLOCK:
+                self.offset.append((acc[0] / acc[3], acc[1] / acc[3]))
+                self.integ.append(acc[2] / acc[3])
+                self._acc = [0.0, 0.0, 0.0, 0]
+            i += take
+
+
+class CdrFrontEnd:
+    """Symbols of UIs k0..k0+n-1 -> samples of nominal symbols k0-P..k0+n-1-P (latency P).
+    ``settings``: :class:`serdes.cdr.CdrSettings`; ``tx_jitter``: :class:`TxJitter`."""
+
+    latency = LOOKAHEAD
+
+    def __init__(self, link, seed: int, settings: loop.CdrSettings,
+                 tx_jitter: TxJitter | None = None, calibration: Calibration | None = None):
+        self.link = link
+        self.settings = settings
+        self.txj = tx_jitter or TxJitter()
+        self.pulse = link.pulse
+        self.ui_s = link.ui_s
+        self.h0 = float(self.pulse.taps[self.pulse.cursor])
+        self.levels = np.ascontiguousarray(np.sort(link.levels), dtype=np.float64)
+        # the detector's slicer: the sign of the sample (the PAM4 MSB), see the module notes
+        self.pd_levels = np.array([-1.0, 1.0])
+        self.table, dtable, d2table = pulse_tables(self.pulse, TABLE_Q)
+        none = np.zeros((0, self.table.shape[1]))
+        self.dtable = dtable if self.txj.per_symbol else none
+        self.d2table = d2table if self.txj.per_symbol else none
+        self.n_ui = self.table.shape[1]
+        self.hist = self.n_ui - 1 + 2 * LOOKAHEAD
+        self.noise_fir = link.noise.fir
+        self.rx_jitter = Jitter(link, seed)
+        self.tx_source = TxJitterSource(self.txj, self.ui_s, seed)
+        self._noise_rng = rng.BlockRNG(seed, rng.RX_NOISE)
+        self._a_hist = np.zeros(self.hist)
+        self._t_hist = np.zeros(self.hist)
+        self._w_hist = np.zeros(self.noise_fir.shape[0] - 1)
+        self.mode = {"off": 0, "mm": 1, "ssmm": 2}[settings.mode]
+        if settings.active:
+            self.cal = calibration or self.calibrate()
+            self.kp, self.ki = loop.gains(settings, self.cal.kpd, self.ui_s)
+            self.bias = self.cal.bias
+        else:
+            self.cal = None
+            self.kp = self.ki = self.bias = 0.0
+        self.state = np.array([settings.initial_phase_ui if settings.active else 0.0,
+                               0.0, 0.0, 0.0, 0.0])
+        self.ring = np.zeros(settings.latency_ui + 1)
+        if settings.active:  # whole UIs of TX jitter at the start only relabel symbols
+            self.state[0] += float(np.round(self.tx_source.slow(0, 1)[0]))
+        self.stats = PhaseStats()
+        self.trace: list | None = None  # set to [] to keep every sampling phase
+
+    @property
+    def warmup_symbols(self) -> int:
+        return int(self.settings.warmup_symbols) if self.settings.active else 0
+
+    # ------------------------------------------------------------------ streaming
+    def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
+        n = a.shape[0]
+        a_ext = np.concatenate([self._a_hist, a])
+        t_ext = np.concatenate([self._t_hist, self.tx_source.offsets(k0, n)])
+        self._a_hist = a_ext[n:].copy()
+        self._t_hist = t_ext[n:].copy()
+        kn = k0 - LOOKAHEAD  # nominal symbol of output 0
+        drx = self.rx_jitter.offsets_ui(kn, n) if self.rx_jitter.active else np.zeros(n)
+        if self.noise_fir.shape[0] > 1 or self.noise_fir[0] != 0:
+            # indexed by the nominal symbol, as the pulse engine's sample of that symbol
+            white = np.zeros(n)
+            neg = min(max(-kn, 0), n)
+            white[neg:] = self._noise_rng.normal(kn + neg, n - neg)
+            w_ext = np.concatenate([self._w_hist, white])
+            self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()
+            w = fir_valid(w_ext, self.noise_fir)
+        else:
+            w = np.zeros(n)
+        integ0 = self.state[1]
+        s = self.settings
+        # outputs before `gear_end` (nominal symbol index) run at the acquisition gains
+        gear_end = min(max(s.acquire_symbols - kn, 0), n) if s.acquire_gear != 1 else 0
+        parts = []
+        for lo, hi, g in ((0, gear_end, s.acquire_gear), (gear_end, n, 1.0)):
+            if hi > lo:
+                parts.append(kc.cdr_sampler(
+                    a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], drx[lo:hi], w[lo:hi],
+                    self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
+                    self.pd_levels, self.h0, self.mode, self.bias, self.kp * g,
+                    self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state, self.ring))
+        x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
+        if self.trace is not None:
+            self.trace.append(ph)
+        if self.settings.active:
+            # slow sampling offset seen by the data: phase - trackable TX jitter + RX SJ
+            off = ph - self.tx_source.slow(kn, n) + self._rx_slow(kn, n)
+            # the integrator is not kept per sample; its chunk mean is close enough to
+            # a block mean for the tracked frequency (it moves on the loop's time scale)
+            integ = np.full(n, 0.5 * (integ0 + self.state[1]))
+            self.stats.add(kn, off, integ)
+        return x
+
+    def _rx_slow(self, kn: int, n: int) -> np.ndarray:
+        j = self.rx_jitter
+        if j.sj_ui <= 0:
+            return np.zeros(n)
+        k = np.arange(kn, kn + n, dtype=np.float64)
+        return j.sj_ui * np.sin(j.sj_rad_per_ui * k + j._sj_phase)
+
+    # ------------------------------------------------------------------ calibration
+    def _open_loop(self, a, tau, w, phase_ui: float):
+        n = a.shape[0] - self.hist
+        state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
+        _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable,
+                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
+                                 0, state, np.zeros(1))
+        return e[1:]
+
+    def calibrate(self) -> Calibration:
+        """The detector's S-curve on this link: random levels, the link's RX noise, one
+        fixed seed, the same data at every phase (common random numbers), so the slope
+        and the bias are measured with little noise."""
+        g = np.random.default_rng(12345)
+        n = CAL_SYMBOLS + self.hist
+        a = self.levels[g.integers(0, self.levels.shape[0], n)]
+        tau = np.zeros(n)
+        w = fir_valid(np.concatenate([np.zeros(self.noise_fir.shape[0] - 1),
+                                      g.standard_normal(n - self.hist)]), self.noise_fir)
+        sign = self.settings.mode == "ssmm"
+
+        def level(phase):
+            e = self._open_loop(a, tau, w, phase)
+            return e
+
+        def pd_mean(e, bias):
+            return float(np.mean(np.sign(e - bias))) if sign else float(np.mean(e - bias))
+
+        e0 = level(0.0)
+        mm_zero = 0.0
+        for _ in range(4):  # secant steps to the zero of the raw MM mean
+            ea, eb = level(mm_zero - CAL_DELTA), level(mm_zero + CAL_DELTA)
+            slope = (np.mean(ea) - np.mean(eb)) / (2 * CAL_DELTA)
+            if not slope > 0:
+                mm_zero = float("nan")
+                break
+            step = float(np.mean(level(mm_zero))) / slope
+            mm_zero = float(np.clip(mm_zero + step, -0.45, 0.45))
+            if abs(step) < 1e-4:
+                break
+        if self.settings.lock == "peak":
+            lock = 0.0
+            bias = float(np.median(e0)) if sign else float(np.mean(e0))
+        else:
+            lock = mm_zero
+            bias = 0.0
+        if not np.isfinite(lock):
+            lock = 0.0
+        ea, eb, el = level(lock - CAL_DELTA), level(lock + CAL_DELTA), level(lock)
+        kpd = (pd_mean(ea, bias) - pd_mean(eb, bias)) / (2 * CAL_DELTA)
+        pd_var = float(np.var(np.sign(el - bias) if sign else el - bias))
+        return Calibration(kpd=float(kpd), bias=bias, lock_ui=float(lock),
+                           mm_zero_ui=float(mm_zero), pd_noise_var=pd_var)
+
+    # ------------------------------------------------------------------ results
+    def model(self) -> dict:
+        """The linear loop model of these gains."""
+        s, c = self.settings, self.cal
+        bw, peak = loop.bandwidth_and_peaking(c.kpd, self.kp, self.ki, s.latency_ui, self.ui_s)
+        g2 = loop.noise_gain(c.kpd, self.kp, self.ki, s.latency_ui)
+        dither = float(np.sqrt(c.pd_noise_var * g2 / c.kpd ** 2 + 1.0 / (12 * s.pi_steps ** 2)))
+        return {"kpd": c.kpd, "kp": self.kp, "ki": self.ki, "bandwidth_hz": bw,
+                "peaking_db": peak, "dither_rms_ui": dither}
+
+    def summary(self) -> dict:
+        """Lock time, recovered phase mean and rms wander after lock, tracked frequency
+        offset, the lock points, and the loop model."""
+        s, c = self.settings, self.cal
+        blocks = np.array(self.stats.offset) if self.stats.offset else np.zeros((0, 2))
+        out = {"mode": s.mode, "lock": s.lock, "latency_ui": s.latency_ui,
+               "pi_steps": s.pi_steps, "mm_lock_ui": c.mm_zero_ui, "peak_ui": 0.0,
+               "target_lock_ui": c.lock_ui, "model": self.model(),
+               "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
+               "tracked_ppm": None, "blocks": int(blocks.shape[0]),
+               "block_ui": STAT_BLOCK}
+        if blocks.shape[0] < 2 * LOCK_BLOCKS:
+            return out
+        means = blocks[:, 0]
+        final = float(np.mean(means[means.shape[0] // 2:]))
+        # windows of LOCK_BLOCKS blocks, so that the dither's own spread stays far inside
+        # the tolerance; locked from the first window after the last one outside
+        win = np.convolve(means, np.ones(LOCK_BLOCKS) / LOCK_BLOCKS, mode="valid")
+        bad = np.nonzero(np.abs(win - final) > LOCK_TOL)[0]
+        first = int(bad[-1]) + 1 if bad.size else 0
+        if first >= means.shape[0]:
+            return out
+        after = blocks[first:]
+        slips = int(np.round(final))  # whole UIs slipped: only the symbols' labels moved
+        mean = float(np.mean(after[:, 0])) - slips
+        rms = float(np.sqrt(max(np.mean(after[:, 1]) - (mean + slips) ** 2, 0.0)))
+        integ = np.array(self.stats.integ[first:])
+        out.update(lock_symbols=first * STAT_BLOCK, phase_mean_ui=mean, phase_rms_ui=rms,
+                   cycle_slips=slips,
+                   tracked_ppm=float(-np.mean(integ) * 1e6))
+        return out
+
+
+def pulse_tables(pulse, q: int):
+    """(Q + 3, n_ui) reversed rows of p(jT + f), p'(jT + f) and p''(jT + f) (per UI and
+    UI^2, central differences over one fine sample) for f = (r - 1) / Q - 1/2 (zero
+    outside the kept pulse)."""
+    m, n_ui = pulse.m, pulse.n_ui
+    rows = q + 3
+    f = (np.arange(rows) - 1.0) / q - 0.5
+    tab = np.empty((rows, n_ui))
+    dtab = np.empty((rows, n_ui))
+    d2tab = np.empty((rows, n_ui))
+    for r in range(rows):
+        mid = pulse.at_offset(f[r] * m)
+        hi, lo = pulse.at_offset(f[r] * m + 1.0), pulse.at_offset(f[r] * m - 1.0)
+        tab[r] = mid[::-1]
+        dtab[r] = ((hi - lo) * (m / 2.0))[::-1]
+        d2tab[r] = ((hi - 2 * mid + lo) * (m * m))[::-1]
+    return tuple(np.ascontiguousarray(t) for t in (tab, dtab, d2tab))
+
+
+def stat_link(system, front: CdrFrontEnd | None = None):
+    """The link as the statistical engine should see it with clock recovery and TX
+    jitter: a copy whose sampling jitter is what reaches the sampler.
+
+    - SJ (RX ``noise.sj_ui`` and TX ``tx_jitter.sj_ui``) through the loop: amplitude
+      times |1 - H(f)| (:func:`serdes.cdr.untracked`; 1 with the CDR off). Below the
+      symbol rate / 64 a TX SJ shifts the whole pulse, so it acts at the sampler like an
+      RX SJ. With both present the two untracked amplitudes are added at the TX
+      frequency (a bound: the engine holds one SJ).
+    - The loop's own dither (PD noise through the loop plus the PI rounding, rms from
+      :meth:`CdrFrontEnd.model`) as a dual-Dirac of the same rms (slow against the
+      equalizer span, like the engine's dual-Dirac), added to ``noise.dd_ui``.
+    - Per-symbol TX jitter (RJ, DCD, BUJ) and the frequency offset are not modelled
+      here (only the counting engine has them); :func:`stat_note` says so.
+    """
+    import copy
+    from dataclasses import replace
+
+    link, s, txj = system.link, system.cdr, system.tx_jitter
+    imp = link.impairments
+    if s.active:
+        front = front or CdrFrontEnd(link, system.run.seed, s, txj)
+        c = front.cal
+
+        def keep(f):
+            return float(loop.untracked(f, c.kpd, front.kp, front.ki, s.latency_ui,
+                                        link.ui_s)) if f > 0 else 0.0
+
+        dither = front.model()["dither_rms_ui"]
+    else:
+        def keep(f):
+            return 1.0
+
+        dither = 0.0
+    rx_sj = imp.sj_ui * keep(imp.sj_hz) if imp.sj_ui > 0 else 0.0
+    tx_sj = txj.sj_ui * keep(txj.sj_hz) if txj.sj_ui > 0 else 0.0
+    sj_hz = txj.sj_hz if tx_sj > 0 else imp.sj_hz
+    out = copy.copy(link)  # shares the computed pulse and noise (they do not use jitter)
+    out.impairments = replace(imp, sj_ui=rx_sj + tx_sj, sj_hz=sj_hz,
+                              dd_ui=imp.dd_ui + dither)
+    return out
+
+
+def stat_note(system) -> str | None:
+    """What the statistical engine leaves out of this system's jitter (None: nothing)."""
+    t = system.tx_jitter
+    left = [n for n, v in (("TX RJ", t.rj_ui), ("DCD", t.dcd_ui), ("BUJ", t.buj_ui),
+                           ("frequency offset", t.ppm)) if v]
+    if not left:
+        return None
+    return ("the statistical engine leaves out " + ", ".join(left)
+            + " (per-symbol TX jitter and the frequency offset are counted only)")

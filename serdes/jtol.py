@@ -1,0 +1,231 @@
+"""Jitter tolerance and jitter transfer of a system with clock recovery.
+
+Jitter tolerance: for each SJ frequency, the largest TX SJ amplitude (UI, peak) that
+keeps the BER at or below a target.
+
+- ``stat``: the statistical engine with the SJ the loop leaves untracked
+  (:func:`serdes.engines.cdr.stat_link`: amplitude times |1 - H(f)|, plus the loop's
+  dither). BER grows with the untracked amplitude u, so the largest u* is solved once
+  per frequency (Illinois regula falsi on log10 BER, to 12 % in BER or 1 % in u) and the
+  tolerance is u* / |1 - H(f)|. Below
+  ``f_floor`` (where the SJ moves by less than 0.01 rad across the FFE and pulse span)
+  the engine's answer no longer depends on f, and the solve at ``f_floor`` is reused.
+- ``counted``: counted runs of the pulse engine with the CDR in the loop; one amplitude
+  passes when a run of ``symbols`` symbols ends with at most target x bits errors (the
+  run stops, failing, as soon as it has more: the stopping rule). The amplitude is
+  bisected in log scale inside a bracket around the statistical answer (widened until it
+  brackets), to a ratio of ``rtol``.
+
+Jitter transfer: a small TX SJ drives the CDR front end alone (random PAM levels, the
+link's noise); the recovered phase's component at the SJ frequency over whole periods
+after lock, divided by the SJ's, is H(f).
+
+The 802.3 jitter tolerance template (:func:`template_ui`): the mask of the 802.3
+backplane/C2C clauses as quoted in transceiver documentation: peak-to-peak SJ 5 fb /
+(664000 f) UI for fb/664000 < f <= fb/6640, and 0.05 UI from fb/6640 up (fb: symbol
+rate); below fb/664000 unspecified. Here it is given as a peak amplitude (half).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from serdes import cdr as loop
+
+
+def template_ui(f_hz, symbol_rate_hz: float):
+    """The 802.3-style JTOL mask as a peak SJ amplitude (UI); NaN where unspecified."""
+    f = np.asarray(f_hz, dtype=np.float64)
+    fb = float(symbol_rate_hz)
+    pp = np.where(f <= fb / 6640, 5 * fb / (664000 * f), 0.05)
+    return np.where(f < fb / 664000, np.nan, pp / 2)
+
+
+def log_grid(f_min: float, f_max: float, points: int) -> np.ndarray:
+    return np.logspace(math.log10(f_min), math.log10(f_max), int(points))
+
+
+def with_tx_sj(system, sj_ui: float, sj_hz: float):
+    return dataclasses.replace(system, tx_jitter=dataclasses.replace(
+        system.tx_jitter, sj_ui=float(sj_ui), sj_hz=float(sj_hz)))
+
+
+class Jtol:
+    """The loop of a system (calibrated once) and the tolerance searches."""
+
+    def __init__(self, system, taps=None):
+        from serdes.engines.cdr import CdrFrontEnd
+        from serdes.engines.run import design_equalizer
+
+        self.system = system
+        self.taps = taps if taps is not None else design_equalizer(system)
+        s = system.cdr
+        self.front = CdrFrontEnd(system.link, system.run.seed, s, system.tx_jitter) \
+            if s.active else None
+        span = len(self.taps.ffe) + system.link.pulse.n_ui
+        self.f_floor = 0.01 / (2 * np.pi * span * system.link.ui_s)
+        self._ustar: dict[float, tuple[float, int]] = {}
+
+    def untracked(self, f_hz: float) -> float:
+        if self.front is None:
+            return 1.0
+        c = self.front.cal
+        return float(loop.untracked(f_hz, c.kpd, self.front.kp, self.front.ki,
+                                    self.system.cdr.latency_ui, self.system.link.ui_s))
+
+    def model(self) -> dict | None:
+        return None if self.front is None else self.front.model()
+
+    # ------------------------------------------------------------------ statistical
+    def stat_ber(self, sj_ui: float, sj_hz: float) -> float:
+        from serdes.engines.cdr import stat_link
+        from serdes.engines.stat import StatisticalEngine
+
+        sys_ = with_tx_sj(self.system, sj_ui, sj_hz)
+        sys_ = dataclasses.replace(sys_, link=stat_link(sys_, self.front))
+        return float(StatisticalEngine(sys_, self.taps).ber(0.0).ber)
+
+    def _solve_untracked(self, f_hz: float, target: float) -> tuple[float, int]:
+        """u*: the largest untracked SJ amplitude (UI) with stat BER <= target."""
+        key = float(max(f_hz, self.f_floor))
+        if key in self._ustar:
+            return self._ustar[key]
+        keep = self.untracked(key)
+        evals = 0
+
+        def g(u):
+            nonlocal evals
+            evals += 1
+            b = self.stat_ber(u / keep, key)
+            return math.log10(max(b, 1e-300)) - math.log10(target)
+
+        u = 0.05
+        gu = g(u)
+        if gu > 0:  # bracket downwards
+            hi, g_hi = u, gu
+            while gu > 0 and u > 1e-3:
+                hi, g_hi, u = u, gu, u / 2
+                gu = g(u)
+            if gu > 0:  # fails (almost) without SJ
+                self._ustar[key] = (0.0, evals)
+                return self._ustar[key]
+            lo, g_lo = u, gu
+        else:
+            lo, g_lo = u, gu
+            hi, g_hi = 2 * u, g(2 * u)
+            while g_hi <= 0 and hi < 2.0:
+                lo, g_lo, hi = hi, g_hi, hi * 2
+                g_hi = g(hi)
+            if g_hi <= 0:
+                self._ustar[key] = (hi, evals)
+                return self._ustar[key]
+        side = 0
+        for _ in range(30):  # Illinois regula falsi on log10 BER
+            u = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            if not lo < u < hi:
+                u = 0.5 * (lo + hi)
+            gu = g(u)
+            if gu > 0:
+                hi, g_hi = u, gu
+                if side == -1:
+                    g_lo /= 2
+                side = -1
+            else:
+                lo, g_lo = u, gu
+                if side == 1:
+                    g_hi /= 2
+                side = 1
+            if hi - lo < 0.01 * hi or abs(gu) < 0.05:
+                break
+        # |log10 BER/target| < 0.05 (12 %) at u: that is the answer; else the bracket's
+        # passing end
+        self._ustar[key] = (u if abs(gu) < 0.05 else lo, evals)
+        return self._ustar[key]
+
+    def stat_point(self, f_hz: float, target: float) -> dict:
+        u, evals = self._solve_untracked(f_hz, target)
+        keep = self.untracked(f_hz)
+        return {"sj_hz": float(f_hz), "sj_ui": u / keep, "untracked_ui": u,
+                "one_minus_h": keep, "evaluations": evals}
+
+    # ------------------------------------------------------------------ counted
+    def counted_pass(self, sj_ui: float, f_hz: float, target: float, symbols: int) -> tuple:
+        """(passed, bit errors, bits) of one counted run with the stopping rule."""
+        from serdes.engines.run import simulate
+
+        sys_ = with_tx_sj(self.system, sj_ui, f_hz)
+        bps = 2 if sys_.link.modulation_order == 4 else 1
+        allowed = int(math.floor(target * symbols * bps))
+        r = simulate(sys_, symbols=symbols, target_errors=allowed + 1, taps=self.taps)
+        ok = r.bit_errors <= target * r.bits and r.stopped_by == "symbols"
+        return ok, r.bit_errors, r.bits
+
+    def counted_point(self, f_hz: float, target: float, symbols: int, start_ui: float,
+                      rtol: float = 0.1) -> dict:
+        """Bisection (log scale) for the largest passing amplitude around ``start_ui``."""
+        runs = []
+
+        def test(a):
+            ok, e, b = self.counted_pass(a, f_hz, target, symbols)
+            runs.append({"sj_ui": a, "bit_errors": e, "bits": b, "pass": bool(ok)})
+            return ok
+
+        start = max(start_ui, 1e-3)
+        lo, hi = start / 1.5, start * 1.5
+        while not test(lo):
+            hi, lo = lo, lo / 2
+            if lo < 1e-4:
+                return {"sj_hz": float(f_hz), "sj_ui": 0.0, "runs": runs}
+        while test(hi):
+            lo, hi = hi, hi * 2
+            if hi > 2000:
+                return {"sj_hz": float(f_hz), "sj_ui": lo, "runs": runs}
+        while hi / lo > 1 + rtol:
+            mid = math.sqrt(lo * hi)
+            if test(mid):
+                lo = mid
+            else:
+                hi = mid
+        return {"sj_hz": float(f_hz), "sj_ui": lo, "sj_ui_fail": hi, "runs": runs}
+
+    # ------------------------------------------------------------------ jitter transfer
+    def measure_jtf(self, f_hz: float, sj_ui: float = 0.03, periods: int = 12,
+                    min_symbols: int = 1 << 21, seed: int = 7) -> complex:
+        """Measured H(f) (complex) with a TX SJ of ``sj_ui`` at ``f_hz``, over whole SJ
+        periods (at least ``periods`` and ``min_symbols``: the loop dither is correlated
+        over the loop's time constant, so the estimate needs many of those)."""
+        from serdes.engines.cdr import CdrFrontEnd
+        from serdes.txjitter import TxJitter
+
+        s = self.system
+        txj = dataclasses.replace(s.tx_jitter, sj_ui=float(sj_ui), sj_hz=float(f_hz))
+        fe = CdrFrontEnd(s.link, seed, s.cdr, txj, calibration=self.front.cal)
+        fe.trace = []
+        period = 1.0 / (f_hz * s.link.ui_s)
+        settle = int(max(s.cdr.warmup_symbols, 20 * s.cdr.latency_ui))
+        periods = max(periods, int(np.ceil(min_symbols / period)))
+        n_meas = int(round(periods * period))
+        total = settle + n_meas + fe.latency
+        g = np.random.default_rng(seed)
+        chunk = 1 << 16
+        k = 0
+        while k < total:
+            n = min(chunk, total - k)
+            fe(fe.levels[g.integers(0, fe.levels.shape[0], n)], k)
+            k += n
+        ph = np.concatenate(fe.trace)
+        kn = np.arange(ph.shape[0]) - fe.latency  # nominal symbol of each output
+        sel = kn >= settle
+        sel &= kn < settle + n_meas
+        tau = fe.tx_source.slow(int(kn[sel][0]), int(sel.sum()))
+        w = np.exp(-2j * np.pi * f_hz * s.link.ui_s * kn[sel])
+        ph_sel = ph[sel] - ph[sel].mean()
+        return complex(np.sum(ph_sel * w) / np.sum((tau - tau.mean()) * w))
+
+    def model_jtf(self, f_hz) -> np.ndarray:
+        c = self.front.cal
+        return loop.jitter_transfer(f_hz, c.kpd, self.front.kp, self.front.ki,
+                                    self.system.cdr.latency_ui, self.system.link.ui_s)

@@ -1,0 +1,155 @@
+"""The sampler with clock recovery: one fused kernel per chunk.
+
+For each output k (nominal symbol s = k0 - P + k), the sampling offset from the pulse
+peak (UI) is
+
+    c_k = phi_k (the phase interpolator's code / pi_steps) + d_k (RX jitter) - tau_s
+
+(tau_s: the TX jitter of symbol s). Its nearest whole UI n shifts the symbol window (the
+sampler takes symbol s + n: a cycle slip, |n| <= P) and its fraction f picks the pulse:
+
+    x_k = sum_j a_{s+n-j} [p(jT + f) + D p'(jT + f) + D^2 / 2 p''(jT + f)] + w_k,
+    D = tau_s - tau_{s+n-j}
+
+The first term is read from a table of the pulse at Q phases per UI (linear
+interpolation between neighbouring rows); the others, second order in the TX jitter
+that differs between symbols (RJ, DCD, BUJ; zero for slow SJ and the ppm ramp up to
+their change over the pulse span), from tables of p' and p'' (nearest row). w_k: RX
+noise.
+
+Then the Mueller-Muller detector on the sample and a slicer decision on it,
+e = (x_k d_{k-1} - x_{k-1} d_k) / h0 - bias (mode 1; mode 2: the sign of that), enters
+a ring of L + 1 values (the loop latency) and the loop filter updates the phase
+(:mod:`serdes.cdr`). ``state`` = [phi, integral, x_prev, d_prev, ring position].
+"""
+
+import numpy as np
+from numba import njit
+
+from serdes.errors import ConfigError
+from serdes.kernels import args
+
+
+@njit(cache=True, fastmath=True)
+def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias,
+                 kp, ki, steps, first, state, ring, x_out, ph_out, e_out):
+    rows, n_ui = table.shape
+    n = x_out.shape[0]
+    big_p = lookahead
+    hist = n_ui - 1 + 2 * big_p
+    per_sym = dtable.shape[0] > 0
+    n_lev = levels.shape[0]
+    phi = state[0]
+    integ = state[1]
+    x_prev = state[2]
+    d_prev = state[3]
+    pos = int(state[4])
+    n_ring = ring.shape[0]
+    for k in range(n):
+        phq = np.floor(phi * steps + 0.5) / steps
+        ks = k + hist - big_p
+        c = phq + drx[k] - tau[ks]
+        shift = int(np.floor(c + 0.5))
+        if shift > big_p:
+            shift = big_p
+        elif shift < -big_p:
+            shift = -big_p
+        f = c - shift
+        u = (f + 0.5) * q + 1.0
+        r = int(np.floor(u))
+        if r < 0:
+            r = 0
+        elif r > rows - 2:
+            r = rows - 2
+        t = u - r
+        base = k + big_p + shift
+        s0 = 0.0
+        s1 = 0.0
+        t0 = table[r]
+        t1 = table[r + 1]
+        for i in range(n_ui):
+            v = a[base + i]
+            s0 += v * t0[i]
+            s1 += v * t1[i]
+        x = (1.0 - t) * s0 + t * s1 + w[k]
+        if per_sym:
+            rn = r + 1 if t >= 0.5 else r
+            dt = dtable[rn]
+            d2 = d2table[rn]
+            tk = tau[ks]
+            s2 = 0.0
+            for i in range(n_ui):
+                dl = tk - tau[base + i]
+                s2 += a[base + i] * dl * (dt[i] + 0.5 * dl * d2[i])
+            x += s2
+        x_out[k] = x
+        ph_out[k] = phq
+        # slicer on the ADC sample: nearest level of x / h0
+        y = x / h0
+        d = levels[0]
+        for i in range(1, n_lev):
+            if y > 0.5 * (levels[i - 1] + levels[i]):
+                d = levels[i]
+        e_mm = (x * d_prev - x_prev * d) / h0
+        e_out[k] = e_mm
+        x_prev = x
+        d_prev = d
+        if k < first:
+            continue
+        e = e_mm - bias
+        if mode == 2:
+            e = 1.0 if e > 0 else (-1.0 if e < 0 else 0.0)
+        ring[pos] = e
+        pos += 1
+        if pos == n_ring:
+            pos = 0
+        e_del = ring[pos]
+        integ += ki * e_del
+        phi += kp * e_del + integ
+    state[0] = phi
+    state[1] = integ
+    state[2] = x_prev
+    state[3] = d_prev
+    state[4] = pos
+    return x_out
+
+
+def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias, kp, ki,
+                steps, first, state, ring):
+    """Samples, sampling phases and raw MM outputs of one chunk (see the module notes).
+
+    ``a``, ``tau``: symbols and their TX jitter with n_ui - 1 + 2 P of history in front;
+    ``drx``, ``w``: RX jitter and noise per output; ``table``/``dtable``/``d2table``:
+    (Q + 3, n_ui) reversed rows of p, p', p'' for f = (r - 1) / Q - 1/2 (the derivative
+    tables may have 0 rows: no per-symbol TX jitter); ``mode`` 0 (open loop), 1 (MM), 2 (sign MM);
+    ``first``: outputs before it do not move the loop. Returns (x, phase, e_mm)."""
+    table = args.array("table", table, ndim=2)
+    n_ui = table.shape[1]
+    dtable = args.array("dtable", dtable, ndim=2)
+    d2table = args.array("d2table", d2table, ndim=2)
+    for name, d in (("dtable", dtable), ("d2table", d2table)):
+        if d.shape != dtable.shape or (d.shape[0] and d.shape != table.shape):
+            raise ConfigError(f"{name}: expected shape {table.shape} (both) or no rows, "
+                              f"got {d.shape}")
+    lookahead = args.integer("lookahead", lookahead, lo=0)
+    hist = n_ui - 1 + 2 * lookahead
+    a = args.array("a", a, min_len=hist)
+    n = a.shape[0] - hist
+    tau = args.array("tau", tau)
+    drx, w = args.array("drx", drx), args.array("w", w)
+    if tau.shape[0] != a.shape[0] or drx.shape[0] != n or w.shape[0] != n:
+        raise ConfigError(f"tau/drx/w: expected {a.shape[0]}/{n}/{n} values, got "
+                          f"{tau.shape[0]}/{drx.shape[0]}/{w.shape[0]}")
+    levels = args.array("levels", levels, min_len=2)
+    state = args.state("state", state, size=5)
+    ring = args.state("ring", ring)
+    if ring.shape[0] < 1:
+        raise ConfigError("ring: needs at least one value (latency + 1)")
+    x, ph, e = np.empty(n), np.empty(n), np.empty(n)
+    _cdr_sampler(a, tau, drx, w, table, dtable, d2table, args.real("q", q, positive=True), lookahead,
+                 levels, args.real("h0", h0, positive=True),
+                 args.integer("mode", mode, lo=0, hi=2), args.real("bias", bias),
+                 args.real("kp", kp, nonneg=True), args.real("ki", ki, nonneg=True),
+                 args.real("steps", steps, positive=True), args.integer("first", first, lo=0),
+                 state, ring, x, ph, e)
+    return x, ph, e
