@@ -50,6 +50,8 @@ def split_limit(system, engine: str) -> str | None:
         return "the MLSE detector's state is not checked at range boundaries"
     if spec.rc.taps:
         return "the reflection canceller places its taps from the start of the run"
+    if getattr(system.source, "fec", None) is not None:
+        return "FEC codewords are counted in one pass"
     return None
 
 
