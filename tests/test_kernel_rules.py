@@ -15,7 +15,8 @@ KERNELS = Path(__file__).resolve().parents[1] / "serdes" / "kernels"
 # itself (nothing of theirs is in numba's cache)
 ALLOWED_MODULES = {"numpy", "math", "numba", "cmath"}
 # the kernel modules: serdes/kernels and the RS codec of serdes/fec
-KERNEL_FILES = sorted(KERNELS.glob("*.py")) + [KERNELS.parent / "fec" / "rs.py"]
+KERNEL_FILES = sorted(KERNELS.glob("*.py")) + [KERNELS.parent / "fec" / f for f in
+                                              ("rs.py", "renewal.py")]
 
 
 def _is_njit(dec: ast.expr) -> bool:
