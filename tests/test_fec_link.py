@@ -92,6 +92,24 @@ def test_run_json_fec_interface(capsys):
     assert json.loads(capsys.readouterr().out)["fec"] is None
 
 
+def test_text_report_sweep_columns_and_one_pass(capsys):
+    """The text summary's post-FEC lines, the sweep row's columns, and --threads: a FEC
+    run is counted in one pass and says so."""
+    from serdes.sweep.point import report_columns
+
+    cfg = earlier_default("fec.mode=kp4", "link.symbols=60000")
+    rep = run_report(build(cfg), stat=False, eye=False, threads=2).to_dict()
+    assert rep["threads"] == 1 and "FEC" in rep["threads_note"]
+    cols = report_columns(rep)
+    assert cols["fec_codewords"] == rep["fec"]["codewords"] > 0
+    assert {"rs_ser", "flr", "flr_model", "flr_binomial", "post_fec_ber",
+            "post_fec_ber_model", "fec_uncorrectable"} <= set(cols)
+    assert cli_main(["run", "--no-stat", "--threads", "1", "--set", "link.symbols=60000",
+                     "--set", "fec.mode=kp4"]) == 0
+    text = capsys.readouterr().out
+    assert "RS(544,514)" in text and "FLR       counted" in text and "post-FEC" in text
+
+
 def test_fec_needs_a_payload_pattern(capsys):
     assert cli_main(["run", "--set", "fec.mode=kp4", "--set", "link.pattern=qprbs13"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
