@@ -39,6 +39,7 @@ class CodewordCounter:
         self.data_symbol_errors = 0
         self.events = 0
         self.patterns: Counter = Counter()
+        self._kept = 0
         self._open: np.ndarray | None = None  # error positions of the event not closed yet
 
     def observe(self, rec) -> None:
@@ -92,8 +93,9 @@ class CodewordCounter:
 
     def _add_event(self, e: np.ndarray) -> None:
         self.events += 1
-        if sum(self.patterns.values()) < MAX_PATTERNS:
+        if self._kept < MAX_PATTERNS:
             self.patterns[tuple(int(v) for v in e - e[0])] += 1
+            self._kept += 1
 
     def result(self) -> dict:
         """Counted and modelled post-FEC numbers (the ``"fec"`` object of a report)."""
