@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import earlier_default
 from serdes.fec import FecSpec, model
 from serdes.fec.counter import CodewordCounter
 from serdes.fec.framing import (bits_to_messages, codewords_to_data, data_to_codewords)

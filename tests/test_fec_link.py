@@ -12,7 +12,7 @@ from conftest import earlier_default
 from serdes.build import build
 from serdes.cli import main as cli_main
 from serdes.fec import model
-from serdes.fec.gf import N, T
+from serdes.fec.gf import N
 from serdes.metrics.ber import clopper_pearson
 from serdes.report import run_report
 
