@@ -269,7 +269,21 @@ def build_source(cfg: Config, link=None, receiver: ReceiverSpec | None = None) -
         from serdes.dsp.design import wants_precoding
 
         pre = link is not None and receiver is not None and wants_precoding(link, receiver)
-    return SourceSpec(pattern=cfg["link"]["pattern"], precoding=bool(pre))
+    return SourceSpec(pattern=cfg["link"]["pattern"], precoding=bool(pre), fec=build_fec(cfg))
+
+
+def build_fec(cfg: Config):
+    """The [fec] section: a :class:`serdes.fec.FecSpec`, or None when off."""
+    f = cfg["fec"]
+    if f["mode"] == "off":
+        return None
+    from serdes.errors import ConfigError
+    from serdes.fec import FecSpec
+
+    if not (cfg["link"]["pattern"].startswith("prbs") or cfg["link"]["pattern"] == "random"):
+        raise ConfigError(f"fec.mode = 'kp4' needs a payload pattern: link.pattern = "
+                          f"{cfg['link']['pattern']!r} is not allowed, use a PRBS or 'random'")
+    return FecSpec(mode=f["mode"], interleave=f["interleave"])
 
 
 def build_run(cfg: Config) -> RunSpec:

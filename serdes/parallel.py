@@ -54,6 +54,8 @@ def split_limit(system, engine: str) -> str | None:
         return "the TX-jitter front end is not split into ranges"
     if spec.rc.taps:
         return "the reflection canceller places its taps from the start of the run"
+    if getattr(system.source, "fec", None) is not None:
+        return "FEC codewords are counted in one pass"
     return None
 
 

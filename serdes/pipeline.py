@@ -38,6 +38,7 @@ class Aligned:
     soft: np.ndarray      # slicer inputs
     sym_err: np.ndarray   # bool per symbol
     bit_err: np.ndarray   # bit errors per symbol
+    delay: int = 0        # decision index - index of the symbol sent (tx index = first - delay)
 
 
 @dataclass
@@ -159,7 +160,7 @@ class Pipeline:
                     n_counted += int(bit_err.shape[0])
                     rec = Aligned(first=first, tx_line=tx_line[txi], tx_data=tx_d,
                                   rx_line=dec_line[sel], rx_data=rx_d, soft=dec_v[sel],
-                                  sym_err=sym_err, bit_err=bit_err)
+                                  sym_err=sym_err, bit_err=bit_err, delay=int(delay))
                     for obs in observers if sel.size else ():
                         obs.observe(rec)
                     dec_line, dec_data, dec_v = dec_line[:0], dec_data[:0], dec_v[:0]

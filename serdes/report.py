@@ -35,6 +35,7 @@ class RunReport:
     split: dict | None = None       # threads / workers of a block-split run
     noise_budget: dict | None = None  # share (0..1) of each contribution at the slicer
     ctle: dict | None = None        # the CTLE's gains and whether the search chose them
+    fec: dict | None = None         # post-FEC counts and model (serdes.fec.counter), or None
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -56,6 +57,7 @@ class RunReport:
             out["noise_budget"] = self.noise_budget
         if self.ctle is not None:
             out["ctle"] = self.ctle
+        out["fec"] = self.fec
         out.update(self.extra)
         return out
 
@@ -83,10 +85,14 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
     link = system.link
     dfe = system.receiver.detector == "dfe"
     split = None
-    if threads == 1 and scheduler is None:
+    fec = _fec_counter(system, threads, scheduler)
+    if (threads == 1 and scheduler is None) or fec is not None:
         capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
         res = simulate(system, engine=engine, should_stop=should_stop, progress=progress,
-                       observers=[capture] if capture is not None else ())
+                       observers=[o for o in (capture, fec) if o is not None])
+        if fec is not None and threads != 1:
+            split = {"threads": 1, "threads_note": "one thread: FEC codewords are counted "
+                     "in one pass"}
     else:
         from serdes.engines.blocks_run import simulate_split
 
@@ -107,6 +113,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
                        adc=link.adc.describe(), split=split, ctle=ctle_summary(link))
     report.noise_budget = noise_budget(system, res)
     report.extra.update(crosstalk_fields(system, res))
+    report.fec = fec.result() if fec is not None else None
     if not dfe:
         if eye or stat:
             report.eye = report.stat = {"skipped": "the statistical engine and the slicer "
@@ -122,6 +129,21 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
                 raise
             report.skipped = "statistical sections (interrupted)"
     return report
+
+
+def _fec_counter(system, threads, scheduler):
+    """The codeword observer when the source sends FEC codewords (one pass only)."""
+    spec = getattr(system.source, "fec", None)
+    if spec is None:
+        return None
+    if scheduler:
+        from serdes.errors import ConfigError
+
+        raise ConfigError(f"--scheduler {scheduler}: a run with fec.mode = {spec.mode!r} "
+                          "counts codewords in one pass; run it without --scheduler")
+    from serdes.fec.counter import CodewordCounter
+
+    return CodewordCounter(spec, system.link.modulation_order)
 
 
 def noise_budget(system, res: RunResult | None = None) -> dict:

@@ -311,6 +311,14 @@ SCHEMA: dict[str, dict[str, Field]] = {
                        choices=("target", "predictor")),
         "traceback": F(int, 24, "decision delay of the Viterbi detector (symbols)", 1, 32),
     },
+    "fec": {
+        "mode": F(str, "off", "forward error correction: off, or kp4 (RS(544,514) over "
+                  "GF(2^10), 802.3 Clause 91): the payload is encoded, sent and decoded, and "
+                  "the run reports FLR and post-FEC BER", choices=("off", "kp4")),
+        "interleave": F(int, 2, "codewords interleaved on 10-bit symbols: 1 (Clause 91, "
+                        "one codeword after another) or 2 (Clause 119/161 2-way interleave)",
+                        1, 2),
+    },
 }
 
 

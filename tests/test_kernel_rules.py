@@ -14,6 +14,9 @@ KERNELS = Path(__file__).resolve().parents[1] / "serdes" / "kernels"
 # imported names a kernel may call: numpy and the standard library, which numba compiles
 # itself (nothing of theirs is in numba's cache)
 ALLOWED_MODULES = {"numpy", "math", "numba", "cmath"}
+# the kernel modules: serdes/kernels and the RS codec of serdes/fec
+KERNEL_FILES = sorted(KERNELS.glob("*.py")) + [KERNELS.parent / "fec" / f for f in
+                                              ("rs.py", "renewal.py")]
 
 
 def _is_njit(dec: ast.expr) -> bool:
@@ -60,12 +63,12 @@ def test_the_scan_finds_a_helper_from_another_module():
     assert foreign_calls(src) == ["k calls slice_one", "k calls kf._cubic"]
 
 
-@pytest.mark.parametrize("path", sorted(KERNELS.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", KERNEL_FILES, ids=lambda p: p.name)
 def test_no_kernel_calls_an_njit_helper_of_another_module(path):
     assert foreign_calls(path.read_text()) == []
 
 
-@pytest.mark.parametrize("path", sorted(KERNELS.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", KERNEL_FILES, ids=lambda p: p.name)
 def test_kernels_are_private_and_cached(path):
     """Every @njit function is private (``_name``; callers use the checking wrappers)
     and cached."""

@@ -162,6 +162,8 @@ def format_summary(r: dict) -> str:
         lines.append(_cdr_line(r["cdr"]))
     if r.get("stat_ber") is not None:
         lines.append(f"stat BER  {r['stat_ber']:.3e} (statistical engine)")
+    if r.get("fec"):
+        lines += _fec_lines(r["fec"])
     return "\n".join(lines)
 
 
@@ -175,6 +177,27 @@ def _cdr_line(c: dict) -> str:
     return (head + f"; locked after {c['lock_symbols']:,} UI, phase "
             f"{c['phase_mean_ui']:+.4f} UI, wander {c['phase_rms_ui']:.4f} UI rms, "
             f"tracking {c['tracked_ppm']:+.1f} ppm")
+
+
+def _fec_lines(f: dict) -> list[str]:
+    """The post-FEC part of the text summary."""
+    if not f["codewords"]:
+        return [f"fec       {f['mode'].upper()}: no whole codeword counted"]
+    hist = ", ".join(f"{k}:{v}" for k, v in f["errors_per_codeword"].items())
+    lo, hi = f["flr_ci"]
+    return [
+        f"fec       {f['mode'].upper()} RS({f['n']},{f['k']}) t={f['t']}, "
+        f"{f['interleave']}-way interleave: {f['codewords']:,} codewords, pre-FEC BER "
+        f"{f['pre_fec_ber']:.3e}, RS symbol error ratio {f['symbol_error_ratio']:.3e}",
+        f"codeword  symbol errors per codeword {{{hist}}}",
+        f"FLR       counted {f['flr']:.3e} [{lo:.3e}, {hi:.3e}] ({f['uncorrectable']} lost: "
+        f"{f['detected']} detected, {f['miscorrected']} miscorrected), burst model "
+        f"{f['flr_model']:.3e}, binomial {f['flr_binomial']:.3e}",
+        f"post-FEC  BER counted {f['post_fec_ber']:.3e}, burst model "
+        f"{f['post_fec_ber_model']:.3e}, binomial {f['post_fec_ber_binomial']:.3e} "
+        f"({f['error_events']:,} error events, error propagation "
+        f"{f['error_propagation']:.3f})",
+    ]
 
 
 def _front_end(rx: str) -> str:

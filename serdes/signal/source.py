@@ -19,7 +19,7 @@ class SymbolSource:
     what one call would.
     """
 
-    def __init__(self, *, pattern: str, m: int, precoding: bool, seed: int):
+    def __init__(self, *, pattern: str, m: int, precoding: bool, seed: int, fec=None):
         self.pattern = pattern
         self.m = m
         self.bits_per_symbol = 1 if m == 2 else 2
@@ -27,7 +27,12 @@ class SymbolSource:
         self.position = 0
         self._precode_state = 0
         self._seed = seed
-        if pattern.startswith("prbs"):
+        self.fec = fec
+        if fec is not None:  # RS-encoded payload (serdes.fec.source)
+            from serdes.fec.source import EncodedPayload
+
+            self._payload = EncodedPayload(fec, pattern=pattern, m=m, seed=seed)
+        elif pattern.startswith("prbs"):
             self._prbs = PrbsGenerator(pattern)
         elif pattern == "qprbs13":
             sym = qprbs13_symbols()
@@ -42,17 +47,22 @@ class SymbolSource:
         before ``position``) is ``precode_state`` or, if None, found by stepping the data
         from 0 (see :func:`precode_states`)."""
         position = int(position)
-        if self.pattern.startswith("prbs"):
+        if self.fec is not None:
+            self._payload.seek(position)
+        elif self.pattern.startswith("prbs"):
             self._prbs = PrbsGenerator(self.pattern)
             self._prbs.skip(position * self.bits_per_symbol)
         self.position = position
         if self.precoding:
             if precode_state is None:
-                precode_state = precode_states(self.pattern, self.m, self._seed, [position])[0]
+                precode_state = precode_states(self.pattern, self.m, self._seed, [position],
+                                               fec=self.fec)[0]
             self._precode_state = int(precode_state)
 
     def next(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        if self.pattern.startswith("prbs"):
+        if self.fec is not None:
+            data = self._payload.next(n)
+        elif self.pattern.startswith("prbs"):
             data = pam.bits_to_symbols(self._prbs.bits(n * self.bits_per_symbol), self.m)
         elif self.pattern == "qprbs13":
             idx = (self.position + np.arange(n)) % self._cycle.shape[0]
@@ -67,11 +77,11 @@ class SymbolSource:
         return np.ascontiguousarray(line, dtype=np.uint8), data
 
 
-def precode_states(pattern: str, m: int, seed: int, positions) -> list[int]:
+def precode_states(pattern: str, m: int, seed: int, positions, fec=None) -> list[int]:
     """The 1/(1+D) precoder state (the line symbol sent just before) at each of the
     increasing symbol ``positions``, in one pass over the data from symbol 0: the state
     has unbounded memory (an alternating sum of all data), so it cannot be warmed up."""
-    src = SymbolSource(pattern=pattern, m=m, precoding=True, seed=seed)
+    src = SymbolSource(pattern=pattern, m=m, precoding=True, seed=seed, fec=fec)
     out = []
     for pos in positions:
         while src.position < pos:
@@ -83,10 +93,12 @@ def precode_states(pattern: str, m: int, seed: int, positions) -> list[int]:
 @dataclass(frozen=True)
 class SourceSpec:
     """What is sent: the data ``pattern`` (see :data:`serdes.config.PATTERNS`) and
-    whether 1/(1+D) precoding is on."""
+    whether 1/(1+D) precoding is on; ``fec``: a :class:`serdes.fec.FecSpec` to send
+    RS-encoded payload (None: the pattern itself)."""
 
     pattern: str = "prbs31"
     precoding: bool = False
+    fec: object = None
 
 
 class Transmitter:
@@ -98,7 +110,8 @@ class Transmitter:
         self.levels = link.levels
         self.sigma = link.tx_noise_sigma
         self.source = SymbolSource(pattern=source.pattern, m=link.modulation_order,
-                                   precoding=source.precoding, seed=seed)
+                                   precoding=source.precoding, seed=seed,
+                                   fec=getattr(source, "fec", None))
         self._noise = rng.BlockRNG(seed, rng.TX_NOISE)
 
     def seek(self, position: int, precode_state: int | None = None) -> None:

@@ -100,6 +100,15 @@ def report_columns(report: dict[str, Any], *, stat: bool = False) -> dict[str, A
     for key in ("icn_v", "crosstalk_rms_v"):   # with crosstalk aggressors only
         if _number(report.get(key)):
             out[key] = float(report[key])
+    fec = report.get("fec")
+    if isinstance(fec, dict):  # post-FEC columns (fec.mode = "kp4")
+        out.update({"fec_codewords": int(fec["codewords"]),
+                    "fec_uncorrectable": int(fec["uncorrectable"]),
+                    "rs_ser": float(fec["symbol_error_ratio"]), "flr": float(fec["flr"]),
+                    "flr_model": float(fec["flr_model"]),
+                    "flr_binomial": float(fec["flr_binomial"]),
+                    "post_fec_ber": float(fec["post_fec_ber"]),
+                    "post_fec_ber_model": float(fec["post_fec_ber_model"])})
     if stat:
         out["stat_ber"] = (float(report["stat_ber"]) if _number(report.get("stat_ber"))
                            else None)

@@ -17,6 +17,7 @@ Columns: the swept keys (``section.key``), ``status`` (``ok`` or ``error``), the
 counted results (``ber``, ``ber_ci_lo``, ``ber_ci_hi``, ``ser``, ``bit_errors``,
 ``symbol_errors``, ``bits``, ``symbols``, ``snr_db``), the eye heights (``eye_*_mv``,
 ``veo_mv``), with ``--stat`` the statistical ``stat_ber`` and ``stat_veo_mv_<rate>``,
+with ``fec.mode = "kp4"`` the post-FEC columns (:data:`FEC_COLUMNS`),
 then ``elapsed_s`` (wall time of the point), the point's ``seed``, its ``point`` id,
 the ``sweep`` id and the error ``message``.
 """
@@ -38,8 +39,13 @@ COUNTED = ("status", "ber", "ber_ci_lo", "ber_ci_hi", "ser", "bit_errors", "symb
            "bits", "symbols", "snr_db")
 FIXED = COUNTED + ("eye_lower_mv", "eye_middle_mv", "eye_upper_mv", "eye_mv", "veo_mv",
                    "stat_ber")
+# with fec.mode = "kp4": counted and modelled post-FEC results
+FEC_COLUMNS = ("fec_codewords", "fec_uncorrectable", "rs_ser", "flr", "flr_model",
+               "flr_binomial", "post_fec_ber", "post_fec_ber_model")
+FIXED = FIXED + FEC_COLUMNS
 TAIL = ("elapsed_s", "seed", "point", "sweep", "message")
-INT_COLUMNS = {"bit_errors", "symbol_errors", "bits", "symbols", "seed"}
+INT_COLUMNS = {"bit_errors", "symbol_errors", "bits", "symbols", "seed", "fec_codewords",
+               "fec_uncorrectable"}
 TEXT_COLUMNS = {"status", "point", "sweep", "message"}
 PARQUET_FLUSH_S = 5.0
 

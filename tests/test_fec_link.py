@@ -1,0 +1,126 @@
+"""Counted post-FEC results of simulated links (fec.mode = "kp4"): the binomial limit
+with independent errors, a bursty DFE link against the binomial and the burst model,
+precoding, and the interface of `serdes run`."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import earlier_default
+from serdes.build import build
+from serdes.cli import main as cli_main
+from serdes.fec import model
+from serdes.fec.gf import N
+from serdes.metrics.ber import clopper_pearson
+from serdes.report import run_report
+
+# a 39 dB line behind the 24-tap FFE and a 1-tap DFE: b1 = 0.90, DFE bursts
+BURSTY = ("channel.loss_db=39", "adc.enob=6", "noise.eta0_v2_per_ghz=1e-8",
+          "fec.interleave=1", "link.symbols=2000000")
+
+
+def _fec(*overrides) -> dict:
+    cfg = earlier_default("fec.mode=kp4", "link.target_errors=0", *overrides)
+    return run_report(build(cfg), stat=False, eye=False).to_dict()["fec"]
+
+
+def test_independent_errors_give_the_binomial():
+    """No DFE, white RX noise: the counted errors-per-codeword histogram is the binomial
+    of the counted RS symbol error ratio (chi-square over bins pooled to >= 5 expected),
+    and the counted FLR's 99.9 % interval holds the binomial and the model."""
+    f = _fec("dfe.taps=0", "noise.eta0_v2_per_ghz=2e-7", "fec.interleave=1",
+             "link.symbols=1000000")
+    n = f["codewords"]
+    assert n > 350 and f["miscorrected"] == 0
+    hist = np.zeros(N + 1)
+    for k, v in f["errors_per_codeword"].items():
+        hist[int(k)] = v
+    p = model.binomial(f["symbol_error_ratio"], N) * n
+    obs, exp, o, e = [], [], 0.0, 0.0
+    for k in range(N + 1):
+        o, e = o + hist[k], e + p[k]
+        if e >= 5 and p[k + 1:].sum() >= 5:
+            obs.append(o), exp.append(e)
+            o = e = 0.0
+    obs[-1] += o
+    exp[-1] += e
+    chi2 = float(np.sum((np.array(obs) - exp) ** 2 / np.array(exp)))
+    assert stats.chi2.sf(chi2, len(obs) - 2) > 1e-3
+    lo, hi = clopper_pearson(f["uncorrectable"], n, 0.999)
+    assert lo <= f["flr_binomial"] <= hi and lo <= f["flr_model"] <= hi
+
+
+@pytest.fixture(scope="module")
+def bursty():
+    return {pre: _fec(*BURSTY, f"link.precoding={str(pre).lower()}") for pre in (False, True)}
+
+
+def test_dfe_bursts_break_the_binomial_and_the_burst_model_follows(bursty):
+    """Without precoding: counted FLR several times the binomial of the same RS symbol
+    error ratio (99 % interval above 2x it), and the burst model inside the counted 99 %
+    interval."""
+    f = bursty[False]
+    assert f["error_propagation"] > 0.7
+    lo, hi = clopper_pearson(f["uncorrectable"], f["codewords"], 0.99)
+    assert lo > 2 * f["flr_binomial"]
+    assert lo <= f["flr_model"] <= hi
+
+
+def test_precoding_lowers_the_frame_loss(bursty):
+    """1/(1+D) precoding turns each burst into the errors at its two ends: fewer RS
+    symbols per event, and fewer lost codewords (one-sided Fisher exact test on the two
+    counts, p < 1e-3); the burst model stays inside the counted 99 % interval."""
+    off, on = bursty[False], bursty[True]
+    table = [[off["uncorrectable"], off["codewords"] - off["uncorrectable"]],
+             [on["uncorrectable"], on["codewords"] - on["uncorrectable"]]]
+    assert stats.fisher_exact(table, alternative="greater")[1] < 1e-3
+    lo_on, hi_on = clopper_pearson(on["uncorrectable"], on["codewords"], 0.99)
+    assert lo_on <= on["flr_model"] <= hi_on
+
+
+def test_run_json_fec_interface(capsys):
+    assert cli_main(["run", "--json", "--no-stat", "--set", "link.symbols=60000",
+                     "--set", "fec.mode=kp4"]) == 0
+    f = json.loads(capsys.readouterr().out)["fec"]
+    for key in ("codewords", "uncorrectable", "flr", "post_fec_ber", "symbol_error_ratio",
+                "errors_per_codeword", "flr_model"):
+        assert key in f
+    assert f["codewords"] >= 10 and isinstance(f["errors_per_codeword"], dict)
+    assert cli_main(["run", "--json", "--no-stat", "--set", "link.symbols=20000"]) == 0
+    assert json.loads(capsys.readouterr().out)["fec"] is None
+
+
+def test_text_report_sweep_columns_and_one_pass(capsys):
+    """The text summary's post-FEC lines, the sweep row's columns, and --threads: a FEC
+    run is counted in one pass and says so."""
+    from serdes.sweep.point import report_columns
+
+    cfg = earlier_default("fec.mode=kp4", "link.symbols=60000")
+    rep = run_report(build(cfg), stat=False, eye=False, threads=2).to_dict()
+    assert rep["threads"] == 1 and "FEC" in rep["threads_note"]
+    cols = report_columns(rep)
+    assert cols["fec_codewords"] == rep["fec"]["codewords"] > 0
+    assert {"rs_ser", "flr", "flr_model", "flr_binomial", "post_fec_ber",
+            "post_fec_ber_model", "fec_uncorrectable"} <= set(cols)
+    assert cli_main(["run", "--no-stat", "--threads", "1", "--set", "link.symbols=60000",
+                     "--set", "fec.mode=kp4"]) == 0
+    text = capsys.readouterr().out
+    assert "RS(544,514)" in text and "FLR       counted" in text and "post-FEC" in text
+
+
+def test_fec_needs_a_payload_pattern(capsys):
+    assert cli_main(["run", "--set", "fec.mode=kp4", "--set", "link.pattern=qprbs13"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "link.pattern" in err[0] and "qprbs13" in err[0]
+
+
+if __name__ == "__main__":  # the numbers behind the tests
+    for pre in (False, True):
+        f = _fec(*BURSTY, f"link.precoding={str(pre).lower()}")
+        print(f"precoding={pre}: codewords {f['codewords']} lost {f['uncorrectable']} "
+              f"flr {f['flr']:.3e} {f['flr_ci']} model {f['flr_model']:.3e} binomial "
+              f"{f['flr_binomial']:.3e} rs_ser {f['symbol_error_ratio']:.3e} pre-FEC BER "
+              f"{f['pre_fec_ber']:.3e} post-FEC BER {f['post_fec_ber']:.3e} model "
+              f"{f['post_fec_ber_model']:.3e} propagation {f['error_propagation']:.3f}")
