@@ -71,6 +71,32 @@ def analyze(y: np.ndarray, m: int, lanes: int, fs_hz: float, fullscale_v: float,
             "power": p}
 
 
+def predicted_spurs(adc, m: int, n: int, fs_hz: float, amplitude_v: float) -> dict[int, float]:
+    """The interleaving spurs' levels (dBc) in closed form, by bin (sine in bin m of n).
+
+    Lane l passes the sine as c_l = g_l H_l(f_in) e^{j 2 pi f_in tau_l}; with C_q the DFT
+    of c over the lanes, y holds a tone of amplitude A |C_q| / N at f_in + q fs/N (q = 0:
+    the signal), and the offsets' DFT O_q gives tones 2 |O_q| / N at q fs/N (|O_q| / N
+    at q = N/2). Two lanes with gains 1 +- dg/2 give 20 log10(dg / 2), skews +-dt/2
+    20 log10(tan(2 pi f_in dt / 2)) ~ 20 log10(2 pi f_in dt / 2) at fs/2 - f_in (the
+    two-channel formulas of Kurosawa et al., IEEE TCAS-I 48(3) 2001, and Vogel, IEEE
+    TIM 54(1) 2005)."""
+    lanes, step = adc.lanes, n // adc.lanes
+    f_in = m * fs_hz / n
+    h = adc.lane_th_absolute(np.array([f_in]))[:, 0]
+    c = adc.gains * h * np.exp(1j * 2 * np.pi * f_in * adc.skews_s)
+    cq = np.fft.fft(c)
+    oq = np.fft.fft(adc.offsets_v)
+    signal = amplitude_v * abs(cq[0]) / lanes
+    out: dict[int, float] = {}
+    for q in range(1, lanes):
+        out[_fold(m + q * step, n)] = _db((abs(cq[q]) / abs(cq[0])) ** 2)
+    for q in range(1, lanes // 2 + 1):
+        amp = (1.0 if 2 * q == lanes else 2.0) * abs(oq[q]) / lanes
+        out.setdefault(_fold(q * step, n), _db((amp / signal) ** 2))
+    return out
+
+
 def _db(x: float) -> float:
     return float(10 * np.log10(x)) if x > 0 else -math.inf
 
@@ -96,4 +122,8 @@ def sine_test(adc, fs_hz: float, f_in_hz: float, *, amplitude_dbfs: float = -1.0
         jit = (0 if jit is None else jit) + adc.supply.delay_s(0, n)
     x = adc.sample_sine(amp, f, fs_hz, n, phase_rad=0.3, jitter_s=jit)
     y = adc.convert(x, g.standard_normal(n), 0)
-    return analyze(y, m, lanes, fs_hz, adc.fullscale_v, amp)
+    out = analyze(y, m, lanes, fs_hz, adc.fullscale_v, amp)
+    pred = predicted_spurs(adc, m, n, fs_hz, amp)
+    for sp in out["spurs"]:
+        sp["predicted_dbc"] = pred.get(int(round(sp["f_hz"] / fs_hz * n)), -math.inf)
+    return out
