@@ -18,6 +18,9 @@ rj             Gaussian sampling jitter, first order: rj^2 E[a^2] |p'|^2     rj_
                (lag 0 only; the sampling instants are independent)
 sj, dd         sinusoidal and dual-Dirac jitter: bounded, handled by the
                engines as phase offsets, not as noise
+adc_*          a time-interleaved ADC's lane mismatch, clock (aperture,       serdes.tiadc.
+               supply) jitter and supply gain modulation, only when the ADC   budget
+               is interleaved (:mod:`serdes.tiadc.budget`)
 =============  ============================================================  =========
 
 Each has its own closed-form test in ``tests/test_impairments.py``. The statistical
@@ -144,8 +147,13 @@ def budget(link, lags: int) -> dict[str, np.ndarray]:
     adc[0] = adc_variance(link)
     rj = white.copy()
     rj[0] = rj_variance(link)
-    return {"rx_thermal": rx_thermal_autocorr(link, lags), "tx": tx_autocorr(link, lags),
-            "adc": adc, "jitter": rj}
+    out = {"rx_thermal": rx_thermal_autocorr(link, lags), "tx": tx_autocorr(link, lags),
+           "adc": adc, "jitter": rj}
+    if getattr(link.adc, "interleaved", False):  # lanes, clock, supply: serdes.tiadc.budget
+        from serdes.tiadc.budget import budget_terms
+
+        out.update(budget_terms(link, lags))
+    return out
 
 
 def design_autocorr(link, lags: int) -> np.ndarray:

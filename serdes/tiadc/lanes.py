@@ -25,6 +25,19 @@ from serdes.kernels.jitter import pulse_rows
 from serdes.tiadc.model import APERTURE_STREAM
 
 
+def lane_fine_pulses(adc, fine: np.ndarray, m: int, dt: float) -> list[np.ndarray]:
+    """p_l = p * (h_l / h_0) on the fine grid (one shared array without bandwidth
+    mismatch); the FFT runs on 64 extra UI of zeros so the lane filters' tails do not
+    wrap."""
+    if not adc.bw_mismatch:
+        return [fine] * adc.lanes
+    n = fine.shape[0]
+    nfft = 1 << int(np.ceil(np.log2(n + 64 * m)))
+    spec = np.fft.rfft(fine, nfft)
+    rel = adc.lane_th(np.fft.rfftfreq(nfft, dt))
+    return [np.ascontiguousarray(np.fft.irfft(spec * r, nfft)[:n]) for r in rel]
+
+
 def lane_front_end(link, jitter, seed: int):
     """The per-lane pulse sums of ``link``'s ADC, or None when its lanes sample alike
     (no skew, no bandwidth mismatch, no aperture or supply jitter): then the engine's
@@ -57,7 +70,7 @@ class LanePulses:
         pad = (int(np.ceil(reach / m)) + 2) * m
         fine = np.concatenate([np.zeros(pad), p.fine, np.zeros(pad)])
         self.phase = float(p.phase + pad)
-        lane_pulses = self._lane_pulses(adc, fine, ui / m)
+        lane_pulses = lane_fine_pulses(adc, fine, m, ui / m)
         if not random:
             self.path = "lanes-fir"
             pos = self.phase + m * np.arange(n_ui, dtype=np.float64)
@@ -69,18 +82,6 @@ class LanePulses:
             count = int(np.floor(self.phase + reach)) + 2 - self._first + 1
             self._rows = np.ascontiguousarray(np.stack(
                 [pulse_rows(pl, m, n_ui, self._first, count) for pl in lane_pulses]))
-
-    def _lane_pulses(self, adc, fine: np.ndarray, dt: float) -> list[np.ndarray]:
-        """p_l = p * (h_l / h_0) on the fine grid (one shared array without bandwidth
-        mismatch); the FFT runs on 64 extra UI of zeros so the lane filters' tails do not
-        wrap."""
-        if not adc.bw_mismatch:
-            return [fine] * adc.lanes
-        n = fine.shape[0]
-        nfft = 1 << int(np.ceil(np.log2(n + 64 * self.m)))
-        spec = np.fft.rfft(fine, nfft)
-        rel = adc.lane_th(np.fft.rfftfreq(nfft, dt))
-        return [np.ascontiguousarray(np.fft.irfft(spec * r, nfft)[:n]) for r in rel]
 
     def offsets(self, k0: int, n: int) -> np.ndarray:
         """Sampling offsets (fine samples) of samples k0 .. k0 + n - 1: the link's
