@@ -158,11 +158,20 @@ def build_adc(cfg: Config) -> Adc:
     supply = build_supply(cfg)
     ti = ("lanes", "offset_rms_v", "gain_rms", "skew_rms_s", "bw_rms_rel",
           "aperture_jitter_s", "offsets_v", "gains", "skews_s")
-    if supply is None and not any(a[k] for k in ti if k != "lanes") and a["lanes"] == 1:
+    c = cfg["adc_cal"]
+    if supply is None and not any(a[k] for k in ti if k != "lanes") and a["lanes"] == 1 \
+            and not c["enabled"]:
         return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"])
     from serdes.tiadc.model import TiAdc
 
-    return TiAdc.draw(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"],
+    calibration = None
+    if c["enabled"]:
+        from serdes.dsp.ti_cal import CalSettings
+
+        calibration = CalSettings(mu_offset=c["mu_offset"], mu_gain=c["mu_gain"],
+                                  mu_skew=c["mu_skew"], mu_average=c["mu_average"],
+                                  deriv_taps=c["deriv_taps"], settle_symbols=c["settle_symbols"])
+    return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"],
                       lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],
                       skew_rms_s=a["skew_rms_s"], bw_hz=a["bw_hz"], bw_rms_rel=a["bw_rms_rel"],
                       seed=a["mismatch_seed"], offsets_v=a["offsets_v"], gains=a["gains"],

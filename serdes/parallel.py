@@ -50,6 +50,8 @@ def split_limit(system, engine: str) -> str | None:
         return "the MLSE detector's state is not checked at range boundaries"
     if spec.rc.taps:
         return "the reflection canceller places its taps from the start of the run"
+    if getattr(system.link.adc, "calibration", None) is not None:
+        return "the ADC's background calibration adapts from the start of the run"
     return None
 
 

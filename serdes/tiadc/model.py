@@ -73,7 +73,7 @@ class TiAdc(Adc):
 
     def __init__(self, *, bits: int, fullscale_v: float, enob: float = 0.0, lanes: int = 1,
                  offsets_v=None, gains=None, skews_s=None, bw_hz: float = 0.0, bws_hz=None,
-                 aperture_jitter_s: float = 0.0, supply=None):
+                 aperture_jitter_s: float = 0.0, supply=None, calibration=None):
         super().__init__(bits=bits, fullscale_v=fullscale_v, enob=enob)
         if not (isinstance(lanes, (int, np.integer)) and 1 <= lanes <= 1024):
             raise ConfigError(f"adc.lanes = {lanes!r}: must be an integer in [1, 1024]")
@@ -92,6 +92,9 @@ class TiAdc(Adc):
             raise ConfigError(f"adc.aperture_jitter_s = {aperture_jitter_s!r}: must be >= 0")
         self.aperture_jitter_s = float(aperture_jitter_s)
         self.supply = supply
+        # background calibration settings (serdes.dsp.ti_cal.CalSettings), or None: the
+        # digital correction is part of the ADC macro, the receiver chain runs it
+        self.calibration = calibration
 
     @classmethod
     def draw(cls, *, bits: int, fullscale_v: float, enob: float = 0.0, lanes: int = 1,
