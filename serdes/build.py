@@ -169,7 +169,7 @@ def build_adc(cfg: Config) -> Adc:
         from serdes.dsp.ti_cal import CalSettings
 
         calibration = CalSettings(mu_offset=c["mu_offset"], mu_gain=c["mu_gain"],
-                                  mu_skew=c["mu_skew"], mu_average=c["mu_average"],
+                                  skew_gain=c["skew_gain"], mu_average=c["mu_average"],
                                   deriv_taps=c["deriv_taps"], settle_symbols=c["settle_symbols"])
     return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"],
                       lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],

@@ -215,14 +215,14 @@ SCHEMA: dict[str, dict[str, Field]] = {
                      "skew, running on the data (needs adc.lanes >= 2)"),
         "mu_offset": F(float, 5e-4, "offset LMS step (per lane sample)", 0.0, 0.1),
         "mu_gain": F(float, 5e-4, "gain LMS step (normalised)", 0.0, 0.1),
-        "mu_skew": F(float, 1e-3, "skew step of the timing-error detector (normalised)",
-                     0.0, 0.1),
+        "skew_gain": F(float, 1.0, "fraction of the detected lane skew trimmed in the "
+                       "lanes' clock delay lines after each chunk", 0.0, 1.0),
         "mu_average": F(float, 1e-3, "step of the running power and slope averages",
                         1e-7, 0.5),
-        "deriv_taps": F(int, 8, "differentiator taps each side for the skew correction "
-                        "(the output is delayed by as many samples)", 1, 64),
+        "deriv_taps": F(int, 8, "differentiator taps each side for the skew detector's "
+                        "slope estimate R'(T)", 1, 64),
         "settle_symbols": F(int, 600_000, "decisions not counted while it converges; the "
-                            "steps shift down 8x halfway", 0, 10**9),
+                            "steps and the trim gain shift down 8x halfway", 0, 10**9),
     },
     "supply": {
         # the rail of the ADC clock and front end through an LDO (serdes.tiadc.supply)

@@ -1,6 +1,7 @@
 """Background calibration of the interleaved ADC: the residual mismatch it converges to
-(offset and gain against the LMS misadjustment in closed form, skew against the stated
-10 %), and the BER after calibration against the mismatch-free BER."""
+(offset and gain against the LMS misadjustment in closed form, skew against the delay
+trims' noise in closed form), and the BER after calibration against the mismatch-free
+BER."""
 
 import numpy as np
 import pytest
@@ -26,9 +27,13 @@ def _run(over, symbols):
     return system, chain, res
 
 
-def _skew_misadjustment(link, mu: float) -> float:
-    """rms over the lanes (s) of the skew estimates' LMS noise, from the ADC input's
-    autocorrelation R and its slope R'(T) (the pulse's slope per UI)."""
+def _skew_noise(link, chunk: int, g: float) -> float:
+    """rms over the lanes (s) of the delay trims' noise: the detector
+    e = y_k-1 (y_k - y_k-2) has, Gaussian, var(e) = 2 R(0) (R(0) - R(2T)); its mean over
+    the chunk's n = chunk / N samples of each lane, solved through the circulant
+    R'(T) (eps_l+1 - 2 eps_l + eps_l-1) by DFT, gives mode q the variance
+    N var(e) / (n R'^2 lambda_q^2), lambda_q = 2 cos(2 pi q / N) - 2; trimming a fraction
+    g per chunk leaves g / (2 - g) of it. R from the pulse, R'(T) from its slope per UI."""
     from serdes.impairments import pulse_slope
 
     p, slope = link.pulse.taps, pulse_slope(link)
@@ -39,9 +44,10 @@ def _skew_misadjustment(link, mu: float) -> float:
 
     r1 = ea * float(p[:-1] @ slope[1:])
     var_e = 2 * r(0) * (r(0) - r(2))
-    n = link.adc.lanes
-    lam = 1 - np.cos(2 * np.pi * np.arange(1, n) / n)
-    return float(np.sqrt(mu * var_e / (8 * r1 ** 2) * np.sum(1 / lam) / n)) * link.ui_s
+    lanes = link.adc.lanes
+    lam = 2 * np.cos(2 * np.pi * np.arange(1, lanes) / lanes) - 2
+    per_chunk = var_e / (lanes * (chunk / lanes) * r1 ** 2) * np.sum(1 / lam ** 2)
+    return float(np.sqrt(g / (2 - g) * per_chunk)) * link.ui_s
 
 
 def test_differentiator_is_the_derivative_of_a_slow_sine():
@@ -71,11 +77,9 @@ def test_calibration_converges_and_restores_the_mismatch_free_ber(tmp_path):
     q = np.sqrt(stats.chi2.ppf(0.999, adc.lanes) / adc.lanes)
     assert r["offset_rms_v"][-1] < q * np.sqrt(mu_o / (2 - mu_o)) * sigma_x
     assert r["gain_rms"][-1] < q * np.sqrt(mu_g * 2 / 4)
-    # skew: the detector e = y_k (y_k+1 - y_k-1) has E[e] = R'(T) (eps_l+1 + eps_l-1 -
-    # 2 eps_l) and, Gaussian, var(e) = 2 R(0) (R(0) - R(2T)); the update mu e / (2 R')
-    # then leaves mode q of the lane errors (q = 1..N-1, the common mode held at zero)
-    # with variance mu var(e) / (8 R'^2 (1 - cos(2 pi q / N))): rms over the lanes
-    assert r["skew_rms_s"][-1] < q * _skew_misadjustment(link, s.mu_skew * s.fine_ratio)
+    # skew: the delay trims' noise (closed form in _skew_noise)
+    g = s.skew_gain * s.fine_ratio
+    assert r["skew_rms_s"][-1] < q * _skew_noise(link, system.run.chunk_symbols, g)
     assert r["skew_rms_s"][-1] < 0.25 * np.sqrt(np.mean(adc.skews_s ** 2))
     _, _, raw = _run(MISMATCH, COUNT)
     _, _, free = _run([], COUNT)

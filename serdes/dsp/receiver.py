@@ -42,7 +42,7 @@ def build_chain(link, taps, spec: ReceiverSpec, *, seed: int, adapt: bool | None
     if cal is not None:   # background calibration of an interleaved ADC (serdes.dsp.ti_cal)
         from serdes.dsp.ti_cal import TiCalibration
 
-        blocks.append(TiCalibration(link.adc.lanes, cal, link.ui_s))
+        blocks.append(TiCalibration(link.adc, cal, link.ui_s))
         extra = blocks[-1].latency
     rc = spec.rc
     if taps.detector == "mlse":

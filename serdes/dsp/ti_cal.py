@@ -2,25 +2,26 @@
 
 Blind (no training data), running on the data all along, per lane l:
 
-* offset: LMS on the lane's mean, o_l += mu_o (x - o_l) (the PAM signal has zero mean);
-* gain: the lane's power after offset removal is driven to the all-lane average P:
-  c_l += mu_g c_l (P - u^2) / P, u = c_l (x - o_l), so c_l -> sqrt(P / P_l) ~ g_mean / g_l;
-* skew: a timing-error detector from the lag-1 correlations on each side of the lane,
-  e_l = y_k (y_{k+1} - y_{k-1}) with E[e_l] ~ -2 R'(T) eps_l for a lane eps_l late (R the
-  signal's autocorrelation, R'(T) estimated as E[y_{k-1} y'_k]); the correction is
-  first order, y_k = u_k - tau_l u'_k, with u' from a windowed ideal differentiator of
-  K taps each side (which delays the output by K samples: ``latency``). The detector
-  sees only skew differences, so the estimates' common part is held at zero (removed
-  after every stretch of ``record_every`` samples): a common delay is the sampling
-  phase's business, not the calibration's.
+* offset (digital): LMS on the lane's mean, o_l += mu_o (x - o_l) (the PAM signal has
+  zero mean);
+* gain (digital): the lane's power after offset removal is driven to the all-lane
+  average P: c_l += mu_g c_l (P - u^2) / P, u = c_l (x - o_l), so c_l -> sqrt(P / P_l);
+* skew (detected digitally, corrected in the clock, as in published 112G ADCs whose
+  lanes have delay-line trims): the timing-error detector e = y_{k-1} (y_k - y_{k-2}),
+  averaged per lane l of sample k - 1 over a chunk, has the mean
+  R'(T) (eps_{l+1} - 2 eps_l + eps_{l-1}) for lane errors eps (R the signal's
+  autocorrelation; R'(T) = E[y_{k-1} y'_k] estimated with a windowed differentiator of
+  ``deriv_taps`` taps each side). The circulant system is solved over the lanes by a
+  DFT (the common mode, a sampling-phase shift, is left alone) and a fraction ``g`` of
+  the solution is added to the lanes' delay trims (:attr:`TiAdc.skew_trim_s`), which
+  the front end applies from the next chunk on (the loop's latency is one chunk).
 
-The steps, the differentiator length and the settling time (decisions not counted
-while the estimates converge) are :class:`CalSettings`; halfway through the settling
-time the three steps shift down by ``fine_ratio`` (gear shifting: fast acquisition,
-then less LMS noise). ``history`` holds the
-estimates every ``record_every`` samples; :func:`residuals` turns them into the
-residual mismatch against the converter's true lanes (for plots and tests only: the
-calibration never sees them).
+The LMS steps, the trim gain and the settling time (decisions not counted while the
+estimates converge) are :class:`CalSettings`; halfway through the settling time the
+steps and the trim gain shift down by ``fine_ratio`` (gear shifting: fast acquisition,
+then less noise). ``history`` holds the estimates after every chunk; :func:`residuals`
+turns them into the residual mismatch against the converter's true lanes (for plots
+and tests only: the calibration never sees them).
 """
 
 from __future__ import annotations
@@ -36,14 +37,11 @@ from serdes.kernels.ti_cal import ti_cal_run
 class CalSettings:
     mu_offset: float = 5e-4
     mu_gain: float = 5e-4
-    mu_skew: float = 1e-3
+    skew_gain: float = 1.0         # fraction of the detected skew trimmed per chunk
     mu_average: float = 1e-3
     deriv_taps: int = 8
     settle_symbols: int = 600_000
-    record_every: int = 4096
     fine_ratio: float = 1.0 / 8     # steps after the gear shift at settle_symbols / 2
-
-
 
 
 def differentiator(k: int) -> np.ndarray:
@@ -55,56 +53,71 @@ def differentiator(k: int) -> np.ndarray:
 
 
 class TiCalibration:
-    """The calibration block (see the module); ``lanes`` of the ADC it follows."""
+    """The calibration block (see the module) for ``adc`` (a
+    :class:`serdes.tiadc.model.TiAdc`); it resets and then drives ``adc.skew_trim_s``."""
 
-    def __init__(self, lanes: int, settings: CalSettings, ui_s: float):
+    latency = 0
+
+    def __init__(self, adc, settings: CalSettings, ui_s: float):
         self.settings = settings
-        self.lanes = int(lanes)
+        self.adc = adc
+        self.lanes = int(adc.lanes)
         self.ui_s = float(ui_s)
-        self.latency = int(settings.deriv_taps)
         self.warmup_symbols = int(settings.settle_symbols)
         self._h = differentiator(settings.deriv_taps)
-        self._mu = np.array([settings.mu_offset, settings.mu_gain, settings.mu_skew,
-                             settings.mu_average])
-        self._mu_fine = self._mu * np.array([settings.fine_ratio] * 3 + [1.0])
+        self._mu = np.array([settings.mu_offset, settings.mu_gain, settings.mu_average])
+        self._mu_fine = self._mu * np.array([settings.fine_ratio] * 2 + [1.0])
         self.offsets = np.zeros(self.lanes)
         self.gains = np.ones(self.lanes)
-        self.skews_ui = np.zeros(self.lanes)
-        self._ring = np.zeros(2 * settings.deriv_taps + 4)
+        adc.skew_trim_s[:] = 0.0
+        self._esum = np.zeros(self.lanes)
+        self._ecount = np.zeros(self.lanes)
+        self._ring = np.zeros(2 * settings.deriv_taps + 1)
         self._scal = np.zeros(2)
-        self._next = 0
+        q = np.arange(self.lanes)
+        self._lap = 2 * np.cos(2 * np.pi * q / self.lanes) - 2   # DFT of eps_l+1 - 2 eps_l + eps_l-1
         self.history: dict[str, list] = {"samples": [], "offsets": [], "gains": [], "skews_s": []}
 
     def __call__(self, x, k0: int) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.float64)
-        out = np.empty(x.shape[0])
-        # samples before the first symbol (warm-up history) pass through unchanged
+        out = x.copy()            # samples before the first symbol pass through
         neg = min(max(-k0, 0), x.shape[0])
-        out[:neg] = x[:neg]
-        every = self.settings.record_every
-        pos = neg
         gear = self.settings.settle_symbols // 2
+        pos = neg
         while pos < x.shape[0]:
             j = k0 + pos
-            stop = min(x.shape[0], pos + every - (j % every))
-            if j < gear:
-                stop = min(stop, gear - k0)
+            stop = x.shape[0] if j >= gear else min(x.shape[0], gear - k0)
             mu = self._mu if j < gear else self._mu_fine
-            out[pos:stop] = ti_cal_run(x[pos:stop], j, self.offsets, self.gains,
-                                       self.skews_ui, self._ring, self._scal, self._h, mu)
+            out[pos:stop] = ti_cal_run(x[pos:stop], j, self.offsets, self.gains, self._esum,
+                                       self._ecount, self._ring, self._scal, self._h, mu)
             pos = stop
-            # the detector sees only skew differences: keep the common part at zero
-            self.skews_ui -= self.skews_ui.mean()
-            if (k0 + pos) % every == 0:
-                self._record(k0 + pos)
+        if x.shape[0] > neg:
+            g = self.settings.skew_gain * (1.0 if k0 + x.shape[0] <= gear
+                                           else self.settings.fine_ratio)
+            self._trim(g)
+            self._record(k0 + x.shape[0])
         return out
+
+    def _trim(self, g: float) -> None:
+        """Solve the lanes' skew errors from the detector's chunk means and trim them."""
+        r1 = self._scal[1]
+        if self.lanes < 2 or not np.all(self._ecount > 0) or abs(r1) <= 1e-3 * self._scal[0]:
+            return
+        e = self._esum / self._ecount
+        eq = np.fft.fft(e)
+        eps_q = np.zeros_like(eq)
+        eps_q[1:] = eq[1:] / (r1 * self._lap[1:])
+        eps_ui = np.fft.ifft(eps_q).real
+        self.adc.skew_trim_s += g * eps_ui * self.ui_s
+        self._esum[:] = 0.0
+        self._ecount[:] = 0.0
 
     def _record(self, samples: int) -> None:
         h = self.history
         h["samples"].append(samples)
         h["offsets"].append(self.offsets.copy())
         h["gains"].append(self.gains.copy())
-        h["skews_s"].append(self.skews_ui * self.ui_s)
+        h["skews_s"].append(self.adc.skew_trim_s.copy())
 
 
 def residuals(adc, history: dict) -> dict:

@@ -4,7 +4,8 @@ Gaussian-modelled, per ADC sample (lag 0; V^2):
 ==============  =============================================================
 adc_interleave  mean over the lanes of the error a lane makes against the ideal
                 converter: E[a^2] ||g_l p_l(tau_l) - p||^2 + o_l^2 (p_l: the
-                lane's T/H; deterministic per lane, periodic in k with period N)
+                lane's T/H; deterministic per lane, periodic in k with period N);
+                0 when the ADC is calibrated in the background
 adc_clock       the ADC clock's jitter beyond the link's RJ, first order
                 through the pulse slope: (aperture^2 + supply RJ^2 + sum of the
                 supply tones' SJ^2 / 2) E[a^2] |p'|^2
@@ -21,9 +22,13 @@ import numpy as np
 
 
 def interleave_variance(link) -> float:
+    """The lanes' mismatch error power; 0 with background calibration, which removes
+    it (its residual is LMS noise far below the other terms)."""
     from serdes.tiadc.lanes import lane_fine_pulses
 
     adc, p = link.adc, link.pulse
+    if adc.calibration is not None:
+        return 0.0
     base = p.taps
     fines = lane_fine_pulses(adc, p.fine, p.m, link.ui_s / p.m)
     err = 0.0

@@ -64,8 +64,14 @@ class LanePulses:
         supply_max = 0.0
         if self.supply is not None:
             supply_max = float(np.sum(self.supply.sj_s) + 8 * self.supply.rj_s) / ui * m
-        random = jitter.active or self.aperture_fine > 0 or self.supply is not None
-        reach = (jitter.max_ui * m + float(np.max(np.abs(self.skew_fine)))
+        # the calibration's delay trims change during the run: per-sample offsets
+        self.adc = adc
+        self.trimmed = adc.calibration is not None
+        random = (jitter.active or self.aperture_fine > 0 or self.supply is not None
+                  or self.trimmed)
+        # trims reach at most the skews plus a margin of 0.25 UI
+        trim_fine = 2 * float(np.max(np.abs(self.skew_fine))) + 0.25 * m if self.trimmed else 0.0
+        reach = (jitter.max_ui * m + float(np.max(np.abs(self.skew_fine))) + trim_fine
                  + 8 * self.aperture_fine + supply_max)
         pad = (int(np.ceil(reach / m)) + 2) * m
         fine = np.concatenate([np.zeros(pad), p.fine, np.zeros(pad)])
@@ -90,6 +96,8 @@ class LanePulses:
         off = self.jitter.offsets_ui(k0, n) * self.m if self.jitter.active else np.zeros(n)
         lane = (k0 + np.arange(n)) % self.lanes
         off += self.skew_fine[lane]
+        if self.trimmed:
+            off -= self.adc.skew_trim_s[lane] / self.ui_s * self.m
         neg = min(max(-k0, 0), n)
         if self.aperture_fine > 0 and n > neg:
             s = self.aperture_fine

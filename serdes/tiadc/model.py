@@ -95,6 +95,9 @@ class TiAdc(Adc):
         # background calibration settings (serdes.dsp.ti_cal.CalSettings), or None: the
         # digital correction is part of the ADC macro, the receiver chain runs it
         self.calibration = calibration
+        # the lanes' clock delay-line trims (s), set by the background calibration during
+        # a run (the sampling instant of lane l is k T + skew_l - trim_l)
+        self.skew_trim_s = np.zeros(self.lanes)
 
     @classmethod
     def draw(cls, *, bits: int, fullscale_v: float, enob: float = 0.0, lanes: int = 1,
@@ -136,9 +139,10 @@ class TiAdc(Adc):
     @property
     def analog(self) -> bool:
         """Something moves or filters the sampling instant per sample (skew, bandwidth
-        mismatch, aperture jitter, supply-induced clock jitter): the front end must form
-        the samples lane by lane."""
+        mismatch, aperture jitter, supply-induced clock jitter, calibration trims): the
+        front end must form the samples lane by lane."""
         return bool(np.any(self.skews_s != 0) or self.bw_mismatch
+                    or self.calibration is not None
                     or self.aperture_jitter_s > 0
                     or (self.supply is not None and self.supply.jitter_active))
 
