@@ -156,11 +156,11 @@ def build_impairments(cfg: Config) -> Impairments:
 def build_adc(cfg: Config) -> Adc:
     a = cfg["adc"]
     supply = build_supply(cfg)
-    ti = ("lanes", "offset_rms_v", "gain_rms", "skew_rms_s", "bw_rms_rel",
-          "aperture_jitter_s", "offsets_v", "gains", "skews_s")
+    mismatch = ("offset_rms_v", "gain_rms", "skew_rms_s", "bw_rms_rel", "aperture_jitter_s",
+                "offsets_v", "gains", "skews_s")
     c = cfg["adc_cal"]
-    if supply is None and not any(a[k] for k in ti if k != "lanes") and a["lanes"] == 1 \
-            and not c["enabled"]:
+    if a["lanes"] == 1 and not any(a[k] for k in mismatch) and supply is None \
+            and not c["enabled"]:   # the single converter, as before the interleaved model
         return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"])
     from serdes.tiadc.model import TiAdc
 
@@ -171,8 +171,8 @@ def build_adc(cfg: Config) -> Adc:
         calibration = CalSettings(mu_offset=c["mu_offset"], mu_gain=c["mu_gain"],
                                   skew_gain=c["skew_gain"], mu_average=c["mu_average"],
                                   deriv_taps=c["deriv_taps"], settle_symbols=c["settle_symbols"])
-    return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"],
-                      lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],
+    return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"],
+                      enob=a["enob"], lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],
                       skew_rms_s=a["skew_rms_s"], bw_hz=a["bw_hz"], bw_rms_rel=a["bw_rms_rel"],
                       seed=a["mismatch_seed"], offsets_v=a["offsets_v"], gains=a["gains"],
                       skews_s=a["skews_s"], aperture_jitter_s=a["aperture_jitter_s"],

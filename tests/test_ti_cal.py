@@ -68,8 +68,8 @@ def test_calibration_converges_and_restores_the_mismatch_free_ber(tmp_path):
     r = residuals(adc, cal.history)
     s = cal.settings
     mu_o, mu_g = s.mu_offset * s.fine_ratio, s.mu_gain * s.fine_ratio
-    sigma_x = np.sqrt(link.noise.variance + link.level_power * float(link.pulse.taps @ link.pulse.taps)
-                      + link.tx_noise_sigma ** 2 * float(link.pulse.taps @ link.pulse.taps))
+    hh = float(link.pulse.taps @ link.pulse.taps)
+    sigma_x = np.sqrt(link.noise.variance + (link.level_power + link.tx_noise_sigma ** 2) * hh)
     # LMS misadjustment of a one-tap mean estimator: var = mu sigma^2 / (2 - mu); of the
     # power-normalising gain: (delta c / c)^2 = mu var(u^2) / (4 P^2), var(u^2) <= 2 P^2
     # for this near-Gaussian input (PAM4 through the channel plus noise); the rms over 8

@@ -206,3 +206,5 @@ def test_adc_command_json_and_errors():
     assert bad.returncode == 2 and "--fin" in bad.stderr and len(bad.stderr.splitlines()) == 1
     bad = cli("--fin", "1e9", "--set", "adc.lanes=4", "--set", "adc.gains=[1.0, 1.0]")
     assert bad.returncode == 2 and "adc.gains" in bad.stderr
+    bad = cli("--fin", "1e9", "--set", "supply.ripple_mv=[1.0]")
+    assert bad.returncode == 2 and "supply.ripple_hz" in bad.stderr

@@ -3,7 +3,6 @@ and against supply ripple, counted vs statistical (within 1.5x, the counted 95 %
 interval), and the per-lane front end against the engine's own paths."""
 
 import numpy as np
-import pytest
 
 from serdes.build import build
 from serdes.config import Config

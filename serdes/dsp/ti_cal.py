@@ -75,7 +75,8 @@ class TiCalibration:
         self._ring = np.zeros(2 * settings.deriv_taps + 1)
         self._scal = np.zeros(2)
         q = np.arange(self.lanes)
-        self._lap = 2 * np.cos(2 * np.pi * q / self.lanes) - 2   # DFT of eps_l+1 - 2 eps_l + eps_l-1
+        # the DFT over the lanes of eps_l+1 - 2 eps_l + eps_l-1 is eps_q times this
+        self._lap = 2 * np.cos(2 * np.pi * q / self.lanes) - 2
         self.history: dict[str, list] = {"samples": [], "offsets": [], "gains": [], "skews_s": []}
 
     def __call__(self, x, k0: int) -> np.ndarray:
