@@ -218,7 +218,44 @@ def build_impairments(cfg: Config) -> Impairments:
 
 def build_adc(cfg: Config) -> Adc:
     a = cfg["adc"]
-    return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"])
+    supply = build_supply(cfg)
+    mismatch = ("offset_rms_v", "gain_rms", "skew_rms_s", "bw_rms_rel", "aperture_jitter_s",
+                "offsets_v", "gains", "skews_s")
+    c = cfg["adc_cal"]
+    if a["lanes"] == 1 and not any(a[k] for k in mismatch) and supply is None \
+            and not c["enabled"]:   # the single converter, as before the interleaved model
+        return Adc(bits=a["bits"], fullscale_v=a["fullscale_v"], enob=a["enob"])
+    from serdes.tiadc.model import TiAdc
+
+    calibration = None
+    if c["enabled"]:
+        from serdes.dsp.ti_cal import CalSettings
+
+        calibration = CalSettings(mu_offset=c["mu_offset"], mu_gain=c["mu_gain"],
+                                  skew_gain=c["skew_gain"], mu_average=c["mu_average"],
+                                  deriv_taps=c["deriv_taps"], settle_symbols=c["settle_symbols"])
+    return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"],
+                      enob=a["enob"], lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],
+                      skew_rms_s=a["skew_rms_s"], bw_hz=a["bw_hz"], bw_rms_rel=a["bw_rms_rel"],
+                      seed=a["mismatch_seed"], offsets_v=a["offsets_v"], gains=a["gains"],
+                      skews_s=a["skews_s"], aperture_jitter_s=a["aperture_jitter_s"],
+                      supply=supply)
+
+
+def build_supply(cfg: Config):
+    """The ADC's supply path (:class:`serdes.tiadc.supply.SupplyPath`), or None when no
+    ripple or noise reaches the clock or the front end."""
+    s = cfg["supply"]
+    if not ((s["ripple_mv"] or s["noise_uv_per_rthz"] > 0)
+            and (s["delay_ps_per_mv"] > 0 or s["gain_pct_per_mv"] > 0)):
+        return None
+    from serdes.tiadc.supply import Ldo, SupplyPath
+
+    return SupplyPath(fs_hz=cfg["link"]["symbol_rate_hz"],
+                      ldo=Ldo(s["psrr_db"], s["psrr_pole_hz"]), ripple_mv=s["ripple_mv"],
+                      ripple_hz=s["ripple_hz"], noise_uv_per_rthz=s["noise_uv_per_rthz"],
+                      noise_bw_hz=s["noise_bw_hz"], delay_ps_per_mv=s["delay_ps_per_mv"],
+                      gain_pct_per_mv=s["gain_pct_per_mv"], seed=cfg["link"]["seed"])
 
 
 def build_link(cfg: Config | None = None) -> Link:
@@ -229,6 +266,10 @@ def build_link(cfg: Config | None = None) -> Link:
     m = 4 if cfg["link"]["modulation"] == "pam4" else 2
     tx, channel, rx = build_tx_stages(cfg), build_channel_stages(cfg), build_rx_stages(cfg)
     xtalk = build_crosstalk(cfg, channel)
+    if cfg["adc"]["bw_hz"] > 0:  # the nominal T/H: the lanes' mismatch is relative to it
+        from serdes.tiadc.model import TrackHold
+
+        rx.append(TrackHold(cfg["adc"]["bw_hz"]))
 
     def make(rx_stages):
         return Link(build_grid(cfg), tx=tx, channel=channel, rx=rx_stages,

@@ -41,6 +41,16 @@ def check_consistency(d: dict) -> None:
         raise ConfigError(f"ctle.poles_hz = {d['ctle']['poles_hz']}: poles must be negative "
                           "(left half plane)")
     _check_dsp(d)
+    if d["adc"]["bw_rms_rel"] > 0 and d["adc"]["bw_hz"] <= 0:
+        raise ConfigError(f"adc.bw_rms_rel = {d['adc']['bw_rms_rel']} needs a nominal T/H "
+                          f"bandwidth adc.bw_hz > 0")
+    if d["adc_cal"]["enabled"] and d["adc"]["lanes"] < 2:
+        raise ConfigError(f"adc_cal.enabled = true needs adc.lanes >= 2 (an interleaved "
+                          f"ADC), got adc.lanes = {d['adc']['lanes']}")
+    if len(d["supply"]["ripple_mv"]) != len(d["supply"]["ripple_hz"]):
+        raise ConfigError(f"supply.ripple_mv has {len(d['supply']['ripple_mv'])} values and "
+                          f"supply.ripple_hz {len(d['supply']['ripple_hz'])}: one frequency "
+                          f"per tone")
     if d["link"]["pulse_ui"] > d["link"]["window_ui"] // 2:
         raise ConfigError(f"link.pulse_ui = {d['link']['pulse_ui']} must be at most half of "
                           f"link.window_ui = {d['link']['window_ui']}")

@@ -21,6 +21,9 @@ crosstalk      each aggressor's symbols (independent of the victim's) through  c
                (only with aggressors; the design sees it as coloured noise)
 sj, dd         sinusoidal and dual-Dirac jitter: bounded, handled by the
                engines as phase offsets, not as noise
+adc_*          a time-interleaved ADC's lane mismatch, clock (aperture,       serdes.tiadc.
+               supply) jitter and supply gain modulation, only when the ADC   budget
+               is interleaved (:mod:`serdes.tiadc.budget`)
 =============  ============================================================  =========
 
 Each has its own closed-form test in ``tests/test_impairments.py``. The statistical
@@ -153,6 +156,10 @@ def budget(link, lags: int) -> dict[str, np.ndarray]:
         from serdes.crosstalk import crosstalk_autocorr
 
         out["crosstalk"] = crosstalk_autocorr(link, lags)
+    if getattr(link.adc, "interleaved", False):  # lanes, clock, supply: serdes.tiadc.budget
+        from serdes.tiadc.budget import budget_terms
+
+        out.update(budget_terms(link, lags))
     return out
 
 

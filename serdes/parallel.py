@@ -56,6 +56,8 @@ def split_limit(system, engine: str) -> str | None:
         return "the reflection canceller places its taps from the start of the run"
     if getattr(system.source, "fec", None) is not None:
         return "FEC codewords are counted in one pass"
+    if getattr(system.link.adc, "calibration", None) is not None:
+        return "the ADC's background calibration adapts from the start of the run"
     return None
 
 

@@ -233,8 +233,7 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
     """The statistical engine on the taps the counted run ended with (the adapted ones
     with LMS), so both engines judge the same receiver."""
     from serdes.engines.run import design_equalizer
-    from serdes.engines.stat import (DEFAULT_TARGETS, StatisticalEngine,
-                                            dfe_error_propagation)
+    from serdes.engines.stat import DEFAULT_TARGETS, dfe_error_propagation
     from serdes.metrics.eye import taps_of_result
 
     taps = taps_of_result(design_equalizer(system), res)
@@ -246,7 +245,9 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
 
         note = stat_note(system)
         system = dataclasses.replace(system, link=stat_link(system))
-    eng = StatisticalEngine(system, taps)
+    from serdes.tiadc.stat import statistical_engine  # lanes of an interleaved ADC
+
+    eng = statistical_engine(system, taps)
     sb = eng.ber(0.0)
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
                                  DEFAULT_TARGETS else ())

@@ -246,6 +246,55 @@ SCHEMA: dict[str, dict[str, Field]] = {
                   "6, as in published 7-bit 112G ADC-DSP receivers", 0.0, 16.0),
         "clip_sigma": F(float, 4.0, "VGA target: ADC full scale = +-clip_sigma x rms input",
                         1.0, 20.0),
+        # time-interleaving (serdes.tiadc): lane l takes samples l, l + lanes, ...
+        "lanes": F(int, 1, "time-interleaved sub-ADCs (1: one converter)", 1, 1024),
+        "offset_rms_v": F(float, 0.0, "lane offset mismatch, rms (V; drawn, centred)", 0.0, 1.0),
+        "gain_rms": F(float, 0.0, "lane gain mismatch, rms (fraction; drawn, centred)", 0.0, 0.5),
+        "skew_rms_s": F(float, 0.0, "lane timing skew, rms (s; drawn, centred)", 0.0, 1e-10),
+        "bw_hz": F(float, 0.0, "nominal track-and-hold bandwidth, first order (Hz; 0: none); "
+                   "an RX stage the equalizer is designed for", 0.0, 1e12),
+        "bw_rms_rel": F(float, 0.0, "lane T/H bandwidth mismatch, rms relative to adc.bw_hz "
+                        "(drawn, centred)", 0.0, 0.5),
+        "aperture_jitter_s": F(float, 0.0, "sampler aperture jitter plus ADC clock random "
+                               "jitter, rms (s), independent of noise.rj_ui", 0.0, 1e-11),
+        "mismatch_seed": F(int, 1, "seed of the drawn lane mismatch (one chip)", 0, 2**63 - 1),
+        "offsets_v": F(list, [], "lane offsets given per lane (V; overrides the draw)",
+                       length=(0, 1024)),
+        "gains": F(list, [], "lane gains given per lane (1: ideal; overrides the draw)",
+                   length=(0, 1024)),
+        "skews_s": F(list, [], "lane skews given per lane (s; overrides the draw)",
+                     length=(0, 1024)),
+    },
+    "adc_cal": {
+        # background calibration of the interleaved ADC's lanes (serdes.dsp.ti_cal)
+        "enabled": F(bool, False, "blind background calibration of lane offset, gain and "
+                     "skew, running on the data (needs adc.lanes >= 2)"),
+        "mu_offset": F(float, 5e-4, "offset LMS step (per lane sample)", 0.0, 0.1),
+        "mu_gain": F(float, 5e-4, "gain LMS step (normalised)", 0.0, 0.1),
+        "skew_gain": F(float, 1.0, "fraction of the detected lane skew trimmed in the "
+                       "lanes' clock delay lines after each chunk", 0.0, 1.0),
+        "mu_average": F(float, 1e-3, "step of the running power and slope averages",
+                        1e-7, 0.5),
+        "deriv_taps": F(int, 8, "differentiator taps each side for the skew detector's "
+                        "slope estimate R'(T)", 1, 64),
+        "settle_symbols": F(int, 600_000, "decisions not counted while it converges; the "
+                            "steps and the trim gain shift down 8x halfway", 0, 10**9),
+    },
+    "supply": {
+        # the rail of the ADC clock and front end through an LDO (serdes.tiadc.supply)
+        "ripple_mv": F(list, [], "ripple tones at the regulator input: amplitudes (mV)",
+                       length=(0, 16)),
+        "ripple_hz": F(list, [], "ripple tones: frequencies (Hz)", length=(0, 16)),
+        "noise_uv_per_rthz": F(float, 0.0, "broadband supply noise at the regulator input, "
+                               "flat one-sided (uV/rtHz)", 0.0, 1e6),
+        "noise_bw_hz": F(float, 1e9, "broadband supply noise bandwidth (Hz)", 1.0, 1e12),
+        "psrr_db": F(float, 40.0, "regulator PSRR at low frequency (dB)", 0.0, 200.0),
+        "psrr_pole_hz": F(float, 1e6, "regulator PSRR corner: above it PSRR falls "
+                          "20 dB/decade (Hz)", 1.0, 1e12),
+        "delay_ps_per_mv": F(float, 0.0, "sampling-clock delay sensitivity to the regulated "
+                             "rail (ps/mV)", 0.0, 100.0),
+        "gain_pct_per_mv": F(float, 0.0, "front-end gain sensitivity to the regulated rail "
+                             "(%/mV)", 0.0, 10.0),
     },
     "ffe": {
         "taps": F(int, 24, "RX FFE taps", 1, 256),

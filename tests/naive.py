@@ -352,3 +352,23 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mo
         integ += ki * e_del
         phi += kp * e_del + integ
     return np.array(xs), np.array(phs), np.array(es)
+
+
+def lane_convert(x, noise, gains, offsets, lane0, lsb, bits):
+    """Per-lane gain and offset, noise, then the mid-rise quantizer (time-interleaved ADC)."""
+    lane = (lane0 + np.arange(len(x))) % len(gains)
+    v = np.asarray(gains)[lane] * x + np.asarray(offsets)[lane]
+    if len(noise):
+        v = v + noise
+    return quantize(v, lsb, bits) if bits else v
+
+
+def lane_pulse_sum(a, p_fines, m, phase, offsets, n_ui, lane0):
+    """The jittered pulse sum with lane (lane0 + k) mod N's own fine pulse, one sample at
+    a time (4-point Lagrange of each tap)."""
+    y = np.zeros(len(offsets))
+    for k in range(len(offsets)):
+        p = p_fines[(lane0 + k) % len(p_fines)]
+        y[k] = sum(a[k + n_ui - 1 - j] * lagrange4(p, phase + offsets[k] + j * m)
+                   for j in range(n_ui))
+    return y

@@ -155,6 +155,7 @@ def format_summary(r: dict) -> str:
     if r.get("noise_budget"):
         nb = r["noise_budget"]
         names = {"rx_thermal": "RX thermal", "tx": "TX", "adc": "ADC", "jitter": "jitter",
+                 "adc_interleave": "ADC lanes", "adc_clock": "ADC clock", "adc_supply": "supply",
                  "residual_isi": "residual ISI"}
         lines.insert(4 + len(extra), "noise     at the slicer: " + ", ".join(
             f"{names.get(k, k)} {v:.0%}" for k, v in nb.items()))

@@ -59,6 +59,8 @@ class AdcBlock:
     def __call__(self, x, k0: int) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.float64)
         extra = self._rng.normal(k0, x.shape[0]) if self.adc.enob_noise_sigma_v > 0 else None
+        if getattr(self.adc, "interleaved", False):  # serdes.tiadc: per-lane conversion
+            return self.adc.convert(x, extra, k0)
         return self.adc(x, extra)
 
 

@@ -37,12 +37,19 @@ def build_chain(link, taps, spec: ReceiverSpec, *, seed: int, adapt: bool | None
     adapt = spec.mode == "lms" if adapt is None else bool(adapt)
     levels = np.ascontiguousarray(link.levels, dtype=np.float64)
     blocks: list = [AdcBlock(link.adc, seed=seed)]
+    extra = 0   # latency of the blocks between the ADC and the equalizer
+    cal = getattr(link.adc, "calibration", None)
+    if cal is not None:   # background calibration of an interleaved ADC (serdes.dsp.ti_cal)
+        from serdes.dsp.ti_cal import TiCalibration
+
+        blocks.append(TiCalibration(link.adc, cal, link.ui_s))
+        extra = blocks[-1].latency
     rc = spec.rc
     if taps.detector == "mlse":
         det = MlseDetector(levels, target=taps.target, whitening=taps.whitening,
                            traceback=taps.traceback, rc_lags=taps.rc_lags, rc_taps=taps.rc_taps)
         blocks += [Ffe(taps.ffe), Mlse(det)]
-        return Chain(blocks, latency=taps.latency)
+        return Chain(blocks, latency=taps.latency + extra)
     use_rc = bool(rc.taps) and (rc.mode == "adaptive" or taps.rc_lags.size)
     if adapt:
         canceller = None
@@ -65,7 +72,7 @@ def build_chain(link, taps, spec: ReceiverSpec, *, seed: int, adapt: bool | None
                          level_power=link.level_power, dfe_limit=spec.dfe_limit)]
     else:
         blocks += [Ffe(taps.ffe), DfeSlicer(taps.dfe, levels)]
-    return Chain(blocks, latency=taps.latency)
+    return Chain(blocks, latency=taps.latency + extra)
 
 
 def chain_taps(chain: Chain) -> dict:

@@ -20,6 +20,7 @@ from serdes import rng
 from serdes.engines.crosstalk import crosstalk_front_end
 from serdes.kernels import jitter as kj
 from serdes.kernels.fir import fir_valid
+from serdes.tiadc.lanes import lane_front_end
 
 # Taylor-2 runs when its per-sample error bound (kernels.jitter.taylor_error_bound, RJ at
 # its 8-sigma clip) is at most this fraction of the rms noise at the ADC input: a
@@ -123,7 +124,11 @@ class PulseFrontEnd:
         self._w_hist = np.zeros(self.noise_fir.shape[0] - 1)
         self.path = "fir"
         self.taylor_bound = self.taylor_tol = float("nan")
-        if self.jitter.active:
+        # an interleaved ADC whose lanes sample differently: per-lane pulses (serdes.tiadc)
+        self.lanes = lane_front_end(link, self.jitter, seed)
+        if self.lanes is not None:
+            self.path = self.lanes.path
+        elif self.jitter.active:
             self._plan_jitter(link)
         self.crosstalk = crosstalk_front_end(link, self.jitter)  # None: no aggressors
 
@@ -173,7 +178,10 @@ class PulseFrontEnd:
         n = a.shape[0]
         a_ext = np.concatenate([self._a_hist, a])
         self._a_hist = a_ext[a_ext.shape[0] - self._a_hist.shape[0]:].copy()
-        x = self._jittered(a_ext, k0, n) if self.path != "fir" else fir_valid(a_ext, self.h)
+        if self.lanes is not None:
+            x = self.lanes(a_ext, k0, n)
+        else:
+            x = self._jittered(a_ext, k0, n) if self.path != "fir" else fir_valid(a_ext, self.h)
         if self.noise_fir.shape[0] > 1 or self.noise_fir[0] != 0:
             w_ext = np.concatenate([self._w_hist, self._noise_rng.normal(k0, n)])
             self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()

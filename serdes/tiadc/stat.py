@@ -1,0 +1,165 @@
+"""The statistical engine for a time-interleaved ADC: the BER averaged over the lanes.
+
+FFE output k with k mod N = l sums samples of lanes (l - i) mod N, each through its own
+gain, pulse (T/H) and skewed instant, plus its offset:
+
+    z_k = sum_i w_i [g_{l-i} sum_j a_{k-i-j} p_{l-i}(jT + tau_{l-i}) + o_{l-i}] + noise
+
+so output phase l has its own combined response f_l (ISI, treated exactly by the
+engine's convolution of per-cursor distributions) and a fixed offset
+d_l = sum_i w_i o_{l-i} (a point mass added to the ISI distribution); the BER is the
+mean over the N phases (over 8 of them, every (N/8)-th, when N > 8: an estimate
+whose cost stays that of 8 single-lane BERs). The sampling clock's extra random
+jitter (aperture, broadband supply noise) adds in quadrature to the link's RJ; one
+supply ripple tone is a sinusoidal jitter of the ADC clock, taken by the engine's SJ quadrature (with
+``noise.sj_ui`` = 0); the front end's supply gain modulation is a Gaussian term of
+variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
+classes use the common pulse; RX noise is scaled by each lane's gain, not filtered by
+its T/H mismatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from scipy.linalg import toeplitz
+
+from serdes.engines.stat.engine import StatisticalEngine
+from serdes.engines.stat.jitter import jitter_quadrature
+from serdes.engines.stat.results import StatBer
+from serdes.engines.stat.rj import RandomJitterModel
+from serdes.errors import ConfigError
+from serdes.impairments import rx_thermal_autocorr
+from serdes.tiadc.lanes import lane_fine_pulses
+
+
+# output phases evaluated at most (each costs one single-lane statistical BER)
+MAX_PHASES = 8
+
+
+def statistical_engine(system, taps=None, **kw) -> StatisticalEngine:
+    """The engine that fits the link's ADC: :class:`InterleavedStatistics` for an
+    interleaved one, else :class:`StatisticalEngine`."""
+    if getattr(system.link.adc, "interleaved", False):
+        return InterleavedStatistics(system, taps, **kw)
+    return StatisticalEngine(system, taps, **kw)
+
+
+def clock_rj_ui(link) -> float:
+    """Random jitter of the ADC clock beyond the link's RJ (UI rms): aperture and the
+    supply's broadband noise."""
+    adc = link.adc
+    s2 = adc.aperture_jitter_s ** 2
+    if adc.supply is not None and adc.supply.jitter_active:
+        s2 += adc.supply.rj_s ** 2
+    return float(np.sqrt(s2)) / link.ui_s
+
+
+class InterleavedStatistics(StatisticalEngine):
+    """:class:`StatisticalEngine` averaged over the lanes of ``system.link.adc`` (a
+    :class:`serdes.tiadc.model.TiAdc`); see the module for the model."""
+
+    def __init__(self, system, taps=None, **kw):
+        super().__init__(system, taps, **kw)
+        link, adc = self.link, self.link.adc
+        self.adc = adc
+        self.lanes = adc.lanes
+        self.gains = adc.gains
+        self.skew_ui = adc.skews_s / link.ui_s
+        p = self.pulse
+        fines = lane_fine_pulses(adc, p.fine, p.m, link.ui_s / p.m)
+        self.lane_pulses = [replace(p, fine=f) for f in fines]
+        rj = float(np.hypot(link.impairments.rj_ui, clock_rj_ui(link)))
+        if rj != self.rj_ui:
+            self.rj_ui = rj
+            self.rj = (RandomJitterModel(self.pulse, self.w, self.d, self.levels, rj)
+                       if rj > 0 else None)
+        sup = adc.supply
+        if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
+            if sup.sj_s.size > 1 or self.sj_ui > 0:
+                raise ConfigError("statistical engine: one sinusoidal jitter only; give one "
+                                  "supply.ripple_hz tone and noise.sj_ui = 0 (or use "
+                                  "--no-stat)")
+            self.sj_ui = float(sup.sj_s[0] / link.ui_s)
+            self.sj_rad_per_ui = 2 * np.pi * float(sup.ripple_hz[0]) * link.ui_s
+            self.jitter = jitter_quadrature(self.w.shape[0], p.n_ui, sj_ui=self.sj_ui,
+                                            sj_rad_per_ui=self.sj_rad_per_ui,
+                                            dd_ui=self.dd_ui, points=self.jitter_points)
+        self._r = toeplitz(rx_thermal_autocorr(link, self.w.shape[0]))
+        self.gain_mod_var = 0.0
+        if sup is not None and sup.gain_active:
+            x_ms = (link.noise.variance + link.level_power * float(p.taps @ p.taps))
+            self.gain_mod_var = sup.gain_mod_variance() * x_ms * float(self.w @ self.w)
+        self._phase = 0
+        self._set_phase(0)
+
+    def _set_phase(self, l: int) -> None:
+        self._phase = int(l) % self.lanes
+        i = np.arange(self.w.shape[0])
+        self._lane_of_tap = (self._phase - i) % self.lanes
+        wl = self.w * self.gains[self._lane_of_tap]
+        self.rx_var = float(wl @ self._r @ wl) + self.gain_mod_var
+        self._offset = float(self.w @ self.adc.offsets_v[self._lane_of_tap])
+
+    def _lane_pulse_at(self, lane: int, offset_ui: float):
+        key = (lane, round(float(offset_ui), 12))
+        hit = self._cache.get(key)
+        if hit is None:
+            lp = self.lane_pulses[lane]
+            h = lp.at_offset(offset_ui * lp.m)
+            jv = np.zeros_like(h)
+            if self.rj is not None:   # the jitter's mean shift and variance: common pulse
+                pbar, _, _, jv = self.rj.moments(offset_ui)
+                h = h + (pbar - self.pulse.at_offset(offset_ui * self.pulse.m))
+            if len(self._cache) > 1 << 16:
+                self._cache.clear()
+            hit = self._cache[key] = (h, jv)
+        return hit
+
+    def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
+        n, L = self.w.shape[0], self.pulse.n_ui
+        f = np.zeros(n + L - 1)
+        jvar = np.empty((n, L))
+        for i in range(n):
+            lane = int(self._lane_of_tap[i])
+            extra = 0.0 if tap_offsets_ui is None else float(tap_offsets_ui[i])
+            h, jv = self._lane_pulse_at(lane, offset_ui + extra + self.skew_ui[lane])
+            g = self.gains[lane]
+            f[i:i + L] += self.w[i] * g * h
+            jvar[i] = jv * g * g
+        return f, jvar
+
+    def _components(self, f, sigma_min, delta):
+        values, p, var, extra_gauss, resid = super()._components(f, sigma_min, delta)
+        if self._offset != 0.0:   # the lanes' offsets through the FFE: a point mass
+            row_v = np.zeros((1, values.shape[1]))
+            row_p = np.zeros((1, values.shape[1]))
+            row_v[0, 0], row_p[0, 0] = self._offset, 1.0
+            values = np.ascontiguousarray(np.vstack([values, row_v]))
+            p = np.ascontiguousarray(np.vstack([p, row_p]))
+        return values, p, var, extra_gauss, resid
+
+    @property
+    def phases(self) -> np.ndarray:
+        """The output phases evaluated: all N up to :data:`MAX_PHASES`, else every
+        (N / MAX_PHASES)-th (a systematic sample: the BER is then an estimate)."""
+        if self.lanes <= MAX_PHASES:
+            return np.arange(self.lanes)
+        return np.unique((np.arange(MAX_PHASES) * self.lanes) // MAX_PHASES)
+
+    def ber(self, offset_ui: float = 0.0, *, error_estimate: bool = False) -> StatBer:
+        """The mean over the output phases (:attr:`phases`) of
+        :meth:`StatisticalEngine.ber`."""
+        parts = []
+        for l in self.phases:
+            self._set_phase(l)
+            parts.append(super().ber(offset_ui, error_estimate=False))
+        self._set_phase(0)
+        mse = np.mean([10 ** (-b.sndr_db / 10) for b in parts])
+        return StatBer(offset_ui=float(offset_ui), ber=float(np.mean([b.ber for b in parts])),
+                       ser=float(np.mean([b.ser for b in parts])),
+                       ber_per_eye=np.mean([b.ber_per_eye for b in parts], axis=0),
+                       eye_names=parts[0].eye_names, sndr_db=float(-10 * np.log10(mse)),
+                       sigma=np.sqrt(np.mean([b.sigma ** 2 for b in parts], axis=0)),
+                       isi_rms=float(np.sqrt(np.mean([b.isi_rms ** 2 for b in parts]))))
