@@ -6,7 +6,8 @@ Cold: the package is copied into a fresh temporary folder, so numba finds no cac
 there and compiles every kernel the run needs (a first run after install). Warm: the
 same command again in that folder (the cache written by the cold run is loaded). Each
 run is a new ``python3 -m serdes.cli run --set link.symbols=N --no-stat --no-progress``
-process; the best of ``--runs`` warm runs is printed with the median.
+process; the best of ``--runs`` warm runs is printed with the median, in wall time and
+in CPU time (user + system of the process and its workers).
 
 The phases are timed in one more warm process: Python and NumPy, ``import numba``,
 the CLI and its command modules, the first kernel call (numba's start-up: its type
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,10 +59,15 @@ print("python+numpy %%.3f  import numba %%.3f  cli+serdes imports %%.3f  numba s
 '''
 
 
-def _run(cmd, env, cwd) -> float:
+def _run(cmd, env, cwd) -> tuple[float, float]:
+    """(wall, CPU) seconds of one process (CPU: user + system, which a loaded machine
+    inflates less than the wall clock)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main(argv=None) -> int:
@@ -80,9 +87,13 @@ def main(argv=None) -> int:
                f"link.symbols={args.symbols}", "--no-stat", "--no-progress"]
         cold = _run(cmd, env, tmp)
         warm = [_run(cmd, env, tmp) for _ in range(args.runs)]
-        print(f"serdes run --set link.symbols={args.symbols} --no-stat: cold {cold:.2f} s, "
-              f"warm best {min(warm):.2f} s, median {statistics.median(warm):.2f} s "
-              f"({args.runs} runs; bytecode {'kept' if args.bytecode else 'as the env'})")
+        wall, cpu = [w for w, _ in warm], [c for _, c in warm]
+        print(f"serdes run --set link.symbols={args.symbols} --no-stat: cold {cold[0]:.2f} s "
+              f"wall ({cold[1]:.2f} s CPU), warm best {min(wall):.2f} s wall, median "
+              f"{statistics.median(wall):.2f} s; CPU best {min(cpu):.2f} s, median "
+              f"{statistics.median(cpu):.2f} s ({args.runs} runs; bytecode "
+              f"{'kept' if args.bytecode else 'as the env'}; load average "
+              f"{os.getloadavg()[0]:.1f})")
         out = subprocess.run([sys.executable, "-c", PHASES % args.symbols], env=env,
                              cwd=tmp, check=True, capture_output=True, text=True)
         print("warm phases (s):", out.stdout.strip())
