@@ -21,7 +21,7 @@ from serdes.signal.source import SymbolSource
 
 @pytest.fixture(scope="module")
 def rs_galois():
-    galois = pytest.importorskip("galois", reason="galois (test extra) is not installed")
+    galois = pytest.importorskip("galois", reason="galois (extra: crosscheck) is not installed")
     gf = galois.GF(2 ** 10, irreducible_poly="x^10 + x^3 + 1")
     # the full-length (1023, 993) code with roots alpha^0..alpha^29; galois shortens it
     # to (544, 514) for messages of 514 symbols
@@ -53,23 +53,23 @@ def _line_bursts(sent, spec, rng, max_len=80):
 
 
 def test_codec_matches_galois(rs_galois):
-    """galois is slow (~0.3 s a codeword): one batch with 0, 2, .., 30 random symbol
-    errors and 8 line bursts across symbol boundaries; the encoder, the decoder's output
-    and its count (or -1) must equal galois's."""
+    """galois is slow (~0.3 s a codeword, after ~20 s of set-up): one batch with 0 to 30
+    random symbol errors and 3 line bursts across symbol boundaries; the encoder, the
+    decoder's output and its count (or -1) must equal galois's."""
     gf, rs = rs_galois
     assert np.array_equal(GEN, np.asarray(rs.generator_poly.coeffs))
     rng = np.random.default_rng(1)
-    msg = rng.integers(0, 1024, (24, K))
+    msg = rng.integers(0, 1024, (12, K))
     sent = encode(msg)
     assert np.array_equal(sent[:2], np.asarray(rs.encode(gf(msg[:2]))))
-    counts = np.arange(0, 31, 2)
+    counts = np.array([0, 4, 8, 12, 15, 16, 20, 25, 30])
     recv = np.concatenate([_corrupt(sent[i:i + 1], c, rng) for i, c in enumerate(counts)]
-                          + [_line_bursts(sent[16:], FecSpec(interleave=1), rng)[0]])
+                          + [_line_bursts(sent[9:], FecSpec(interleave=1), rng)[0]])
     dec, status = decode(recv)
     gdec, gn = rs.decode(gf(recv), output="codeword", errors=True)
     assert np.array_equal(status, np.asarray(gn))
     assert np.array_equal(dec, np.asarray(gdec))
-    assert np.array_equal(status[:8], counts[:8])
+    assert np.array_equal(status[:5], counts[:5]) and (status[5:9] == -1).all()
 
 
 def test_encoder_check_symbols_are_the_remainder():
