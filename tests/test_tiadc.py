@@ -208,3 +208,19 @@ def test_adc_command_json_and_errors():
     assert bad.returncode == 2 and "adc.gains" in bad.stderr
     bad = cli("--fin", "1e9", "--set", "supply.ripple_mv=[1.0]")
     assert bad.returncode == 2 and "supply.ripple_hz" in bad.stderr
+
+
+def test_supply_gain_modulation_gives_am_sidebands():
+    """A regulated ripple of amplitude a (mV) and a gain sensitivity k (%/mV) multiply the
+    input by 1 + m sin, m = k a / 100: sidebands at f_in +- f_r of 20 log10(m / 2)."""
+    n = 1 << 14
+    f_r = 40 * FS / n
+    sup = SupplyPath(fs_hz=FS, ldo=Ldo(20.0, 1e8), ripple_mv=[5.0], ripple_hz=[f_r],
+                     gain_pct_per_mv=0.2)
+    m = 0.2 / 100 * sup.tones_mv[0]
+    assert sup.tones_mv[0] == pytest.approx(5.0 * 0.1 * np.sqrt(1 + (f_r / 1e8) ** 2))
+    r = sine_test(TiAdc(bits=0, fullscale_v=0.5, supply=sup), FS, 10e9, n=n)
+    p = r["power"]
+    k = int(round(r["f_in_hz"] / FS * n))
+    for b in (k - 40, k + 40):
+        assert 10 * np.log10(p[b] / p[k]) == pytest.approx(20 * np.log10(m / 2), abs=1e-6)

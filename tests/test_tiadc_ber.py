@@ -3,6 +3,7 @@ and against supply ripple, counted vs statistical (within 1.5x, the counted 95 %
 interval), and the per-lane front end against the engine's own paths."""
 
 import numpy as np
+import pytest
 
 from serdes.build import build
 from serdes.config import Config
@@ -97,3 +98,20 @@ def test_defaults_build_the_single_converter():
     link = _link([])
     assert type(link.adc) is Adc
     assert type(statistical_engine(build(Config.default()))).__name__ == "StatisticalEngine"
+
+
+def test_lane_track_and_hold_delays_the_pulse_by_its_time_constant():
+    """A first-order T/H of bandwidth f delays a pulse's centroid by 1 / (2 pi f) and keeps
+    its area: a lane at f_l against the nominal f_0 moves it by 1/(2 pi f_l) - 1/(2 pi f_0)."""
+    from serdes.tiadc.lanes import lane_fine_pulses
+
+    link = _link(["adc.bw_hz=50e9"])
+    adc = TiAdc(bits=7, fullscale_v=0.5, lanes=2, bw_hz=50e9, bws_hz=[40e9, 60e9])
+    p, m = link.pulse, link.pulse.m
+    fine = np.concatenate([p.fine, np.zeros(64 * m)])
+    dt = link.ui_s / m
+    t = np.arange(fine.shape[0]) * dt
+    for f_l, pl in zip(adc.bws_hz, lane_fine_pulses(adc, fine, m, dt)):
+        assert pl.sum() == pytest.approx(fine.sum(), rel=1e-9)
+        shift = (t @ pl) / pl.sum() - (t @ fine) / fine.sum()
+        assert shift == pytest.approx(1 / (2 * np.pi * f_l) - 1 / (2 * np.pi * 50e9), rel=1e-6)

@@ -78,9 +78,9 @@ def predicted_spurs(adc, m: int, n: int, fs_hz: float, amplitude_v: float) -> di
     of c over the lanes, y holds a tone of amplitude A |C_q| / N at f_in + q fs/N (q = 0:
     the signal), and the offsets' DFT O_q gives tones 2 |O_q| / N at q fs/N (at q = N/2 the
     sequence +-|O_q| / N, of power |O_q|^2 / N^2). Two lanes with gains 1 +- dg/2 give
-    20 log10(dg / 2), skews +-dt/2 20 log10(tan(2 pi f_in dt / 2)) ~ 20 log10(2 pi f_in dt / 2) at fs/2 - f_in (the
-    two-channel formulas of Kurosawa et al., IEEE TCAS-I 48(3) 2001, and Vogel, IEEE
-    TIM 54(1) 2005)."""
+    20 log10(dg / 2), skews +-dt/2 20 log10(tan(2 pi f_in dt / 2)) ~ 20 log10(2 pi f_in
+    dt / 2), at fs/2 - f_in (the two-channel formulas of Kurosawa et al., IEEE TCAS-I
+    48(3) 2001, and Vogel, IEEE TIM 54(1) 2005)."""
     lanes, step = adc.lanes, n // adc.lanes
     f_in = m * fs_hz / n
     h = adc.lane_th_absolute(np.array([f_in]))[:, 0]

@@ -11,8 +11,8 @@ d_l = sum_i w_i o_{l-i} (a point mass added to the ISI distribution); the BER is
 mean over the N phases (over 8 of them, every (N/8)-th, when N > 8: an estimate
 whose cost stays that of 8 single-lane BERs). The sampling clock's extra random
 jitter (aperture, broadband supply noise) adds in quadrature to the link's RJ; one
-supply ripple tone is a sinusoidal jitter of the ADC clock, taken by the engine's SJ quadrature (with
-``noise.sj_ui`` = 0); the front end's supply gain modulation is a Gaussian term of
+supply ripple tone is a sinusoidal jitter of the ADC clock, taken by the engine's SJ
+quadrature (with ``noise.sj_ui`` = 0); the front end's supply gain modulation is a Gaussian term of
 variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
 classes use the common pulse; RX noise is scaled by each lane's gain, not filtered by
 its T/H mismatch.
