@@ -76,10 +76,25 @@ def design_equalizer(system) -> ReceiverTaps:
                         predicted_snr_db=mmse.predicted_snr_db)
 
 
+def _cdr_limits(system) -> None:
+    """The clock-recovery / TX-jitter front end forms the victim's samples only: refuse
+    what it would silently leave out (crosstalk aggressors, interleaved ADC lanes)."""
+    from serdes.errors import ConfigError
+
+    if system.link.aggressor_pulses:
+        raise ConfigError("cdr.mode / [tx_jitter] with crosstalk aggressors: the clock-"
+                          "recovery front end does not sum aggressors yet; drop one of them")
+    if getattr(system.link.adc, "interleaved", False):
+        raise ConfigError("cdr.mode / [tx_jitter] with an interleaved ADC (adc.lanes, "
+                          "mismatch): not modelled together yet; drop one of them")
+
+
 def front_end(system, engine: str, seed: int):
     """The pulse (default) or waveform engine's front end of a system."""
     if engine == "pulse" and (system.cdr.active or system.tx_jitter.active):
         from serdes.engines.cdr import CdrFrontEnd
+
+        _cdr_limits(system)
 
         return CdrFrontEnd(system.link, seed, system.cdr, system.tx_jitter)
     if engine == "pulse":
@@ -91,6 +106,12 @@ def front_end(system, engine: str, seed: int):
 
         raise ConfigError("cdr.mode and [tx_jitter]: only the pulse engine models clock "
                           "recovery and TX jitter; use the pulse engine")
+    if engine == "waveform" and getattr(system.link.adc, "analog", False):
+        from serdes.errors import ConfigError
+
+        raise ConfigError("interleaved ADC with skew, bandwidth mismatch, aperture or supply "
+                          "jitter, or calibration: only the pulse engine forms its lanes' "
+                          "samples; use the pulse engine")
     if engine == "waveform":  # imported only here
         from serdes.engines.waveform import WaveformFrontEnd
 

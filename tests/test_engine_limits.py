@@ -1,0 +1,33 @@
+"""Combinations one front end would silently leave out are refused with one line and
+exit code 2: the clock-recovery / TX-jitter front end forms the victim's samples only (no
+aggressor sums, no interleaved-ADC lanes), and the waveform engine does not form an
+interleaved ADC's per-lane sampling instants."""
+
+from __future__ import annotations
+
+from serdes.cli import main
+
+
+def _run(capsys, *argv):
+    rc = main(["run", "--set", "link.symbols=2000", "--no-progress", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    return rc, err
+
+
+def test_cdr_with_aggressor_is_refused(tmp_path, capsys):
+    cfg = tmp_path / "x.toml"
+    cfg.write_text('[cdr]\nmode = "mm"\n\n[[aggressor]]\nmodel = "copy"\ncoupling_db = -25\n')
+    rc, err = _run(capsys, str(cfg))
+    assert rc == 2 and len(err) == 1 and "aggressors" in err[0]
+
+
+def test_tx_jitter_with_interleaved_adc_is_refused(capsys):
+    rc, err = _run(capsys, "--set", "tx_jitter.rj_ui=0.01", "--set", "adc.lanes=4",
+                   "--set", "adc.offset_rms_v=1e-3")
+    assert rc == 2 and len(err) == 1 and "interleaved ADC" in err[0]
+
+
+def test_waveform_engine_refuses_lane_skew(capsys):
+    rc, err = _run(capsys, "--engine", "waveform", "--set", "adc.lanes=4",
+                   "--set", "adc.skew_rms_s=1e-12")
+    assert rc == 2 and len(err) == 1 and "pulse engine" in err[0]
