@@ -104,7 +104,7 @@ class AggressorPulse:
     and its taps at the victim's sampling instants for any phase."""
 
     def __init__(self, link, agg: Aggressor):
-        from serdes.link import BULK_DELAY_UI
+        from serdes.grid import BULK_DELAY_UI
         from serdes.stage import cascade
 
         self.agg = agg

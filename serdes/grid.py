@@ -14,6 +14,8 @@ import numpy as np
 
 from serdes.errors import ConfigError
 
+BULK_DELAY_UI = 8  # shift so that TX pre-cursor taps never wrap around the window
+
 
 @dataclass(frozen=True)
 class Grid:

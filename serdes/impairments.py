@@ -128,9 +128,7 @@ def adc_variance(link) -> float:
 def pulse_slope(link, offset_ui: float = 0.0) -> np.ndarray:
     """Symbol-spaced slope of the pulse ``offset_ui`` UI after the sampling phase (V per
     UI), central difference over one fine sample."""
-    p = link.pulse
-    f = offset_ui * p.m
-    return (p.at_offset(f + 0.5) - p.at_offset(f - 0.5)) * p.m
+    return link.pulse.slope(offset_ui)
 
 
 def rj_variance(link, offset_ui: float = 0.0) -> float:

@@ -31,12 +31,11 @@ from typing import Sequence
 
 from serdes.adc import Adc
 from serdes.errors import ConfigError
-from serdes.grid import Grid
+from serdes.grid import BULK_DELAY_UI, Grid
 from serdes.impairments import Impairments, tx_noise_sigma
 from serdes.signal.pam import levels as pam_levels
 from serdes.stage import cascade, check_stages, describe
 
-BULK_DELAY_UI = 8  # shift so that TX pre-cursor taps never wrap around the window
 TRIM_TOL = 1e-4    # pulse UIs below this fraction of the peak are trimmed at the ends
 DROP_TOL = 1e-2    # no UI left out of the kept pulse may reach this fraction of the peak
 WRAP_TOL = 1e-3    # response beyond the FFT window (would wrap around), fraction of the peak
@@ -72,6 +71,12 @@ class Pulse:
 
         pos = self.phase + offset_fine + self.m * np.arange(self.n_ui, dtype=np.float64)
         return interp_cubic(self.fine, pos)
+
+    def slope(self, offset_ui: float = 0.0) -> np.ndarray:
+        """Symbol-spaced slope ``offset_ui`` UI after the sampling phase (V per UI),
+        central difference over one fine sample."""
+        f = offset_ui * self.m
+        return (self.at_offset(f + 0.5) - self.at_offset(f - 0.5)) * self.m
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ def interleave_variance(link) -> float:
 
 
 def clock_variance(link) -> float:
-    from serdes.impairments import pulse_slope
-
+    """Sampling-clock jitter (aperture, supply-induced) to first order: sigma_t^2 / T^2
+    E[a^2] sum_j p'_j^2 (V^2)."""
     adc = link.adc
     s2 = adc.aperture_jitter_s ** 2
     sup = adc.supply
@@ -51,7 +51,7 @@ def clock_variance(link) -> float:
         s2 += sup.rj_s ** 2 + float(np.sum(sup.sj_s ** 2)) / 2
     if s2 == 0:
         return 0.0
-    s = pulse_slope(link)
+    s = link.pulse.slope()
     return float(s2 / link.ui_s ** 2 * link.level_power * float(s @ s))
 
 
