@@ -282,9 +282,11 @@ def test_notebook_result_files_are_ignored_by_git():
 
 
 def test_sj_is_documented_as_untracked():
+    """Untracked with the CDR off (the fixed phase), followed by the CDR otherwise."""
     from serdes.config import SCHEMA
 
     assert "untracked" in SCHEMA["noise"]["sj_ui"].doc
-    assert "no CDR" in SCHEMA["noise"]["sj_hz"].doc
+    assert "cdr.mode = off" in SCHEMA["noise"]["sj_ui"].doc
     for doc in ("README.md", "docs/architecture.md"):
-        assert "untracked" in (ROOT / doc).read_text() and "no CDR" in (ROOT / doc).read_text()
+        text = (ROOT / doc).read_text()
+        assert "untracked" in text and 'cdr.mode = "off"' in text

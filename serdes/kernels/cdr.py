@@ -13,8 +13,8 @@ sampler takes symbol s + n: a cycle slip, |n| <= P) and its fraction f picks the
 
 The first term is read from a table of the pulse at Q phases per UI (linear
 interpolation between neighbouring rows); the others, second order in the TX jitter
-that differs between symbols (RJ, DCD, BUJ; zero for slow SJ and the ppm ramp up to
-their change over the pulse span), from tables of p' and p'' (nearest row). w_k: RX
+that differs between the symbols in the pulse span (RJ, DCD, BUJ, and the change of SJ
+and of the ppm ramp over the span), from tables of p' and p'' (nearest row). w_k: RX
 noise.
 
 Then the Mueller-Muller detector on the sample and a slicer decision on it,
