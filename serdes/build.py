@@ -324,7 +324,8 @@ def build_fec(cfg: Config):
     if not (cfg["link"]["pattern"].startswith("prbs") or cfg["link"]["pattern"] == "random"):
         raise ConfigError(f"fec.mode = 'kp4' needs a payload pattern: link.pattern = "
                           f"{cfg['link']['pattern']!r} is not allowed, use a PRBS or 'random'")
-    return FecSpec(mode=f["mode"], interleave=f["interleave"])
+    return FecSpec(mode=f["mode"], interleave=f["interleave"],
+                   target_post_fec_ber=f["target_post_fec_ber"])
 
 
 def build_run(cfg: Config) -> RunSpec:

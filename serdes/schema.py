@@ -367,6 +367,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "interleave": F(int, 2, "codewords interleaved on 10-bit symbols: 1 (Clause 91, "
                         "one codeword after another) or 2 (Clause 119/161 2-way interleave)",
                         1, 2),
+        "target_post_fec_ber": F(float, 1e-13, "the PHY's post-FEC BER objective the report "
+                                 "measures its margin against (1e-13: the MAC/PLS BER "
+                                 "objective of the 802.3bs/cd/ck PHYs)", 1e-30, 1e-3),
     },
 }
 

@@ -124,3 +124,22 @@ if __name__ == "__main__":  # the numbers behind the tests
               f"{f['flr_binomial']:.3e} rs_ser {f['symbol_error_ratio']:.3e} pre-FEC BER "
               f"{f['pre_fec_ber']:.3e} post-FEC BER {f['post_fec_ber']:.3e} model "
               f"{f['post_fec_ber_model']:.3e} propagation {f['error_propagation']:.3f}")
+
+
+def test_margin_to_the_target_is_the_model_against_the_objective():
+    """The margin is log10(target / modelled post-FEC BER), judged on the model; a run
+    whose model leaves nothing after decoding has an infinite margin."""
+    import math
+
+    from serdes.fec.counter import _margin
+
+    m = _margin(1e-15, 1e-13, 10)
+    assert m["meets_target"] and math.isclose(m["margin_decades"], 2.0)
+    m = _margin(1e-11, 1e-13, 10)
+    assert not m["meets_target"] and math.isclose(m["margin_decades"], -2.0)
+    assert _margin(0.0, 1e-13, 10)["margin_decades"] == math.inf
+    assert _margin(0.0, 1e-13, 0)["meets_target"] is None   # nothing counted: not known
+    f = _fec("link.symbols=60000", "fec.target_post_fec_ber=1e-9")
+    assert f["target_post_fec_ber"] == 1e-9
+    assert f["error_events"] > 0 and f["post_fec_ber_model"] > 0
+    assert math.isclose(f["margin_decades"], math.log10(1e-9 / f["post_fec_ber_model"]))

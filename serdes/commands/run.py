@@ -198,6 +198,10 @@ def _fec_lines(f: dict) -> list[str]:
         f"{f['post_fec_ber_model']:.3e}, binomial {f['post_fec_ber_binomial']:.3e} "
         f"({f['error_events']:,} error events, error propagation "
         f"{f['error_propagation']:.3f})",
+        f"target    post-FEC BER {f['target_post_fec_ber']:.0e}: "
+        + ("margin not known: no error counted for the burst model" if f["meets_target"] is None else
+           f"margin {f['margin_decades']:+.1f} decades (burst model), "
+           + ("met" if f["meets_target"] else "NOT met")),
     ]
 
 

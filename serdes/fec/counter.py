@@ -136,4 +136,22 @@ class CodewordCounter:
             "flr_binomial": flr_bin,
             "post_fec_ber_binomial": model.post_fec_ber(bin_pk, spec.t, spec.n, b_per),
             "model": mdl,
+            **_margin(mdl["post_fec_ber"], spec.target_post_fec_ber, self.events),
         }
+
+
+def _margin(post_fec_ber_model: float, target: float, events: int) -> dict:
+    """The margin of the burst model's post-FEC BER to the PHY's objective, in decades
+    (> 0: below the objective). The counted post-FEC BER cannot reach such levels; the
+    model can, and its standing is that of the model (see :mod:`serdes.fec.model`).
+    Without a counted error event the model has nothing to go on: no margin (None)."""
+    import math
+
+    if events == 0 or not post_fec_ber_model >= 0:
+        margin = None
+    elif post_fec_ber_model == 0:   # the model leaves no error beyond t per codeword
+        margin = math.inf
+    else:
+        margin = math.log10(target / post_fec_ber_model)
+    return {"target_post_fec_ber": target, "margin_decades": margin,
+            "meets_target": None if margin is None else bool(margin >= 0)}

@@ -28,6 +28,7 @@ class FecSpec:
 
     mode: str = "kp4"
     interleave: int = 2
+    target_post_fec_ber: float = 1e-13
     n: int = N
     k: int = K
     t: int = T
