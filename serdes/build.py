@@ -229,11 +229,12 @@ def build_adc(cfg: Config) -> Adc:
 
     calibration = None
     if c["enabled"]:
-        from serdes.dsp.ti_cal import CalSettings
+        from serdes.dsp.ti_cal import SETTLE_PER_LANE, CalSettings
 
         calibration = CalSettings(mu_offset=c["mu_offset"], mu_gain=c["mu_gain"],
                                   skew_gain=c["skew_gain"], mu_average=c["mu_average"],
-                                  deriv_taps=c["deriv_taps"], settle_symbols=c["settle_symbols"])
+                                  deriv_taps=c["deriv_taps"],
+                                  settle_symbols=c["settle_symbols"] or SETTLE_PER_LANE * a["lanes"])
     return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"],
                       enob=a["enob"], lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],
                       skew_rms_s=a["skew_rms_s"], bw_hz=a["bw_hz"], bw_rms_rel=a["bw_rms_rel"],

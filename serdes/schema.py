@@ -277,8 +277,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
                         1e-7, 0.5),
         "deriv_taps": F(int, 8, "differentiator taps each side for the skew detector's "
                         "slope estimate R'(T)", 1, 64),
-        "settle_symbols": F(int, 600_000, "decisions not counted while it converges; the "
-                            "steps and the trim gain shift down 8x halfway", 0, 10**9),
+        "settle_symbols": F(int, 0, "decisions not counted while it converges; the "
+                            "steps and the trim gain shift down 8x halfway (0: 75,000 per "
+                            "lane, as each lane sees 1/lanes of the samples)", 0, 10**9),
     },
     "supply": {
         # the rail of the ADC clock and front end through an LDO (serdes.tiadc.supply)

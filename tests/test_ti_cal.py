@@ -10,7 +10,7 @@ from scipy import stats
 from serdes.build import build
 from serdes.config import Config
 from serdes.dsp.receiver import build_chain
-from serdes.dsp.ti_cal import TiCalibration, differentiator, residuals
+from serdes.dsp.ti_cal import SETTLE_PER_LANE, TiCalibration, differentiator, residuals
 from serdes.engines.run import design_equalizer, simulate
 
 BASE = ["noise.rj_ui=0", "channel.loss_db=30", "tx.snr_db=21", "ctle.auto=false",
@@ -61,7 +61,7 @@ def test_differentiator_is_the_derivative_of_a_slow_sine():
 
 
 def test_calibration_converges_and_restores_the_mismatch_free_ber(tmp_path):
-    settle = Config.default()["adc_cal"]["settle_symbols"]
+    settle = SETTLE_PER_LANE * 8   # the automatic settling of 8 lanes
     system, chain, cal_res = _run(MISMATCH + ["adc_cal.enabled=true"], settle + COUNT)
     cal = chain.find(TiCalibration)
     adc, link = system.link.adc, system.link
