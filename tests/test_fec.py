@@ -13,10 +13,11 @@ from serdes.fec.counter import CodewordCounter
 from serdes.fec.framing import (bits_to_messages, codewords_to_data, data_to_codewords)
 from serdes.fec.gf import GEN, K, N, T
 from serdes.fec.rs import decode, encode
-from serdes.metrics.ber import clopper_pearson
 from serdes.pipeline import Aligned
 from serdes.signal.prbs import PrbsGenerator
 from serdes.signal.source import SymbolSource
+
+from fec_stats import assert_binomial_histogram
 
 
 @pytest.fixture(scope="module")
@@ -254,22 +255,6 @@ def test_counter_binomial_limit_on_independent_errors():
         c.observe(_aligned(tx[k:k + 100_000], rx[k:k + 100_000], first=k))
     r = c.result()
     assert r["codewords"] == groups and tx.shape[0] == groups * g
-    hist = np.zeros(N + 1)
-    for k, v in r["errors_per_codeword"].items():
-        hist[int(k)] = v
-    p = model.binomial(r["symbol_error_ratio"], N) * groups
-    # pool the bins to expected counts >= 5
-    obs, exp, o, e = [], [], 0.0, 0.0
-    for k in range(N + 1):
-        o, e = o + hist[k], e + p[k]
-        if e >= 5 and p[k + 1:].sum() >= 5:
-            obs.append(o), exp.append(e)
-            o = e = 0.0
-    obs[-1] += o
-    exp[-1] += e
-    chi2 = float(np.sum((np.array(obs) - exp) ** 2 / np.array(exp)))
-    assert stats.chi2.sf(chi2, len(obs) - 2) > 1e-3
-    lo, hi = clopper_pearson(r["uncorrectable"], groups, 0.999)
-    assert lo <= r["flr_binomial"] <= hi and lo <= r["flr_model"] <= hi
+    assert_binomial_histogram(r, groups)
     assert r["flr_model"] == pytest.approx(r["flr_binomial"], rel=0.25)
     assert r["miscorrected"] == 0

@@ -4,15 +4,13 @@ precoding, and the interface of `serdes run`."""
 
 import json
 
-import numpy as np
 import pytest
 from scipy import stats
 
 from conftest import earlier_default
+from fec_stats import assert_binomial_histogram
 from serdes.build import build
 from serdes.cli import main as cli_main
-from serdes.fec import model
-from serdes.fec.gf import N
 from serdes.metrics.ber import clopper_pearson
 from serdes.report import run_report
 
@@ -34,22 +32,7 @@ def test_independent_errors_give_the_binomial():
              "link.symbols=1000000")
     n = f["codewords"]
     assert n > 350 and f["miscorrected"] == 0
-    hist = np.zeros(N + 1)
-    for k, v in f["errors_per_codeword"].items():
-        hist[int(k)] = v
-    p = model.binomial(f["symbol_error_ratio"], N) * n
-    obs, exp, o, e = [], [], 0.0, 0.0
-    for k in range(N + 1):
-        o, e = o + hist[k], e + p[k]
-        if e >= 5 and p[k + 1:].sum() >= 5:
-            obs.append(o), exp.append(e)
-            o = e = 0.0
-    obs[-1] += o
-    exp[-1] += e
-    chi2 = float(np.sum((np.array(obs) - exp) ** 2 / np.array(exp)))
-    assert stats.chi2.sf(chi2, len(obs) - 2) > 1e-3
-    lo, hi = clopper_pearson(f["uncorrectable"], n, 0.999)
-    assert lo <= f["flr_binomial"] <= hi and lo <= f["flr_model"] <= hi
+    assert_binomial_histogram(f, n)
 
 
 @pytest.fixture(scope="module")
