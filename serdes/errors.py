@@ -11,3 +11,13 @@ class ConfigError(SerdesError, ValueError):
 
 class FileFormatError(SerdesError, ValueError):
     """A missing or malformed input file (names the file and what is wrong)."""
+
+
+def require_nonnegative(obj, names, prefix: str = "") -> None:
+    """ConfigError naming ``prefix + name`` unless each attribute is finite and >= 0."""
+    import math
+
+    for name in names:
+        v = getattr(obj, name)
+        if not (math.isfinite(v) and v >= 0):
+            raise ConfigError(f"{prefix}{name} = {v!r}: must be a finite number >= 0")

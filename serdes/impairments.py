@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from serdes.errors import ConfigError
+from serdes.errors import ConfigError, require_nonnegative
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,7 @@ class Impairments:
     dd_ui: float = 0.0
 
     def __post_init__(self):
-        for name in ("eta0_v2_per_hz", "rj_ui", "sj_ui", "sj_hz", "dd_ui"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v >= 0):
-                raise ConfigError(f"{name} = {v!r}: must be a finite number >= 0")
+        require_nonnegative(self, ("eta0_v2_per_hz", "rj_ui", "sj_ui", "sj_hz", "dd_ui"))
         if not (self.tx_snr_db >= 0):
             raise ConfigError(f"tx_snr_db = {self.tx_snr_db!r}: must be >= 0 (inf: no TX noise)")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes import rng
-from serdes.errors import ConfigError
+from serdes.errors import ConfigError, require_nonnegative
 
 # block-stream ids of the TX jitter, apart from the ids in serdes.rng
 TX_RJ, TX_BUJ, TX_SJ_PHASE = 101, 102, 103
@@ -42,10 +42,7 @@ class TxJitter:
     ppm: float = 0.0
 
     def __post_init__(self):
-        for name in ("rj_ui", "sj_ui", "sj_hz", "dcd_ui", "buj_ui"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v >= 0):
-                raise ConfigError(f"tx_jitter.{name} = {v!r}: must be a finite number >= 0")
+        require_nonnegative(self, ("rj_ui", "sj_ui", "sj_hz", "dcd_ui", "buj_ui"), "tx_jitter.")
         if not np.isfinite(self.ppm):
             raise ConfigError(f"tx_jitter.ppm = {self.ppm!r}: must be finite")
 
