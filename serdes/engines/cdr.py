@@ -33,7 +33,7 @@ from serdes import cdr as loop
 from serdes import rng
 from serdes.engines.pulse import Jitter
 from serdes.kernels import cdr as kc
-from serdes.kernels.fir import fir_valid
+from serdes.kernels.fir import fir_valid, interp_cubic
 from serdes.txjitter import TxJitter, TxJitterSource
 
 LOOKAHEAD = 8          # largest cycle slip the sampler follows (UI); also its latency
@@ -187,8 +187,8 @@ class CdrFrontEnd:
         n = a.shape[0] - self.hist
         state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
         _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable,
-                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
-                                 0, state, np.zeros(1))
+                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0,
+                                 0.0, 0.0, 0.0, 1e9, 0, state, np.zeros(1))
         return e[1:]
 
     def calibrate(self) -> Calibration:
@@ -279,23 +279,22 @@ class CdrFrontEnd:
         return out
 
 
+def _rows(pulse, q: int, extra: float = 0.0) -> np.ndarray:
+    """(Q + 3, n_ui) reversed rows of p(jT + f + extra / m) for f = (r - 1) / Q - 1/2."""
+    m, n_ui = pulse.m, pulse.n_ui
+    f = (np.arange(q + 3) - 1.0) / q - 0.5
+    pos = (pulse.phase + (f * m + extra))[:, None] + m * np.arange(n_ui, dtype=np.float64)
+    return np.ascontiguousarray(interp_cubic(pulse.fine, pos.ravel()).reshape(pos.shape)[:, ::-1])
+
+
 def pulse_tables(pulse, q: int):
     """(Q + 3, n_ui) reversed rows of p(jT + f), p'(jT + f) and p''(jT + f) (per UI and
     UI^2, central differences over one fine sample) for f = (r - 1) / Q - 1/2 (zero
     outside the kept pulse)."""
-    m, n_ui = pulse.m, pulse.n_ui
-    rows = q + 3
-    f = (np.arange(rows) - 1.0) / q - 0.5
-    tab = np.empty((rows, n_ui))
-    dtab = np.empty((rows, n_ui))
-    d2tab = np.empty((rows, n_ui))
-    for r in range(rows):
-        mid = pulse.at_offset(f[r] * m)
-        hi, lo = pulse.at_offset(f[r] * m + 1.0), pulse.at_offset(f[r] * m - 1.0)
-        tab[r] = mid[::-1]
-        dtab[r] = ((hi - lo) * (m / 2.0))[::-1]
-        d2tab[r] = ((hi - 2 * mid + lo) * (m * m))[::-1]
-    return tuple(np.ascontiguousarray(t) for t in (tab, dtab, d2tab))
+    m = pulse.m
+    mid, hi, lo = _rows(pulse, q), _rows(pulse, q, 1.0), _rows(pulse, q, -1.0)
+    return mid, np.ascontiguousarray((hi - lo) * (m / 2.0)), \
+        np.ascontiguousarray((hi - 2 * mid + lo) * (m * m))
 
 
 def stat_link(system, front: CdrFrontEnd | None = None):

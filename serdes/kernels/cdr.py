@@ -67,8 +67,11 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
         s1 = 0.0
         t0 = table[r]
         t1 = table[r + 1]
+        # the window as a slice: indices i >= 0 need no wrap-around test, so the dot
+        # products vectorize (a[base + i] with a signed base ran ~1.5x slower)
+        aw = a[base:base + n_ui]
         for i in range(n_ui):
-            v = a[base + i]
+            v = aw[i]
             s0 += v * t0[i]
             s1 += v * t1[i]
         x = (1.0 - t) * s0 + t * s1 + w[k]
@@ -77,10 +80,11 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
             dt = dtable[rn]
             d2 = d2table[rn]
             tk = tau[ks]
+            tw = tau[base:base + n_ui]
             s2 = 0.0
             for i in range(n_ui):
-                dl = tk - tau[base + i]
-                s2 += a[base + i] * dl * (dt[i] + 0.5 * dl * d2[i])
+                dl = tk - tw[i]
+                s2 += aw[i] * dl * (dt[i] + 0.5 * dl * d2[i])
             x += s2
         x_out[k] = x
         ph_out[k] = phq
