@@ -233,6 +233,25 @@ def test_gains_give_the_bandwidth():
     assert abs(peak - 20 * np.log10(h.max())) < 0.05
 
 
+@pytest.mark.parametrize("bw,zeta,lat", [(4e6, 0.7, 32), (1e6, 1.5, 8), (4e6, 0.3, 0),
+                                          (20e6, 0.7, 64)])
+def test_noise_gain_is_parseval(bw, zeta, lat):
+    """sum h^2 of the loop run in the time domain equals Parseval's mean of |H|^2 over
+    2^22 equally spaced frequencies of the sampled-loop model (the frequency grid's
+    aliasing error is far below 1e-9 for loops of these bandwidths)."""
+    ui = 1 / 53.125e9
+    kp, ki = loop.gains(loop.CdrSettings(mode="mm", bandwidth_hz=bw, damping=zeta,
+                                         latency_ui=lat), 0.4, ui)
+    n = 1 << 22
+    f = (np.arange(n) + 0.5) / n - 0.5
+    ref = float(np.mean(np.abs(loop.jitter_transfer(f, 0.4, kp, ki, lat, 1.0)) ** 2))
+    assert loop.noise_gain(0.4, kp, ki, lat) == pytest.approx(ref, rel=1e-9)
+    # a first-order loop too, and an unstable one stays finite (the old stand-in)
+    first = float(np.mean(np.abs(loop.jitter_transfer(f, 0.4, 2e-3, 0.0, 8, 1.0)) ** 2))
+    assert loop.noise_gain(0.4, 2e-3, 0.0, 8) == pytest.approx(first, rel=1e-9)
+    assert np.isfinite(loop.noise_gain(0.4, 50.0, 10.0, lat))
+
+
 def test_first_order_jtol_slope():
     """A first-order loop (ki = 0): 1 / |1 - H| falls 20 dB per decade well below the
     bandwidth and is flat (1) well above it."""

@@ -157,3 +157,43 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0
                  args.real("steps", steps, positive=True), args.integer("first", first, lo=0),
                  state, ring, x, ph, e)
     return x, ph, e
+
+
+@njit(cache=True)
+def _impulse_energy(kpd, kp, ki, latency, n, block, rel_tol):
+    # the loop of the module notes with a linear detector e = Kpd (theta - phi),
+    # theta = the unit impulse at k = 0; returns sum_k phi_k^2
+    ring = np.zeros(latency + 1)
+    pos = 0
+    phi = 0.0
+    integ = 0.0
+    total = 0.0
+    part = 0.0
+    for k in range(n):
+        part += phi * phi
+        theta = 1.0 if k == 0 else 0.0
+        ring[pos] = kpd * (theta - phi)
+        pos += 1
+        if pos == latency + 1:
+            pos = 0
+        e_del = ring[pos]
+        integ += ki * e_del
+        phi += kp * e_del + integ
+        if (k + 1) % block == 0:
+            total += part
+            if not np.isfinite(total) or (k + 1 > block and part <= rel_tol * total):
+                return total
+            part = 0.0
+    return total + part
+
+
+def impulse_energy(kpd, kp, ki, latency, n=1 << 22, block=4096, rel_tol=1e-13):
+    """sum_k h_k^2 of the loop's phase response h to a unit impulse of the data's phase
+    (the loop of the module notes, linear detector of gain ``kpd``), summed until a block
+    of ``block`` UI adds at most ``rel_tol`` of the total, at most ``n`` UI. Not finite
+    when the loop is unstable."""
+    return _impulse_energy(args.real("kpd", kpd), args.real("kp", kp, nonneg=True),
+                           args.real("ki", ki, nonneg=True),
+                           args.integer("latency", latency, lo=0), args.integer("n", n, lo=1),
+                           args.integer("block", block, lo=1),
+                           args.real("rel_tol", rel_tol, nonneg=True))
