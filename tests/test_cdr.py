@@ -76,6 +76,21 @@ def test_kernel_refuses_bad_arguments():
                        LEVELS, 1.0, 1, 0.0, 0.1, 0.0, 8, 0, [0.0] * 5, np.zeros(1))
 
 
+def test_calibration_open_loop_is_the_kernel(system):
+    """The calibration's vectorized open loop (one FIR of the interpolated row) gives the
+    CDR kernel's raw MM outputs in mode 0 to rounding, at phases inside a UI, on its
+    edge and past it (a slipped window)."""
+    fe = CdrFrontEnd(system.link, 1, dataclasses.replace(system.cdr, mode="off"))
+    g = np.random.default_rng(7)
+    n = 20000 + fe.hist
+    a = fe.levels[g.integers(0, 4, n)]
+    w = g.normal(scale=1e-3, size=n - fe.hist)
+    for ph in (0.0, -0.03, 0.2711, 0.49, -0.4999999999, 0.55, -0.7):
+        got = fe._open_loop(a, np.zeros(n), w, ph)
+        ref = fe._open_loop_kernel(a, np.zeros(n), w, ph)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
 def test_tx_jitter_sample_is_the_jittered_pulse_sum(system):
     """With the loop open at a fixed phase, every sample equals sum_j a_{k-j}
     p(jT - tau_{k-j}) from the fine pulse (4-point Lagrange, an independent evaluation)

@@ -184,6 +184,28 @@ class CdrFrontEnd:
 
     # ------------------------------------------------------------------ calibration
     def _open_loop(self, a, tau, w, phase_ui: float):
+        """Raw MM outputs with the loop open at a fixed phase and no jitter (``tau`` all
+        zero): the sampler's arithmetic of :func:`serdes.kernels.cdr.cdr_sampler` in mode 0
+        (phase rounded to 1e-9 UI, the two table rows interpolated, the slip window), as
+        one FIR of the interpolated row, the detector vectorized; the same values to
+        rounding (tests/test_cdr.py)."""
+        if np.any(tau):
+            raise ValueError("calibration runs without TX jitter")
+        n = a.shape[0] - self.hist
+        c = np.floor(phase_ui * 1e9 + 0.5) / 1e9
+        shift = int(min(max(np.floor(c + 0.5), -LOOKAHEAD), LOOKAHEAD))
+        u = (c - shift + 0.5) * TABLE_Q + 1.0
+        r = int(min(max(np.floor(u), 0), self.table.shape[0] - 2))
+        t = u - r
+        row = (1.0 - t) * self.table[r] + t * self.table[r + 1]
+        base = LOOKAHEAD + shift
+        x = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy()) + w
+        lv = self.pd_levels
+        d = lv[np.searchsorted(0.5 * (lv[:-1] + lv[1:]), x / self.h0, side="left")]
+        return (x[1:] * d[:-1] - x[:-1] * d[1:]) / self.h0
+
+    def _open_loop_kernel(self, a, tau, w, phase_ui: float):
+        """The same through the CDR kernel itself (mode 0): the reference of the above."""
         n = a.shape[0] - self.hist
         state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
         _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable,
