@@ -62,22 +62,37 @@ class PhaseStats:
     integ: list = field(default_factory=list)
     _acc: list = field(default_factory=lambda: [0.0, 0.0, 0.0, 0])  # sum, sum^2, sum I, n
 
-    def add(self, k0: int, off: np.ndarray, integ: np.ndarray) -> None:
-        i = 0
+    def add(self, k0: int, off: np.ndarray, integ: float) -> None:
+        """Offsets of UIs k0, k0 + 1, ...; ``integ``: the integrator over them (one value)."""
         n = off.shape[0]
-        while i < n:
-            pos = (k0 + i) % STAT_BLOCK
-            take = min(STAT_BLOCK - pos, n - i)
+        i = 0
+        pos = k0 % STAT_BLOCK
+        if pos:  # the rest of a block begun in an earlier chunk
+            take = min(STAT_BLOCK - pos, n)
             acc = self._acc
-            acc[0] += float(off[i:i + take].sum())
-            acc[1] += float((off[i:i + take] ** 2).sum())
-            acc[2] += float(integ[i:i + take].sum())
+            acc[0] += float(off[:take].sum())
+            acc[1] += float((off[:take] ** 2).sum())
+            acc[2] += integ * take
             acc[3] += take
             if pos + take == STAT_BLOCK:
                 self.offset.append((acc[0] / acc[3], acc[1] / acc[3]))
                 self.integ.append(acc[2] / acc[3])
                 self._acc = [0.0, 0.0, 0.0, 0]
-            i += take
+            i = take
+        full = (n - i) // STAT_BLOCK
+        if full:  # whole blocks at once
+            blk = off[i:i + full * STAT_BLOCK].reshape(full, STAT_BLOCK)
+            means = blk.sum(axis=1) / STAT_BLOCK
+            sq = (blk ** 2).sum(axis=1) / STAT_BLOCK
+            self.offset.extend(zip(means.tolist(), sq.tolist()))
+            self.integ.extend([integ] * full)
+            i += full * STAT_BLOCK
+        if i < n:  # a block to be finished by the next chunk
+            acc = self._acc
+            acc[0] += float(off[i:].sum())
+            acc[1] += float((off[i:] ** 2).sum())
+            acc[2] += integ * (n - i)
+            acc[3] += n - i
 
 
 class CdrFrontEnd:
@@ -136,7 +151,8 @@ class CdrFrontEnd:
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
         n = a.shape[0]
         a_ext = np.concatenate([self._a_hist, a])
-        t_ext = np.concatenate([self._t_hist, self.tx_source.offsets(k0, n)])
+        tau = self.tx_source.offsets(k0, n) if self.txj.active else np.zeros(n)
+        t_ext = np.concatenate([self._t_hist, tau])
         self._a_hist = a_ext[n:].copy()
         self._t_hist = t_ext[n:].copy()
         kn = k0 - LOOKAHEAD  # nominal symbol of output 0
@@ -168,11 +184,12 @@ class CdrFrontEnd:
             self.trace.append(ph)
         if self.settings.active:
             # slow sampling offset seen by the data: phase - trackable TX jitter + RX SJ
-            off = ph - self.tx_source.slow(kn, n) + self._rx_slow(kn, n)
+            off = ph + self._rx_slow(kn, n)
+            if self.txj.active:
+                off -= self.tx_source.slow(kn, n)
             # the integrator is not kept per sample; its chunk mean is close enough to
             # a block mean for the tracked frequency (it moves on the loop's time scale)
-            integ = np.full(n, 0.5 * (integ0 + self.state[1]))
-            self.stats.add(kn, off, integ)
+            self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
         return x
 
     def _rx_slow(self, kn: int, n: int) -> np.ndarray:
