@@ -3,7 +3,8 @@ time of a jitter tolerance curve, each against its baseline in the same run.
 
 Run: taskset -c 1 pytest benchmarks/bench_cdr.py --benchmark-only -s
 Printed: M symbols/s of the default link (RJ 0.01 UI) with the fixed phase and with the
-MM loop (goal: the loop costs < 2x); the BER and slicer SNR of both on the same seed
+MM loop (goal: the loop costs < 2x; each CDR run includes building its front end: pulse
+tables, the detector's S-curve calibration and the loop model); the BER and slicer SNR of both on the same seed
 (the loop's penalty, with the equivalent SNR); the time of a 10-point statistical JTOL
 curve and of one counted JTOL point at BER 1e-6.
 """

@@ -122,10 +122,18 @@ def bandwidth_and_peaking(kpd: float, kp: float, ki: float, latency: int, ui_s: 
     return float(10 ** (np.log10(f[i - 1]) + t * np.log10(f[i] / f[i - 1]))), peak_db
 
 
-def noise_gain(kpd: float, kp: float, ki: float, latency: int, n: int = 1 << 20) -> float:
-    """sum_k h_k^2 of the closed loop's impulse response (theta -> phi), by Parseval:
-    the mean of |H|^2 over n equally spaced frequencies of one period (the impulse response
-    decays within n UI for any loop slower than n / 1000 UI). White PD noise of variance
-    s^2 (PD units) moves the phase by the variance s^2 sum h^2 / Kpd^2 (2 B_L T)."""
+def noise_gain(kpd: float, kp: float, ki: float, latency: int) -> float:
+    """sum_k h_k^2 of the closed loop's impulse response (theta -> phi), the loop run in
+    the time domain until its response has died out (:func:`serdes.kernels.cdr.impulse_energy`;
+    Parseval's mean of |H|^2 over the unit circle is the test's independent check). White
+    PD noise of variance s^2 (PD units) moves the phase by the variance s^2 sum h^2 / Kpd^2
+    (2 B_L T). An unstable loop has no finite value: then the mean of |H|^2 over 2^20
+    frequencies, a finite stand-in, as before."""
+    from serdes.kernels.cdr import impulse_energy
+
+    g = impulse_energy(kpd, kp, ki, latency)
+    if np.isfinite(g):
+        return float(g)
+    n = 1 << 20
     f = (np.arange(n) + 0.5) / n - 0.5
     return float(np.mean(np.abs(jitter_transfer(f, kpd, kp, ki, latency, 1.0)) ** 2))

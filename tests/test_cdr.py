@@ -76,6 +76,21 @@ def test_kernel_refuses_bad_arguments():
                        LEVELS, 1.0, 1, 0.0, 0.1, 0.0, 8, 0, [0.0] * 5, np.zeros(1))
 
 
+def test_calibration_open_loop_is_the_kernel(system):
+    """The calibration's vectorized open loop (one FIR of the interpolated row) gives the
+    CDR kernel's raw MM outputs in mode 0 to rounding, at phases inside a UI, on its
+    edge and past it (a slipped window)."""
+    fe = CdrFrontEnd(system.link, 1, dataclasses.replace(system.cdr, mode="off"))
+    g = np.random.default_rng(7)
+    n = 20000 + fe.hist
+    a = fe.levels[g.integers(0, 4, n)]
+    w = g.normal(scale=1e-3, size=n - fe.hist)
+    for ph in (0.0, -0.03, 0.2711, 0.49, -0.4999999999, 0.55, -0.7):
+        got = fe._open_loop(a, np.zeros(n), w, ph)
+        ref = fe._open_loop_kernel(a, np.zeros(n), w, ph)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
 def test_tx_jitter_sample_is_the_jittered_pulse_sum(system):
     """With the loop open at a fixed phase, every sample equals sum_j a_{k-j}
     p(jT - tau_{k-j}) from the fine pulse (4-point Lagrange, an independent evaluation)
@@ -231,6 +246,25 @@ def test_gains_give_the_bandwidth():
     w = np.logspace(-2, 2, 20001)
     h = np.abs((2j * 0.7 * w + 1) / (-(w ** 2) + 2j * 0.7 * w + 1))
     assert abs(peak - 20 * np.log10(h.max())) < 0.05
+
+
+@pytest.mark.parametrize("bw,zeta,lat", [(4e6, 0.7, 32), (1e6, 1.5, 8), (4e6, 0.3, 0),
+                                          (20e6, 0.7, 64)])
+def test_noise_gain_is_parseval(bw, zeta, lat):
+    """sum h^2 of the loop run in the time domain equals Parseval's mean of |H|^2 over
+    2^22 equally spaced frequencies of the sampled-loop model (the frequency grid's
+    aliasing error is far below 1e-9 for loops of these bandwidths)."""
+    ui = 1 / 53.125e9
+    kp, ki = loop.gains(loop.CdrSettings(mode="mm", bandwidth_hz=bw, damping=zeta,
+                                         latency_ui=lat), 0.4, ui)
+    n = 1 << 22
+    f = (np.arange(n) + 0.5) / n - 0.5
+    ref = float(np.mean(np.abs(loop.jitter_transfer(f, 0.4, kp, ki, lat, 1.0)) ** 2))
+    assert loop.noise_gain(0.4, kp, ki, lat) == pytest.approx(ref, rel=1e-9)
+    # a first-order loop too, and an unstable one stays finite (the old stand-in)
+    first = float(np.mean(np.abs(loop.jitter_transfer(f, 0.4, 2e-3, 0.0, 8, 1.0)) ** 2))
+    assert loop.noise_gain(0.4, 2e-3, 0.0, 8) == pytest.approx(first, rel=1e-9)
+    assert np.isfinite(loop.noise_gain(0.4, 50.0, 10.0, lat))
 
 
 def test_first_order_jtol_slope():

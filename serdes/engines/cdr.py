@@ -33,7 +33,7 @@ from serdes import cdr as loop
 from serdes import rng
 from serdes.engines.pulse import Jitter
 from serdes.kernels import cdr as kc
-from serdes.kernels.fir import fir_valid
+from serdes.kernels.fir import fir_valid, interp_cubic
 from serdes.txjitter import TxJitter, TxJitterSource
 
 LOOKAHEAD = 8          # largest cycle slip the sampler follows (UI); also its latency
@@ -62,22 +62,37 @@ class PhaseStats:
     integ: list = field(default_factory=list)
     _acc: list = field(default_factory=lambda: [0.0, 0.0, 0.0, 0])  # sum, sum^2, sum I, n
 
-    def add(self, k0: int, off: np.ndarray, integ: np.ndarray) -> None:
-        i = 0
+    def add(self, k0: int, off: np.ndarray, integ: float) -> None:
+        """Offsets of UIs k0, k0 + 1, ...; ``integ``: the integrator over them (one value)."""
         n = off.shape[0]
-        while i < n:
-            pos = (k0 + i) % STAT_BLOCK
-            take = min(STAT_BLOCK - pos, n - i)
+        i = 0
+        pos = k0 % STAT_BLOCK
+        if pos:  # the rest of a block begun in an earlier chunk
+            take = min(STAT_BLOCK - pos, n)
             acc = self._acc
-            acc[0] += float(off[i:i + take].sum())
-            acc[1] += float((off[i:i + take] ** 2).sum())
-            acc[2] += float(integ[i:i + take].sum())
+            acc[0] += float(off[:take].sum())
+            acc[1] += float((off[:take] ** 2).sum())
+            acc[2] += integ * take
             acc[3] += take
             if pos + take == STAT_BLOCK:
                 self.offset.append((acc[0] / acc[3], acc[1] / acc[3]))
                 self.integ.append(acc[2] / acc[3])
                 self._acc = [0.0, 0.0, 0.0, 0]
-            i += take
+            i = take
+        full = (n - i) // STAT_BLOCK
+        if full:  # whole blocks at once
+            blk = off[i:i + full * STAT_BLOCK].reshape(full, STAT_BLOCK)
+            means = blk.sum(axis=1) / STAT_BLOCK
+            sq = (blk ** 2).sum(axis=1) / STAT_BLOCK
+            self.offset.extend(zip(means.tolist(), sq.tolist()))
+            self.integ.extend([integ] * full)
+            i += full * STAT_BLOCK
+        if i < n:  # a block to be finished by the next chunk
+            acc = self._acc
+            acc[0] += float(off[i:].sum())
+            acc[1] += float((off[i:] ** 2).sum())
+            acc[2] += integ * (n - i)
+            acc[3] += n - i
 
 
 class CdrFrontEnd:
@@ -136,7 +151,8 @@ class CdrFrontEnd:
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
         n = a.shape[0]
         a_ext = np.concatenate([self._a_hist, a])
-        t_ext = np.concatenate([self._t_hist, self.tx_source.offsets(k0, n)])
+        tau = self.tx_source.offsets(k0, n) if self.txj.active else np.zeros(n)
+        t_ext = np.concatenate([self._t_hist, tau])
         self._a_hist = a_ext[n:].copy()
         self._t_hist = t_ext[n:].copy()
         kn = k0 - LOOKAHEAD  # nominal symbol of output 0
@@ -168,11 +184,12 @@ class CdrFrontEnd:
             self.trace.append(ph)
         if self.settings.active:
             # slow sampling offset seen by the data: phase - trackable TX jitter + RX SJ
-            off = ph - self.tx_source.slow(kn, n) + self._rx_slow(kn, n)
+            off = ph + self._rx_slow(kn, n)
+            if self.txj.active:
+                off -= self.tx_source.slow(kn, n)
             # the integrator is not kept per sample; its chunk mean is close enough to
             # a block mean for the tracked frequency (it moves on the loop's time scale)
-            integ = np.full(n, 0.5 * (integ0 + self.state[1]))
-            self.stats.add(kn, off, integ)
+            self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
         return x
 
     def _rx_slow(self, kn: int, n: int) -> np.ndarray:
@@ -184,11 +201,33 @@ class CdrFrontEnd:
 
     # ------------------------------------------------------------------ calibration
     def _open_loop(self, a, tau, w, phase_ui: float):
+        """Raw MM outputs with the loop open at a fixed phase and no jitter (``tau`` all
+        zero): the sampler's arithmetic of :func:`serdes.kernels.cdr.cdr_sampler` in mode 0
+        (phase rounded to 1e-9 UI, the two table rows interpolated, the slip window), as
+        one FIR of the interpolated row, the detector vectorized; the same values to
+        rounding (tests/test_cdr.py)."""
+        if np.any(tau):
+            raise ValueError("calibration runs without TX jitter")
+        n = a.shape[0] - self.hist
+        c = np.floor(phase_ui * 1e9 + 0.5) / 1e9
+        shift = int(min(max(np.floor(c + 0.5), -LOOKAHEAD), LOOKAHEAD))
+        u = (c - shift + 0.5) * TABLE_Q + 1.0
+        r = int(min(max(np.floor(u), 0), self.table.shape[0] - 2))
+        t = u - r
+        row = (1.0 - t) * self.table[r] + t * self.table[r + 1]
+        base = LOOKAHEAD + shift
+        x = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy()) + w
+        lv = self.pd_levels
+        d = lv[np.searchsorted(0.5 * (lv[:-1] + lv[1:]), x / self.h0, side="left")]
+        return (x[1:] * d[:-1] - x[:-1] * d[1:]) / self.h0
+
+    def _open_loop_kernel(self, a, tau, w, phase_ui: float):
+        """The same through the CDR kernel itself (mode 0): the reference of the above."""
         n = a.shape[0] - self.hist
         state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
         _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable,
-                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0, 0.0, 0.0, 0.0, 1e9,
-                                 0, state, np.zeros(1))
+                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0,
+                                 0.0, 0.0, 0.0, 1e9, 0, state, np.zeros(1))
         return e[1:]
 
     def calibrate(self) -> Calibration:
@@ -279,23 +318,22 @@ class CdrFrontEnd:
         return out
 
 
+def _rows(pulse, q: int, extra: float = 0.0) -> np.ndarray:
+    """(Q + 3, n_ui) reversed rows of p(jT + f + extra / m) for f = (r - 1) / Q - 1/2."""
+    m, n_ui = pulse.m, pulse.n_ui
+    f = (np.arange(q + 3) - 1.0) / q - 0.5
+    pos = (pulse.phase + (f * m + extra))[:, None] + m * np.arange(n_ui, dtype=np.float64)
+    return np.ascontiguousarray(interp_cubic(pulse.fine, pos.ravel()).reshape(pos.shape)[:, ::-1])
+
+
 def pulse_tables(pulse, q: int):
     """(Q + 3, n_ui) reversed rows of p(jT + f), p'(jT + f) and p''(jT + f) (per UI and
     UI^2, central differences over one fine sample) for f = (r - 1) / Q - 1/2 (zero
     outside the kept pulse)."""
-    m, n_ui = pulse.m, pulse.n_ui
-    rows = q + 3
-    f = (np.arange(rows) - 1.0) / q - 0.5
-    tab = np.empty((rows, n_ui))
-    dtab = np.empty((rows, n_ui))
-    d2tab = np.empty((rows, n_ui))
-    for r in range(rows):
-        mid = pulse.at_offset(f[r] * m)
-        hi, lo = pulse.at_offset(f[r] * m + 1.0), pulse.at_offset(f[r] * m - 1.0)
-        tab[r] = mid[::-1]
-        dtab[r] = ((hi - lo) * (m / 2.0))[::-1]
-        d2tab[r] = ((hi - 2 * mid + lo) * (m * m))[::-1]
-    return tuple(np.ascontiguousarray(t) for t in (tab, dtab, d2tab))
+    m = pulse.m
+    mid, hi, lo = _rows(pulse, q), _rows(pulse, q, 1.0), _rows(pulse, q, -1.0)
+    return mid, np.ascontiguousarray((hi - lo) * (m / 2.0)), \
+        np.ascontiguousarray((hi - 2 * mid + lo) * (m * m))
 
 
 def stat_link(system, front: CdrFrontEnd | None = None):

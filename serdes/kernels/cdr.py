@@ -67,8 +67,11 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
         s1 = 0.0
         t0 = table[r]
         t1 = table[r + 1]
+        # the window as a slice: indices i >= 0 need no wrap-around test, so the dot
+        # products vectorize (a[base + i] with a signed base ran ~1.5x slower)
+        aw = a[base:base + n_ui]
         for i in range(n_ui):
-            v = a[base + i]
+            v = aw[i]
             s0 += v * t0[i]
             s1 += v * t1[i]
         x = (1.0 - t) * s0 + t * s1 + w[k]
@@ -77,10 +80,11 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
             dt = dtable[rn]
             d2 = d2table[rn]
             tk = tau[ks]
+            tw = tau[base:base + n_ui]
             s2 = 0.0
             for i in range(n_ui):
-                dl = tk - tau[base + i]
-                s2 += a[base + i] * dl * (dt[i] + 0.5 * dl * d2[i])
+                dl = tk - tw[i]
+                s2 += aw[i] * dl * (dt[i] + 0.5 * dl * d2[i])
             x += s2
         x_out[k] = x
         ph_out[k] = phq
@@ -153,3 +157,43 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0
                  args.real("steps", steps, positive=True), args.integer("first", first, lo=0),
                  state, ring, x, ph, e)
     return x, ph, e
+
+
+@njit(cache=True)
+def _impulse_energy(kpd, kp, ki, latency, n, block, rel_tol):
+    # the loop of the module notes with a linear detector e = Kpd (theta - phi),
+    # theta = the unit impulse at k = 0; returns sum_k phi_k^2
+    ring = np.zeros(latency + 1)
+    pos = 0
+    phi = 0.0
+    integ = 0.0
+    total = 0.0
+    part = 0.0
+    for k in range(n):
+        part += phi * phi
+        theta = 1.0 if k == 0 else 0.0
+        ring[pos] = kpd * (theta - phi)
+        pos += 1
+        if pos == latency + 1:
+            pos = 0
+        e_del = ring[pos]
+        integ += ki * e_del
+        phi += kp * e_del + integ
+        if (k + 1) % block == 0:
+            total += part
+            if not np.isfinite(total) or (k + 1 > block and part <= rel_tol * total):
+                return total
+            part = 0.0
+    return total + part
+
+
+def impulse_energy(kpd, kp, ki, latency, n=1 << 22, block=4096, rel_tol=1e-13):
+    """sum_k h_k^2 of the loop's phase response h to a unit impulse of the data's phase
+    (the loop of the module notes, linear detector of gain ``kpd``), summed until a block
+    of ``block`` UI adds at most ``rel_tol`` of the total, at most ``n`` UI. Not finite
+    when the loop is unstable."""
+    return _impulse_energy(args.real("kpd", kpd), args.real("kp", kp, nonneg=True),
+                           args.real("ki", ki, nonneg=True),
+                           args.integer("latency", latency, lo=0), args.integer("n", n, lo=1),
+                           args.integer("block", block, lo=1),
+                           args.real("rel_tol", rel_tol, nonneg=True))
