@@ -1,0 +1,214 @@
+"""The RX FFE reference receiver of Annex 178A (802.3dj): MMSE FFE/DFE taps and FOM.
+
+At a cursor sampling time t_s the victim pulse (TX FFE and CTLE applied, no RX FFE) is
+sampled once per UI, h[n]. With N_w RX FFE taps w (d_w pre-cursor taps), N_b DFE taps b
+and the noise autocorrelation R_n[k] at whole-UI lags at the FFE input, the mean squared
+error at the detector, per unit signal power sigma_X^2, is (178A-32..36)
+
+    MSE / sigma_X^2 = w^T R w + 1 + b^T b - 2 w^T h_0 - 2 w^T H_b^T b,
+    R = H^T H + toeplitz(R_n) / sigma_X^2,
+
+H the convolution matrix of h (H[n, i] = h[n - i]), h_0 its cursor row (n = cursor UI +
+d_w), H_b the N_b rows after it. It is minimised subject to h_0^T w = 1 (unit cursor),
+a linear KKT system; DFE taps beyond their limits are clipped and the FFE solved again
+with them fixed; FFE taps beyond their limits (relative to the cursor tap) are clipped and
+the FFE renormalised to a unit cursor, the DFE taps recomputed from it. FOM =
+20 log10(RLM / (L - 1) / sqrt(MSE)). The sampling time is searched over +-M/2 samples
+around the pulse peak (every sample).
+
+R_n (178A-17) is the sum of, at the sampling phase:
+* RX noise: eta_0 through H_r H_ctf, stationary (its autocorrelation at UI lags);
+* TX noise (178A-21): 10^(-SNR_TX/10) times the autocorrelation of the UI samples of the
+  pulse of H_t H_21 H_r H_ctf A_v (no TX FFE, no sigma_X^2);
+* jitter: sigma_X^2 (A_DD^2 + sigma_RJ^2) times the autocorrelation of h_J, the victim
+  pulse slope per UI at the sampling phase (178A-23);
+* crosstalk (178A-20): sigma_X^2 times the autocorrelation of each aggressor's UI
+  samples at its own phase of largest energy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["MmseSolution", "solve_taps", "noise_acf", "acf", "rx_noise_acf", "search_ts",
+           "agg_samples", "apply_rx_ffe"]
+
+
+@dataclass
+class MmseSolution:
+    fom_db: float
+    mse: float
+    w: np.ndarray       # RX FFE taps, unit cursor response (h_0^T w = 1)
+    b: np.ndarray       # DFE taps
+    ts: int = 0         # sampling index in the fine pulse
+
+
+def acf(x: np.ndarray, nlag: int) -> np.ndarray:
+    """Linear autocorrelation r[k] = sum_n x[n] x[n + k], k = 0 .. nlag - 1."""
+    n = len(x)
+    return np.array([float(x[:n - k] @ x[k:]) if k < n else 0.0 for k in range(nlag)])
+
+
+def rx_noise_acf(eta0: float, h_rx: np.ndarray, f: np.ndarray, m: int, nlag: int) -> np.ndarray:
+    """Autocorrelation at lags of whole UIs of eta_0 (V^2/GHz, one-sided) through
+    ``h_rx`` (on the grid ``f``, f[0] = 0, M samples per UI)."""
+    df = f[1] - f[0]
+    n = 2 * (len(f) - 1)
+    r = np.fft.irfft(eta0 * 1e-9 / 2 * np.abs(h_rx) ** 2) * n * df
+    return r[: nlag * m: m].copy()
+
+
+def agg_samples(pa: np.ndarray, m: int) -> tuple[int, np.ndarray]:
+    """Phase of largest energy of an aggressor pulse and its UI samples there."""
+    e = [float(np.sum(pa[k::m] ** 2)) for k in range(m)]
+    k = int(np.argmax(e))
+    return k, pa[k::m]
+
+
+def noise_acf(p, v: np.ndarray, g: np.ndarray, xt_samples: list, r_rx: np.ndarray, ts: int,
+              m: int, nlag: int) -> np.ndarray:
+    """R_n[k] (V^2) at the FFE input for the sampling index ``ts`` (see module doc).
+    ``v`` victim pulse, ``g`` the TX-noise pulse, ``xt_samples`` aggressor UI samples."""
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    ph = ts % m
+    r = r_rx[:nlag].copy()
+    r += 10 ** (-p.snr_tx_db / 10) * acf(g[ph::m], nlag)
+    pad = np.pad(v, 1)
+    ixs = ph + m * np.arange(len(v) // m)
+    h_j = (pad[ixs + 2] - pad[ixs]) * (m / 2.0)
+    r += var_x * (p.a_dd ** 2 + p.sigma_rj ** 2) * acf(h_j, nlag)
+    for s in xt_samples:
+        r += var_x * acf(s, nlag)
+    return r
+
+
+def solve_taps(h: np.ndarray, rn: np.ndarray, dh: int, p) -> MmseSolution:
+    """MMSE RX FFE / DFE for the UI samples ``h`` with the cursor at index ``dh`` and
+    the noise autocorrelation ``rn`` (V^2, lags 0 .. N_w - 1)."""
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    wmin, wmax = np.asarray(p.rx_ffe_min), np.asarray(p.rx_ffe_max)
+    bmin, bmax = np.asarray(p.dfe_min), np.asarray(p.dfe_max)
+    rh = acf(h, nw)
+    idx = np.abs(np.arange(nw)[:, None] - np.arange(nw)[None, :])
+    R = rh[idx] + rn[:nw][idx] / var_x
+    d = dh + dw
+    rows = (d + np.arange(nb + 1))[:, None] - np.arange(nw)[None, :]
+    hr = np.where((rows >= 0) & (rows < len(h)), h[np.clip(rows, 0, len(h) - 1)], 0.0)
+    h0, hb = hr[0], hr[1:]
+    # KKT: R w - H_b^T b - lam h_0 = h_0; b = H_b w; h_0^T w = 1
+    n = nw + nb + 1
+    A = np.zeros((n, n))
+    A[:nw, :nw] = R
+    A[:nw, nw:nw + nb] = -hb.T
+    A[:nw, -1] = -h0
+    A[nw:nw + nb, :nw] = -hb
+    A[nw:nw + nb, nw:nw + nb] = np.eye(nb)
+    A[-1, :nw] = h0
+    y = np.concatenate((h0, np.zeros(nb), [1.0]))
+    x = np.linalg.solve(A, y)
+    w, b = x[:nw], x[nw:nw + nb]
+    b_lim = np.clip(b, bmin, bmax)
+    if not np.array_equal(b_lim, b):
+        A2 = np.zeros((nw + 1, nw + 1))
+        A2[:nw, :nw] = R
+        A2[:nw, -1] = -h0
+        A2[-1, :nw] = h0
+        w = np.linalg.solve(A2, np.concatenate((h0 + hb.T @ b_lim, [1.0])))[:nw]
+    b = b_lim
+    c = w[dw]
+    w_lim = np.minimum(wmax * c, np.maximum(wmin * c, w))
+    if not np.array_equal(w_lim, w):
+        w = w_lim / float(h0 @ w_lim)
+        b = np.clip(hb @ w, bmin, bmax)
+    mse = var_x * float(w @ R @ w + 1 + b @ b - 2 * w @ h0 - 2 * w @ hb.T @ b)
+    fom = 20 * np.log10(p.rlm / (L - 1) / np.sqrt(mse)) if mse > 0 else -np.inf
+    return MmseSolution(float(fom), mse, w, b)
+
+
+def search_ts(p, v: np.ndarray, g: np.ndarray, xt_samples: list, r_rx: np.ndarray,
+              m: int) -> MmseSolution:
+    """Best MMSE solution over sampling times within +-M/2 of the victim's peak."""
+    nw = len(p.rx_ffe_max)
+    pk = int(np.argmax(v))
+    best = None
+    for ts in range(pk - m // 2, pk + m // 2 + 1):
+        dh, ph = divmod(ts, m)
+        rn = noise_acf(p, v, g, xt_samples, r_rx, ts, m, nw)
+        s = solve_taps(v[ph::m], rn, dh, p)
+        if best is None or s.fom_db > best.fom_db:
+            s.ts = ts
+            best = s
+    return best
+
+
+def apply_rx_ffe(x: np.ndarray, w: np.ndarray, dw: int, m: int) -> np.ndarray:
+    """A fine-sampled pulse through the RX FFE (taps 1 UI apart, tap ``dw`` the cursor)."""
+    out = np.zeros_like(x)
+    for i, wi in enumerate(w):
+        out += wi * np.roll(x, (i - dw) * m)
+    return out
+
+
+@dataclass
+class MmseBest:
+    fom_db: float
+    g_dc: float
+    g_dc2: float
+    tx_taps: np.ndarray      # all TX taps, cursor included, in offset order
+    sol: MmseSolution
+    landscape: np.ndarray    # best FOM (dB) per (g_dc, g_dc2)
+    tx_fom_at_best: np.ndarray
+    n_evaluated: int
+
+
+def search_grid(p, grid, vtfs: list, kinds: list) -> MmseBest:
+    """Best MMSE FOM over g_DC x g_DC2 x the TX FFE grid (every point, every sampling
+    time within +-M/2 of the peak). ``vtfs[0]`` the thru, the rest aggressors."""
+    from serdes.com.fom import ctle_basis, ctle_weights, full_taps, tx_offsets
+    from serdes.com.pulse import h_r, xsinc
+
+    m = grid.m
+    offs = tx_offsets(p)
+    C = full_taps(p, p.tx_grid)
+    basis = ctle_basis(p, grid.f)
+    xs = xsinc(grid)
+    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
+    base = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
+    hr = h_r(p, grid.f)
+    nw = len(p.rx_ffe_max)
+    landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
+    best = None
+    n_eval = 0
+    for i, gdc in enumerate(p.g_dc):
+        for j, gdc2 in enumerate(p.g_dc2):
+            wt = ctle_weights(gdc, gdc2)
+            r_rx = rx_noise_acf(p.eta0, hr * (wt @ basis), grid.f, m, nw)
+            p0 = wt @ base[0]
+            aggs0 = [wt @ b for b in base[1:]]
+            next_s = [agg_samples(a, m)[1] for a, k in zip(aggs0, kinds) if k == "next"]
+            foms = np.empty(len(C))
+            sols = []
+            for r, c in enumerate(C):
+                v = sum(ck * np.roll(p0, int(k) * m) for ck, k in zip(c, offs))
+                xt = list(next_s)
+                for a, k in zip(aggs0, kinds):
+                    if k == "fext":
+                        xt.append(agg_samples(sum(ck * np.roll(a, int(o) * m)
+                                                  for ck, o in zip(c, offs)), m)[1])
+                s = search_ts(p, v, p0, xt, r_rx, m)
+                foms[r] = s.fom_db
+                sols.append(s)
+            n_eval += len(C)
+            k = int(np.argmax(foms))
+            landscape[i, j] = foms[k]
+            if best is None or foms[k] > best.fom_db:
+                best = MmseBest(float(foms[k]), float(gdc), float(gdc2), C[k].copy(), sols[k],
+                                landscape, foms.copy(), 0)
+    best.n_evaluated = n_eval
+    best.landscape = landscape
+    return best
