@@ -49,13 +49,15 @@ GRID = {"g_dc": [-12.0, -9.0, -6.0, -3.0], "g_dc2": [-2.0, 0.0],
 
 
 def _ours_overrides(grid):
-    return {k: ",".join(str(x) for x in v) for k, v in grid.items()}
+    return {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v)
+            for k, v in grid.items()}
 
 
 def pcm_run(thru, fext, nxt, grid):
     cp = dataclasses.replace(IEEE_8023dj, g_DC=list(grid["g_dc"]), g_DC2=list(grid["g_dc2"]),
                              tx_taps_min=list(grid["tx_min"]), tx_taps_max=list(grid["tx_max"]),
-                             tx_taps_step=list(grid["tx_step"]))
+                             tx_taps_step=list(grid["tx_step"]),
+                             fstep=float(grid.get("f_step_ghz", IEEE_8023dj.fstep)))
     t = time.perf_counter()
     com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)})
     com.n_procs = 1

@@ -1,0 +1,99 @@
+"""802.3dj-kr COM (Annex 178A reference receiver): the MMSE RX FFE/DFE solution against
+an independent minimisation, and the whole COM against PyChOpMarg 3.4's own 802.3dj run."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from serdes.com import mmse
+from serdes.com.core import compute_com
+from serdes.com.params import preset
+
+
+def _mse_direct(p, h, rn, dh, x):
+    """MSE / sigma_X^2 of FFE w and DFE b (x = [w, b]) by forming the equalized samples:
+    E[(sum_i w_i (y[n-i] + noise) - b^T past - x[n])^2] / sigma_X^2, y = h * x."""
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    w, b = x[:nw], x[nw:]
+    z = np.convolve(h, w)                 # response of the FFE output to symbol x[n - k]
+    target = np.zeros_like(z)
+    d = dh + dw
+    target[d] = 1.0
+    target[d + 1:d + 1 + nb] = b
+    isi = np.sum((z - target) ** 2)
+    r = np.array([[rn[abs(i - j)] if abs(i - j) < len(rn) else 0.0 for j in range(nw)]
+                  for i in range(nw)])
+    return isi + w @ r @ w / var_x
+
+
+@pytest.mark.parametrize("dfe_max", [5.0, 0.3])
+def test_mmse_taps_minimise_the_mse(dfe_max):
+    """solve_taps against SLSQP on the MSE written out directly (no KKT algebra), with the
+    cursor constraint h_0^T w = 1, wide FFE limits, and the DFE tap free (5.0) or held at
+    its limit (0.3: with one DFE tap the constrained optimum lies on the bound)."""
+    rng = np.random.default_rng(1)
+    p = dataclasses.replace(preset("802.3dj-kr"), rx_ffe_min=(-1e9,) * 5 + (1.0,) + (-1e9,) * 10,
+                            rx_ffe_max=(1e9,) * 5 + (1.0,) + (1e9,) * 10,
+                            dfe_max=(dfe_max,), dfe_min=(-dfe_max,))
+    n = np.arange(40)
+    h = 0.3 * (np.exp(-0.5 * ((n - 12) / 0.9) ** 2) + 0.3 * np.exp(-np.clip(n - 12, 0, None) / 3.0) * (n > 12)) + 0.01 * rng.standard_normal(40)
+    dh = int(np.argmax(h))
+    rn = 3e-3 * 0.6 ** np.arange(16)
+    s = mmse.solve_taps(h, rn, dh, p)
+    nw = len(p.rx_ffe_max)
+    x0 = np.concatenate((np.eye(nw)[p.rx_ffe_pre] / h[dh], [0.0]))
+    h0 = np.array([h[dh + p.rx_ffe_pre - i] if 0 <= dh + p.rx_ffe_pre - i < len(h) else 0.0
+                   for i in range(nw)])
+    ref = optimize.minimize(lambda x: _mse_direct(p, h, rn, dh, x), x0, method="SLSQP",
+                            bounds=[(None, None)] * nw + [(-dfe_max, dfe_max)],
+                            constraints=[{"type": "eq", "fun": lambda x: h0 @ x[:nw] - 1.0}],
+                            options={"ftol": 1e-14, "maxiter": 1000})
+    assert ref.success
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    assert s.mse / var_x == pytest.approx(_mse_direct(p, h, rn, dh, np.r_[s.w, s.b]), rel=1e-9)
+    assert s.mse / var_x == pytest.approx(ref.fun, rel=1e-6)
+    assert np.allclose(s.w, ref.x[:nw], atol=1e-3 * np.abs(s.w).max())
+    if dfe_max < 1:
+        assert s.b[0] == pytest.approx(dfe_max)
+
+
+def test_dj_against_pychopmarg(channels_dir):
+    """The same reduced grid searched by both (2 CTLE settings, TX FFE off: PyChOpMarg
+    adds the no-TX-FFE point when the grid lacks it, and TX settings within 0.01 dB of FOM
+    are near-ties either program may break its own way) on the 4-inch backplane thru: COM
+    within 0.1 dB, FOM within 0.05 dB, the same CTLE choice, RX FFE taps within 0.05, the
+    same DFE tap (the larger-grid comparisons are in docs/com.md)."""
+    pytest.importorskip("pychopmarg")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from com_pychopmarg_dj import compare
+
+    grid = {"g_dc": [-12.0, -9.0], "g_dc2": [-2.0], "tx_min": [0.0] * 6,
+            "tx_max": [0.0] * 6, "tx_step": [0.0] * 6,
+            "f_step_ghz": 0.05}
+    r = compare("dpo4", grid)
+    o, ref = r["ours"], r["pychopmarg"]
+    assert abs(r["delta_com_db"]) < 0.1
+    assert abs(r["delta_fom_db"]) < 0.05
+    assert (o["g_dc_db"], o["g_dc2_db"]) == (ref["g_dc_db"], ref["g_dc2_db"])
+    assert np.allclose(o["tx_taps"], ref["tx_taps"])
+    assert r["max_rx_tap_diff"] < 0.05
+    assert o["dfe_taps"] == pytest.approx(ref["dfe_taps"], abs=0.01)
+
+
+def test_dj_json_has_rx_ffe_taps(channels_dir):
+    d = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
+    res = compute_com(d / "DPO_4in_Meg7_THRU.s4p", preset="802.3dj-kr",
+                      overrides={"g_dc": "-9", "g_dc2": "0", "tx_min": "0,0,0,0,0,0",
+                                 "tx_max": "0,0,0,0,0,0", "f_step_ghz": "0.05"})
+    (c,) = res.as_dict()["cases"]
+    assert len(c["rx_ffe_taps"]) == 16 and c["rx_ffe_taps"][5] == 1.0
+    assert len(c["dfe_taps"]) == 1 and len(c["tx_taps"]) == 7
