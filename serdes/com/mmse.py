@@ -51,6 +51,21 @@ def acf(x: np.ndarray, nlag: int) -> np.ndarray:
     return np.array([float(x[:n - k] @ x[k:]) if k < n else 0.0 for k in range(nlag)])
 
 
+def phase_table(x: np.ndarray, m: int) -> np.ndarray:
+    """T[ph, n] = x[ph + n m] (whole UIs only), contiguous."""
+    n = len(x) // m
+    return np.ascontiguousarray(x[: n * m].reshape(n, m).T)
+
+
+def acf_rows(t: np.ndarray, nlag: int) -> np.ndarray:
+    """acf of every row of ``t``: r[ph, k] = sum_n t[ph, n] t[ph, n + k]."""
+    n = t.shape[1]
+    r = np.zeros((t.shape[0], nlag))
+    for k in range(min(nlag, n)):
+        r[:, k] = np.einsum("pn,pn->p", t[:, : n - k], t[:, k:])
+    return r
+
+
 def rx_noise_acf(eta0: float, h_rx: np.ndarray, f: np.ndarray, m: int, nlag: int) -> np.ndarray:
     """Autocorrelation at lags of whole UIs of eta_0 (V^2/GHz, one-sided) through
     ``h_rx`` (on the grid ``f``, f[0] = 0, M samples per UI)."""
@@ -62,9 +77,9 @@ def rx_noise_acf(eta0: float, h_rx: np.ndarray, f: np.ndarray, m: int, nlag: int
 
 def agg_samples(pa: np.ndarray, m: int) -> tuple[int, np.ndarray]:
     """Phase of largest energy of an aggressor pulse and its UI samples there."""
-    e = [float(np.sum(pa[k::m] ** 2)) for k in range(m)]
-    k = int(np.argmax(e))
-    return k, pa[k::m]
+    t = phase_table(pa, m)
+    k = int(np.argmax(np.einsum("pn,pn->p", t, t)))
+    return k, t[k]
 
 
 def noise_acf(p, v: np.ndarray, g: np.ndarray, xt_samples: list, r_rx: np.ndarray, ts: int,
@@ -130,16 +145,29 @@ def solve_taps(h: np.ndarray, rn: np.ndarray, dh: int, p) -> MmseSolution:
     return MmseSolution(float(fom), mse, w, b)
 
 
-def search_ts(p, v: np.ndarray, g: np.ndarray, xt_samples: list, r_rx: np.ndarray,
+def slope_table(v: np.ndarray, m: int) -> np.ndarray:
+    """Phase table of the pulse slope per UI, (v[i + 1] - v[i - 1]) M / 2 (178A-23)."""
+    pad = np.pad(v, 1)
+    return phase_table((pad[2:] - pad[:-2]) * (m / 2.0), m)
+
+
+def search_ts(p, v: np.ndarray, acf_g: np.ndarray, acf_xt: np.ndarray, r_rx: np.ndarray,
               m: int) -> MmseSolution:
-    """Best MMSE solution over sampling times within +-M/2 of the victim's peak."""
+    """Best MMSE solution over sampling times within +-M/2 of the victim's peak.
+    ``acf_g`` the TX-noise pulse's acf per phase (M x N_w), ``acf_xt`` the crosstalk's
+    (sigma_X^2 included), ``r_rx`` the RX noise's (see :func:`noise_acf`, the same sum)."""
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     nw = len(p.rx_ffe_max)
+    tv = phase_table(v, m)
+    acf_j = acf_rows(slope_table(v, m), nw)
+    rn_ph = (r_rx[None, :] + 10 ** (-p.snr_tx_db / 10) * acf_g
+             + var_x * (p.a_dd ** 2 + p.sigma_rj ** 2) * acf_j + acf_xt[None, :])
     pk = int(np.argmax(v))
     best = None
     for ts in range(pk - m // 2, pk + m // 2 + 1):
         dh, ph = divmod(ts, m)
-        rn = noise_acf(p, v, g, xt_samples, r_rx, ts, m, nw)
-        s = solve_taps(v[ph::m], rn, dh, p)
+        s = solve_taps(tv[ph], rn_ph[ph], dh, p)
         if best is None or s.fom_db > best.fom_db:
             s.ts = ts
             best = s
@@ -181,6 +209,7 @@ def search_grid(p, grid, vtfs: list, kinds: list) -> MmseBest:
     base = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
     hr = h_r(p, grid.f)
     nw = len(p.rx_ffe_max)
+    var_x = (p.levels ** 2 - 1) / (3.0 * (p.levels - 1) ** 2)
     landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
     best = None
     n_eval = 0
@@ -189,18 +218,22 @@ def search_grid(p, grid, vtfs: list, kinds: list) -> MmseBest:
             wt = ctle_weights(gdc, gdc2)
             r_rx = rx_noise_acf(p.eta0, hr * (wt @ basis), grid.f, m, nw)
             p0 = wt @ base[0]
+            acf_g = acf_rows(phase_table(p0, m), nw)
             aggs0 = [wt @ b for b in base[1:]]
-            next_s = [agg_samples(a, m)[1] for a, k in zip(aggs0, kinds) if k == "next"]
+            acf_next = np.zeros(nw)
+            for a, k in zip(aggs0, kinds):
+                if k == "next":
+                    acf_next += var_x * acf(agg_samples(a, m)[1], nw)
             foms = np.empty(len(C))
             sols = []
             for r, c in enumerate(C):
                 v = sum(ck * np.roll(p0, int(k) * m) for ck, k in zip(c, offs))
-                xt = list(next_s)
+                acf_xt = acf_next.copy()
                 for a, k in zip(aggs0, kinds):
                     if k == "fext":
-                        xt.append(agg_samples(sum(ck * np.roll(a, int(o) * m)
-                                                  for ck, o in zip(c, offs)), m)[1])
-                s = search_ts(p, v, p0, xt, r_rx, m)
+                        acf_xt += var_x * acf(agg_samples(sum(ck * np.roll(a, int(o) * m)
+                                                              for ck, o in zip(c, offs)), m)[1], nw)
+                s = search_ts(p, v, acf_g, acf_xt, r_rx, m)
                 foms[r] = s.fom_db
                 sols.append(s)
             n_eval += len(C)
