@@ -97,3 +97,26 @@ def test_dj_json_has_rx_ffe_taps(channels_dir):
     (c,) = res.as_dict()["cases"]
     assert len(c["rx_ffe_taps"]) == 16 and c["rx_ffe_taps"][5] == 1.0
     assert len(c["dfe_taps"]) == 1 and len(c["tx_taps"]) == 7
+
+
+def test_phase_tables_equal_the_per_sampling_time_noise():
+    """search_ts (noise autocorrelations from per-phase tables, once per candidate) gives
+    the solution of noise_acf + solve_taps evaluated at every sampling time directly."""
+    p = preset("802.3dj-kr")
+    m = 8
+    t = np.arange(60 * m) / m
+    v = 0.2 * np.exp(-0.5 * ((t - 20.3) / 0.7) ** 2) + 0.05 * np.exp(-np.clip(t - 20.3, 0, None) / 4) * (t > 20.3)
+    g = 1.3 * v
+    xt = [0.01 * np.sin(np.arange(60) / 3.0), 0.02 * np.cos(np.arange(60) / 5.0)]
+    r_rx = 1e-6 * 0.5 ** np.arange(16)
+    var_x = 5 / 9
+    acf_xt = var_x * sum(mmse.acf(x, 16) for x in xt)
+    acf_g = mmse.acf_rows(mmse.phase_table(g, m), 16)
+    fast = mmse.search_ts(p, v, acf_g, acf_xt, r_rx, m)
+    pk = int(np.argmax(v))
+    slow = max(((mmse.solve_taps(v[ts % m::m], mmse.noise_acf(p, v, g, xt, r_rx, ts, m, 16),
+                                 ts // m, p), ts) for ts in range(pk - m // 2, pk + m // 2 + 1)),
+               key=lambda s: s[0].fom_db)
+    assert fast.ts == slow[1]
+    assert fast.fom_db == pytest.approx(slow[0].fom_db, abs=1e-9)
+    assert np.allclose(fast.w, slow[0].w, atol=1e-9)
