@@ -18,7 +18,6 @@ from serdes.com import mmse as _mmse
 from serdes.com import noise as _noise
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
 from serdes.com.pulse import ComGrid, channel_vtf, h_r, read_channel, xsinc
-from serdes.errors import ConfigError
 
 __all__ = ["CaseResult", "ComResult", "compute_com"]
 
@@ -76,7 +75,8 @@ class ComResult:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
-                "not_modelled": "eye height/VEC, ERL, floating DFE taps"}
+                "not_modelled": "eye height/VEC, ERL, floating DFE taps"
+                + (", RX FFE floating taps, quantization noise, MLSD" if len(self.params.rx_ffe_max) else "")}
 
 
 def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
