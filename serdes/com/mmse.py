@@ -103,17 +103,24 @@ def noise_acf(p, v: np.ndarray, g: np.ndarray, xt_samples: list, r_rx: np.ndarra
 def solve_taps(h: np.ndarray, rn: np.ndarray, dh: int, p) -> MmseSolution:
     """MMSE RX FFE / DFE for the UI samples ``h`` with the cursor at index ``dh`` and
     the noise autocorrelation ``rn`` (V^2, lags 0 .. N_w - 1)."""
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    d = dh + dw
+    rows = (d + np.arange(nb + 1))[:, None] - np.arange(nw)[None, :]
+    hr = np.where((rows >= 0) & (rows < len(h)), h[np.clip(rows, 0, len(h) - 1)], 0.0)
+    return solve_rows(acf(h, nw), rn, hr, p)
+
+
+def solve_rows(rh: np.ndarray, rn: np.ndarray, hr: np.ndarray, p) -> MmseSolution:
+    """:func:`solve_taps` from the autocorrelation ``rh`` of the UI samples (lags
+    0 .. N_w - 1) and the rows ``hr`` of their convolution matrix at the cursor and the
+    DFE taps (hr[r, i] = h[cursor + d_w + r - i])."""
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
     wmin, wmax = np.asarray(p.rx_ffe_min), np.asarray(p.rx_ffe_max)
     bmin, bmax = np.asarray(p.dfe_min), np.asarray(p.dfe_max)
-    rh = acf(h, nw)
     idx = np.abs(np.arange(nw)[:, None] - np.arange(nw)[None, :])
-    R = rh[idx] + rn[:nw][idx] / var_x
-    d = dh + dw
-    rows = (d + np.arange(nb + 1))[:, None] - np.arange(nw)[None, :]
-    hr = np.where((rows >= 0) & (rows < len(h)), h[np.clip(rows, 0, len(h) - 1)], 0.0)
+    R = rh[:nw][idx] + rn[:nw][idx] / var_x
     h0, hb = hr[0], hr[1:]
     # KKT: R w - H_b^T b - lam h_0 = h_0; b = H_b w; h_0^T w = 1
     n = nw + nb + 1
