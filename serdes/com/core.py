@@ -151,7 +151,7 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs):
     (normalised to a unit cursor tap) applied to the victim and aggressor pulses and the
     noise, TX noise per 178A-21 and each aggressor at its phase at the FFE input."""
     m = grid.m
-    best = _mmse.search_grid(p, grid, vtfs, kinds)
+    best = _mmse.search_grid_fast(p, grid, vtfs, kinds)
     basis = _fom.ctle_basis(p, grid.f)
     hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
     dw = p.rx_ffe_pre

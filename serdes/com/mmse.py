@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MmseSolution", "solve_taps", "noise_acf", "acf", "rx_noise_acf", "search_ts",
-           "agg_samples", "apply_rx_ffe"]
+           "agg_samples", "apply_rx_ffe", "search_grid_fast", "MmseBest"]
 
 
 @dataclass
@@ -201,48 +201,115 @@ class MmseBest:
     n_evaluated: int
 
 
-def search_grid(p, grid, vtfs: list, kinds: list) -> MmseBest:
+def _circ_acf_rows(t: np.ndarray, nlag: int) -> np.ndarray:
+    """Circular autocorrelation of every row of ``t`` at lags 0 .. nlag - 1."""
+    F = np.fft.rfft(t, axis=1)
+    return np.fft.irfft(np.abs(F) ** 2, n=t.shape[1], axis=1)[:, :nlag]
+
+
+def _pair_forms(t: np.ndarray, offs: np.ndarray, nlag: int, iu, mult) -> np.ndarray:
+    """G with (c_i c_j)_pairs @ G = c^T G_lag c = the (linear) acf at each lag of the rows
+    of v = sum_i c_i roll(t, k_i) (rolled along the UIs, as the TX FFE is applied):
+    G_lag[i, j] = rho(lag + k_i - k_j) - wrap_lag[i, j], rho the circular acf of t's rows
+    and wrap the products the circular acf has across the window's end (pair i < j
+    weighs G_ij + G_ji, i = i weighs G_ii: mult is 2 off the diagonal, 1 on it).
+    Returns (n_pairs, rows * nlag)."""
+    n = t.shape[1]
+    K = len(offs)
+    span = int(np.abs(offs).max()) * 2
+    rho = _circ_acf_rows(t, nlag + span + 1)
+    lag = np.arange(nlag)
+    ix = np.abs(lag[:, None, None] + offs[None, :, None] - offs[None, None, :])   # (nlag, K, K)
+    g = rho[:, ix]                                                                 # (P, nlag, K, K)
+    for L in range(1, nlag):
+        nn = np.arange(n - L, n)
+        for a in range(K):
+            ya = t[:, (nn - offs[a]) % n]
+            for b in range(K):
+                g[:, L, a, b] -= np.einsum("pn,pn->p", ya, t[:, (nn + L - n - offs[b]) % n])
+    g = g + np.swapaxes(g, -1, -2)         # G_ij + G_ji: not symmetric for lag != 0
+    g = g[:, :, iu[0], iu[1]] * (mult / 2.0)                                       # (P, nlag, pairs)
+    return g.reshape(-1, g.shape[-1]).T.copy()
+
+
+def search_grid_fast(p, grid, vtfs: list, kinds: list) -> MmseBest:
     """Best MMSE FOM over g_DC x g_DC2 x the TX FFE grid (every point, every sampling
-    time within +-M/2 of the peak). ``vtfs[0]`` the thru, the rest aggressors."""
-    from serdes.com.fom import ctle_basis, ctle_weights, full_taps, tx_offsets
+    time within +-M/2 of the peak; ``vtfs[0]`` the thru, the rest aggressors), with the TX
+    FFE taken as linear: the UI-sample autocorrelations
+    of the victim, its slope and the FEXT aggressors for every TX setting are quadratic
+    forms in the taps (circular autocorrelations over the window), the cursor rows a few
+    gathered samples; only the MMSE solves remain per candidate."""
+    from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
     from serdes.com.pulse import h_r, xsinc
 
     m = grid.m
     offs = tx_offsets(p)
     C = full_taps(p, p.tx_grid)
+    iu, mult = _pairs(len(offs))
+    CC = C[:, iu[0]] * C[:, iu[1]]
     basis = ctle_basis(p, grid.f)
     xs = xsinc(grid)
     amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
     base = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
-    hr = h_r(p, grid.f)
-    nw = len(p.rx_ffe_max)
-    var_x = (p.levels ** 2 - 1) / (3.0 * (p.levels - 1) ** 2)
+    hr_f = h_r(p, grid.f)
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    k_tx = 10 ** (-p.snr_tx_db / 10)
+    k_j = var_x * (p.a_dd ** 2 + p.sigma_rj ** 2)
+    w = 4 * m
     landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
     best = None
     n_eval = 0
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
             wt = ctle_weights(gdc, gdc2)
-            r_rx = rx_noise_acf(p.eta0, hr * (wt @ basis), grid.f, m, nw)
+            r_rx = rx_noise_acf(p.eta0, hr_f * (wt @ basis), grid.f, m, nw)
             p0 = wt @ base[0]
-            acf_g = acf_rows(phase_table(p0, m), nw)
-            aggs0 = [wt @ b for b in base[1:]]
+            t0 = phase_table(p0, m)
+            N = t0.shape[1]
+            acf_g = acf_rows(t0, nw)
+            g_v = _pair_forms(t0, offs, nw, iu, mult)
+            g_j = _pair_forms(slope_table(p0, m), offs, nw, iu, mult)
             acf_next = np.zeros(nw)
-            for a, k in zip(aggs0, kinds):
+            g_fext = []
+            for bv, k in zip(base[1:], kinds):
+                a = wt @ bv
                 if k == "next":
                     acf_next += var_x * acf(agg_samples(a, m)[1], nw)
+                else:
+                    g_fext.append(_pair_forms(phase_table(a, m), offs, nw, iu, mult))
+            pk0 = int(np.argmax(p0))
+            idx = pk0 + np.arange(-w, w + 1)
+            S = np.stack([p0[(idx - k * m) % len(p0)] for k in offs])
+            av = (CC @ g_v).reshape(len(C), m, nw)
+            aj = (CC @ g_j).reshape(len(C), m, nw)
+            axt = np.tile(acf_next, (len(C), 1))
+            for g in g_fext:
+                ga = (CC @ g).reshape(len(C), m, nw)
+                ph_best = np.argmax(ga[:, :, 0], axis=1)
+                axt += var_x * ga[np.arange(len(C)), ph_best]
+            rn_all = r_rx[None, None, :] + k_tx * acf_g[None] + k_j * aj + axt[:, None, :]
             foms = np.empty(len(C))
             sols = []
+            nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
             for r, c in enumerate(C):
-                v = sum(ck * np.roll(p0, int(k) * m) for ck, k in zip(c, offs))
-                acf_xt = acf_next.copy()
-                for a, k in zip(aggs0, kinds):
-                    if k == "fext":
-                        acf_xt += var_x * acf(agg_samples(sum(ck * np.roll(a, int(o) * m)
-                                                              for ck, o in zip(c, offs)), m)[1], nw)
-                s = search_ts(p, v, acf_g, acf_xt, r_rx, m)
-                foms[r] = s.fom_db
-                sols.append(s)
+                vw = c @ S
+                kk = int(np.argmax(vw))
+                if kk in (0, len(vw) - 1):
+                    raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
+                pk = int(idx[kk])
+                bst = None
+                for ts in range(pk - m // 2, pk + m // 2 + 1):
+                    dh, ph = divmod(ts, m)
+                    cols = (dh + dw + nn)[None, :, :] - offs[:, None, None]
+                    rows = np.einsum("k,kri->ri", c, t0[ph][cols % N])
+                    s = solve_rows(av[r, ph], rn_all[r, ph], rows, p)
+                    if bst is None or s.fom_db > bst.fom_db:
+                        s.ts = ts
+                        bst = s
+                foms[r] = bst.fom_db
+                sols.append(bst)
             n_eval += len(C)
             k = int(np.argmax(foms))
             landscape[i, j] = foms[k]
