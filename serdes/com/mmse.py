@@ -152,6 +152,55 @@ def solve_rows(rh: np.ndarray, rn: np.ndarray, hr: np.ndarray, p) -> MmseSolutio
     return MmseSolution(float(fom), mse, w, b)
 
 
+def solve_rows_batch(rh: np.ndarray, rn: np.ndarray, hr: np.ndarray, p):
+    """:func:`solve_rows` for a stack of problems (leading axis B): the same steps
+    (KKT, DFE clip and re-solve, FFE clip and renormalisation) row by row.
+    Returns fom (B,), w (B, N_w), b (B, N_b)."""
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    wmin, wmax = np.asarray(p.rx_ffe_min), np.asarray(p.rx_ffe_max)
+    bmin, bmax = np.asarray(p.dfe_min), np.asarray(p.dfe_max)
+    B = rh.shape[0]
+    idx = np.abs(np.arange(nw)[:, None] - np.arange(nw)[None, :])
+    R = rh[:, :nw][:, idx] + rn[:, :nw][:, idx] / var_x
+    h0, hb = hr[:, 0], hr[:, 1:]
+    n = nw + nb + 1
+    A = np.zeros((B, n, n))
+    A[:, :nw, :nw] = R
+    A[:, :nw, nw:nw + nb] = -np.swapaxes(hb, 1, 2)
+    A[:, :nw, -1] = -h0
+    A[:, nw:nw + nb, :nw] = -hb
+    A[:, nw:nw + nb, nw:nw + nb] = np.eye(nb)
+    A[:, -1, :nw] = h0
+    y = np.concatenate((h0, np.zeros((B, nb)), np.ones((B, 1))), axis=1)
+    x = np.linalg.solve(A, y[..., None])[..., 0]
+    w, b = x[:, :nw], x[:, nw:nw + nb]
+    b_lim = np.clip(b, bmin, bmax)
+    hit = (b_lim != b).any(axis=1)
+    if hit.any():
+        A2 = np.zeros((int(hit.sum()), nw + 1, nw + 1))
+        A2[:, :nw, :nw] = R[hit]
+        A2[:, :nw, -1] = -h0[hit]
+        A2[:, -1, :nw] = h0[hit]
+        y2 = np.concatenate((h0[hit] + np.einsum("kbi,kb->ki", hb[hit], b_lim[hit]),
+                             np.ones((int(hit.sum()), 1))), axis=1)
+        w[hit] = np.linalg.solve(A2, y2[..., None])[..., 0][:, :nw]
+    b = b_lim
+    c = w[:, dw:dw + 1]
+    w_lim = np.minimum(wmax[None] * c, np.maximum(wmin[None] * c, w))
+    ch = (w_lim != w).any(axis=1)
+    if ch.any():
+        wl = w_lim[ch] / np.einsum("ki,ki->k", h0[ch], w_lim[ch])[:, None]
+        w[ch] = wl
+        b[ch] = np.clip(np.einsum("kbi,ki->kb", hb[ch], wl), bmin, bmax)
+    mse = var_x * (np.einsum("ki,kij,kj->k", w, R, w) + 1 + np.sum(b * b, axis=1)
+                   - 2 * np.einsum("ki,ki->k", w, h0) - 2 * np.einsum("ki,kbi,kb->k", w, hb, b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fom = np.where(mse > 0, 20 * np.log10(p.rlm / (L - 1) / np.sqrt(np.abs(mse))), -np.inf)
+    return fom, w, b
+
+
 def slope_table(v: np.ndarray, m: int) -> np.ndarray:
     """Phase table of the pulse slope per UI, (v[i + 1] - v[i - 1]) M / 2 (178A-23)."""
     pad = np.pad(v, 1)
@@ -232,7 +281,7 @@ def _pair_forms(t: np.ndarray, offs: np.ndarray, nlag: int, iu, mult) -> np.ndar
     return g.reshape(-1, g.shape[-1]).T.copy()
 
 
-def search_grid_fast(p, grid, vtfs: list, kinds: list) -> MmseBest:
+def search_grid_fast(p, grid, vtfs: list, kinds: list, chunk: int = 256) -> MmseBest:
     """Best MMSE FOM over g_DC x g_DC2 x the TX FFE grid (every point, every sampling
     time within +-M/2 of the peak; ``vtfs[0]`` the thru, the rest aggressors), with the TX
     FFE taken as linear: the UI-sample autocorrelations
@@ -290,31 +339,38 @@ def search_grid_fast(p, grid, vtfs: list, kinds: list) -> MmseBest:
                 ph_best = np.argmax(ga[:, :, 0], axis=1)
                 axt += var_x * ga[np.arange(len(C)), ph_best]
             rn_all = r_rx[None, None, :] + k_tx * acf_g[None] + k_j * aj + axt[:, None, :]
+            nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
+            dts = np.arange(-(m // 2), m // 2 + 1)
             foms = np.empty(len(C))
             sols = []
-            nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
-            for r, c in enumerate(C):
-                vw = c @ S
-                kk = int(np.argmax(vw))
-                if kk in (0, len(vw) - 1):
+            for s0 in range(0, len(C), chunk):
+                c = C[s0:s0 + chunk]
+                rr = np.arange(len(c))
+                kk = np.argmax(c @ S, axis=1)
+                if (kk == 0).any() or (kk == S.shape[1] - 1).any():
                     raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
-                pk = int(idx[kk])
-                bst = None
-                for ts in range(pk - m // 2, pk + m // 2 + 1):
-                    dh, ph = divmod(ts, m)
-                    cols = (dh + dw + nn)[None, :, :] - offs[:, None, None]
-                    rows = np.einsum("k,kri->ri", c, t0[ph][cols % N])
-                    s = solve_rows(av[r, ph], rn_all[r, ph], rows, p)
-                    if bst is None or s.fom_db > bst.fom_db:
-                        s.ts = ts
-                        bst = s
-                foms[r] = bst.fom_db
-                sols.append(bst)
+                ts = idx[kk][:, None] + dts[None, :]                       # (R, T)
+                dh, ph = np.divmod(ts, m)
+                cols = ((dh + dw)[:, :, None, None, None] + nn[None, None, None]
+                        - offs[None, None, :, None, None]) % N              # (R, T, K, nb+1, nw)
+                rows = np.einsum("rk,rtkbi->rtbi", c, t0[ph[:, :, None, None, None], cols])
+                fo, ww, bb = solve_rows_batch(
+                    av[s0 + rr[:, None], ph].reshape(-1, nw),
+                    rn_all[s0 + rr[:, None], ph].reshape(-1, nw),
+                    rows.reshape(-1, nb + 1, nw), p)
+                fo = fo.reshape(len(c), -1)
+                kt = np.argmax(fo, axis=1)
+                foms[s0:s0 + len(c)] = fo[rr, kt]
+                ww = ww.reshape(len(c), -1, nw)
+                bb = bb.reshape(len(c), -1, nb)
+                sols += [(ww[r, kt[r]], bb[r, kt[r]], int(ts[r, kt[r]]), fo[r, kt[r]]) for r in rr]
             n_eval += len(C)
             k = int(np.argmax(foms))
             landscape[i, j] = foms[k]
             if best is None or foms[k] > best.fom_db:
-                best = MmseBest(float(foms[k]), float(gdc), float(gdc2), C[k].copy(), sols[k],
+                w_k, b_k, ts_k, f_k = sols[k]
+                sol = MmseSolution(float(f_k), float("nan"), w_k.copy(), b_k.copy(), ts_k)
+                best = MmseBest(float(foms[k]), float(gdc), float(gdc2), C[k].copy(), sol,
                                 landscape, foms.copy(), 0)
     best.n_evaluated = n_eval
     best.landscape = landscape
