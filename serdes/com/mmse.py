@@ -331,21 +331,21 @@ def search_grid_fast(p, grid, vtfs: list, kinds: list, chunk: int = 256) -> Mmse
             pk0 = int(np.argmax(p0))
             idx = pk0 + np.arange(-w, w + 1)
             S = np.stack([p0[(idx - k * m) % len(p0)] for k in offs])
-            av = (CC @ g_v).reshape(len(C), m, nw)
-            aj = (CC @ g_j).reshape(len(C), m, nw)
-            axt = np.tile(acf_next, (len(C), 1))
-            for g in g_fext:
-                ga = (CC @ g).reshape(len(C), m, nw)
-                ph_best = np.argmax(ga[:, :, 0], axis=1)
-                axt += var_x * ga[np.arange(len(C)), ph_best]
-            rn_all = r_rx[None, None, :] + k_tx * acf_g[None] + k_j * aj + axt[:, None, :]
             nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
             dts = np.arange(-(m // 2), m // 2 + 1)
             foms = np.empty(len(C))
-            sols = []
+            top = None
             for s0 in range(0, len(C), chunk):
                 c = C[s0:s0 + chunk]
+                cc = CC[s0:s0 + chunk]
                 rr = np.arange(len(c))
+                av = (cc @ g_v).reshape(len(c), m, nw)
+                aj = (cc @ g_j).reshape(len(c), m, nw)
+                axt = np.tile(acf_next, (len(c), 1))
+                for g in g_fext:
+                    ga = (cc @ g).reshape(len(c), m, nw)
+                    axt += var_x * ga[rr, np.argmax(ga[:, :, 0], axis=1)]
+                rn_all = r_rx[None, None, :] + k_tx * acf_g[None] + k_j * aj + axt[:, None, :]
                 kk = np.argmax(c @ S, axis=1)
                 if (kk == 0).any() or (kk == S.shape[1] - 1).any():
                     raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
@@ -355,20 +355,23 @@ def search_grid_fast(p, grid, vtfs: list, kinds: list, chunk: int = 256) -> Mmse
                         - offs[None, None, :, None, None]) % N              # (R, T, K, nb+1, nw)
                 rows = np.einsum("rk,rtkbi->rtbi", c, t0[ph[:, :, None, None, None], cols])
                 fo, ww, bb = solve_rows_batch(
-                    av[s0 + rr[:, None], ph].reshape(-1, nw),
-                    rn_all[s0 + rr[:, None], ph].reshape(-1, nw),
+                    av[rr[:, None], ph].reshape(-1, nw),
+                    rn_all[rr[:, None], ph].reshape(-1, nw),
                     rows.reshape(-1, nb + 1, nw), p)
                 fo = fo.reshape(len(c), -1)
                 kt = np.argmax(fo, axis=1)
                 foms[s0:s0 + len(c)] = fo[rr, kt]
                 ww = ww.reshape(len(c), -1, nw)
                 bb = bb.reshape(len(c), -1, nb)
-                sols += [(ww[r, kt[r]], bb[r, kt[r]], int(ts[r, kt[r]]), fo[r, kt[r]]) for r in rr]
+                r = int(np.argmax(fo[rr, kt]))         # keep this chunk's best only
+                if top is None or fo[r, kt[r]] > top[3]:
+                    top = (ww[r, kt[r]].copy(), bb[r, kt[r]].copy(), int(ts[r, kt[r]]),
+                           float(fo[r, kt[r]]))
             n_eval += len(C)
             k = int(np.argmax(foms))
             landscape[i, j] = foms[k]
             if best is None or foms[k] > best.fom_db:
-                w_k, b_k, ts_k, f_k = sols[k]
+                w_k, b_k, ts_k, f_k = top
                 sol = MmseSolution(float(f_k), float("nan"), w_k.copy(), b_k.copy(), ts_k)
                 best = MmseBest(float(foms[k]), float(gdc), float(gdc2), C[k].copy(), sol,
                                 landscape, foms.copy(), 0)
