@@ -10,9 +10,10 @@ from serdes.commands.common import add_dpi_option, check_dpi, json_safe
 def add_parser(sub):
     from serdes.com.params import preset_names
 
-    p = sub.add_parser("com", help="Channel Operating Margin (IEEE 802.3 Annex 93A)",
+    p = sub.add_parser("com", help="Channel Operating Margin (IEEE 802.3 Annex 93A / 178A)",
                        description="COM of a thru channel with its crosstalk aggressors: "
-                                   "packages, TX FFE x CTLE search, DFE, noise and "
+                                   "packages, TX FFE x CTLE search, DFE (and the 802.3dj "
+                                   "MMSE RX FFE), noise and "
                                    "crosstalk distributions, per package case.")
     p.add_argument("thru", help="thru channel (Touchstone .s4p, ports 1->2 and 3->4)")
     p.add_argument("--fext", action="append", default=[], metavar="FILE",
