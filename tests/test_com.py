@@ -215,7 +215,6 @@ def test_cli_json_interface(echo_file, capsys):
     (["--preset", "nope"], "--preset = 'nope'"),
     (["--set", "der0=abc"], "der0 = 'abc'"),
     (["--set", "unknown=1"], "unknown key 'unknown'"),
-    (["--preset", "802.3dj-kr"], "not implemented"),
 ])
 def test_cli_bad_input_one_line_exit_2(echo_file, capsys, argv, words):
     assert cli_main(["com", str(echo_file), *argv]) == 2

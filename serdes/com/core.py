@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from serdes.com import fom as _fom
+from serdes.com import mmse as _mmse
 from serdes.com import noise as _noise
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
 from serdes.com.pulse import ComGrid, channel_vtf, h_r, read_channel, xsinc
-from serdes.errors import ConfigError
 
 __all__ = ["CaseResult", "ComResult", "compute_com"]
 
@@ -75,7 +75,8 @@ class ComResult:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
-                "not_modelled": "eye height/VEC, ERL, floating DFE taps"}
+                "not_modelled": "eye height/VEC, ERL, floating DFE taps"
+                + (", RX FFE floating taps, quantization noise, MLSD" if len(self.params.rx_ffe_max) else "")}
 
 
 def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
@@ -87,9 +88,6 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     t0 = time.perf_counter()
     p = _preset(preset) if isinstance(preset, str) else preset
     p = apply_overrides(p, overrides)
-    if len(p.rx_ffe_max):
-        raise ConfigError(f"--preset {p.name}: the RX FFE reference receiver (MMSE FOM, Annex "
-                          "178A) is not implemented; use an 802.3ck or 100gbase-kr4 preset")
     grid = ComGrid.of(p)
     chans = [read_channel(thru, "thru")]
     chans += [read_channel(f, "fext") for f in fext]
@@ -108,19 +106,11 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             d = (20 * m - pk0) % grid.n_t
             shift = np.exp(-2j * np.pi * grid.f * d * grid.ui / m)
             vtfs = [v * shift for v in vtfs]
-        best = _fom.search(p, grid, vtfs, kinds)
-        basis = _fom.ctle_basis(p, grid.f)
-        hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
-        p0 = np.fft.irfft(xs * vtfs[0] * hc) * p.a_v
-        pk = int(np.argmax(p0))
-        pv = _apply_tx(p0, best.tx_taps, offs, m)
-        ix = pk + best.cursor_offset
-        aggs = []
-        for v, kind in zip(vtfs[1:], kinds):
-            amp = p.a_ne if kind == "next" else p.a_fe
-            pa = np.fft.irfft(xs * v * hc) * amp
-            aggs.append(pa if kind == "next" else _apply_tx(pa, best.tx_taps, offs, m))
-        b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc)
+        if len(p.rx_ffe_max):
+            best, pv, ix, b, rx_taps = _case_mmse(p, grid, vtfs, kinds, offs, xs)
+        else:
+            best, pv, ix, b = _case_93a(p, grid, vtfs, kinds, offs, xs)
+            rx_taps = []
         uneq = np.fft.irfft(xs * vtfs[0]) * p.a_v
         com = 20 * np.log10(b.a_s / b.a_ni)
         cases.append(CaseResult(
@@ -128,10 +118,61 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             a_s_v=b.a_s, a_ni_v=b.a_ni, fom_db=best.fom_db,
             unequalized_peak_v=float(uneq.max()), tx_taps=[float(x) for x in best.tx_taps],
             g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
-            rx_ffe_taps=[], n_fom=best.n_evaluated,
+            rx_ffe_taps=rx_taps, n_fom=best.n_evaluated,
             sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
                       "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
     return ComResult(p.name, p, str(Path(thru)), [str(f) for f in fext], [str(f) for f in next],
                      cases, time.perf_counter() - t0)
+
+
+def _case_93a(p, grid, vtfs, kinds, offs, xs):
+    """Annex 93A: FOM search with TX FFE, CTLE and DFE; A_s, A_ni at the best."""
+    m = grid.m
+    best = _fom.search(p, grid, vtfs, kinds)
+    basis = _fom.ctle_basis(p, grid.f)
+    hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
+    p0 = np.fft.irfft(xs * vtfs[0] * hc) * p.a_v
+    pk = int(np.argmax(p0))
+    pv = _apply_tx(p0, best.tx_taps, offs, m)
+    ix = pk + best.cursor_offset
+    aggs = []
+    for v, kind in zip(vtfs[1:], kinds):
+        amp = p.a_ne if kind == "next" else p.a_fe
+        pa = np.fft.irfft(xs * v * hc) * amp
+        aggs.append(pa if kind == "next" else _apply_tx(pa, best.tx_taps, offs, m))
+    b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc)
+    return best, pv, ix, b
+
+
+def _case_mmse(p, grid, vtfs, kinds, offs, xs):
+    """Annex 178A: MMSE RX FFE/DFE FOM search; A_s, A_ni at the best, with the RX FFE
+    (normalised to a unit cursor tap) applied to the victim and aggressor pulses and the
+    noise, TX noise per 178A-21 and each aggressor at its phase at the FFE input."""
+    m = grid.m
+    best = _mmse.search_grid_fast(p, grid, vtfs, kinds)
+    basis = _fom.ctle_basis(p, grid.f)
+    hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
+    dw = p.rx_ffe_pre
+    w = best.sol.w / best.sol.w[dw]
+    p0 = np.fft.irfft(xs * vtfs[0] * hc) * p.a_v
+    pv = _mmse.apply_rx_ffe(_apply_tx(p0, best.tx_taps, offs, m), w, dw, m)
+    ix = best.sol.ts
+    aggs, phases = [], []
+    for v, kind in zip(vtfs[1:], kinds):
+        amp = p.a_ne if kind == "next" else p.a_fe
+        pa = np.fft.irfft(xs * v * hc) * amp
+        if kind == "fext":
+            pa = _apply_tx(pa, best.tx_taps, offs, m)
+        phases.append(_mmse.agg_samples(pa, m)[0])
+        aggs.append(_mmse.apply_rx_ffe(pa, w, dw, m))
+    g = _mmse.apply_rx_ffe(p0, w, dw, m)
+    var_tx = 10 ** (-p.snr_tx_db / 10) * float(np.sum(g[ix % m::m] ** 2))
+    k = np.arange(len(w)) - dw
+    h_ffe = (w[None, :] * np.exp(-2j * np.pi * grid.f[:, None] * k[None, :] * grid.ui)).sum(axis=1)
+    b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc * h_ffe, var_tx=var_tx,
+                      xt_phases=phases)
+    best.cursor_offset = 0
+    best.parts = {}
+    return best, pv, ix, b, [float(x) for x in w]

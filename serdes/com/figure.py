@@ -24,7 +24,8 @@ def report_figure(res, path, dpi: int = 120) -> None:
     sel2 = (t_un > -10) & (t_un < 40)
     a = ax[0, 0]
     a.plot(t_un[sel2], case.pulse_uneq[sel2] * 1e3, label="unequalized (packages, H_t, H_r)")
-    a.plot(t_ui[sel], case.pulse_eq[sel] * 1e3, label="TX FFE + CTLE (before DFE)")
+    eq = "TX FFE + CTLE" + (" + RX FFE" if case.rx_ffe_taps else "")
+    a.plot(t_ui[sel], case.pulse_eq[sel] * 1e3, label=eq + " (before DFE)")
     a.plot(np.arange(-10, 40), case.pulse_eq[(case.cursor_ix + m * np.arange(-10, 40)) % len(case.pulse_eq)] * 1e3,
            "o", ms=3, label="samples at the cursor phase")
     a.set_xlabel("time from cursor (UI)")

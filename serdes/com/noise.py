@@ -79,10 +79,13 @@ def a_ni(y: np.ndarray, pdf: np.ndarray, der0: float) -> float:
     return float(-y[np.nonzero(cdf >= der0)[0][0]])
 
 
-def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray) -> Budget:
+def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
+           var_tx: float | None = None, xt_phases: list | None = None) -> Budget:
     """A_s, A_ni and the parts, from the victim pulse ``pv`` (equalized, no DFE), the
     aggressor pulses ``aggs`` (same equalization), the cursor sample ``ix`` and the
-    RX transfer H_r H_ctf for the noise."""
+    RX transfer H_r H_ctf for the noise. ``var_tx`` replaces eq. 93A-30's TX noise (the
+    RX FFE receiver's colored TX noise, 178A-21) and ``xt_phases`` each aggressor's phase
+    (178A-20: chosen at the RX FFE input) when given."""
     m = grid.m
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
@@ -91,7 +94,8 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray) ->
     f = grid.f
     df_ghz = (f[1] - f[0]) / 1e9
     var_n = p.eta0 * float(np.sum(np.abs(hctf_rx[1:]) ** 2)) * df_ghz
-    var_tx = h0 ** 2 * 10 ** (-p.snr_tx_db / 10)
+    if var_tx is None:
+        var_tx = h0 ** 2 * 10 ** (-p.snr_tx_db / 10)
     ph, n0 = ix % m, ix // m
     pad = np.pad(pv, 1)
     ixs = ph + m * np.arange(len(pv) // m)
@@ -110,9 +114,12 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray) ->
     var_isi = var_x * float(np.sum(isi ** 2))
     isi_f = isi[np.abs(isi) > thr]
     xts = []
-    for pa in aggs:
-        e = [np.sum(pa[k::m] ** 2) for k in range(m)]
-        s = pa[int(np.argmax(e))::m]
+    for n, pa in enumerate(aggs):
+        if xt_phases is None:
+            e = [np.sum(pa[k::m] ** 2) for k in range(m)]
+            s = pa[int(np.argmax(e))::m]
+        else:
+            s = pa[xt_phases[n]::m]
         xts.append(s[np.abs(s) > thr])
     ystep = min(a_s / 1000.0, 1e-5)
     support = np.abs(isi_f).sum() + sum(np.abs(x).sum() for x in xts) + np.abs(h_dd).sum()

@@ -1,4 +1,4 @@
-"""``serdes com``: Channel Operating Margin (IEEE 802.3 Annex 93A) of a channel set."""
+"""``serdes com``: Channel Operating Margin (IEEE 802.3 Annex 93A / 178A) of a channel set."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from serdes.commands.common import add_dpi_option, check_dpi, json_safe
 def add_parser(sub):
     from serdes.com.params import preset_names
 
-    p = sub.add_parser("com", help="Channel Operating Margin (IEEE 802.3 Annex 93A)",
+    p = sub.add_parser("com", help="Channel Operating Margin (IEEE 802.3 Annex 93A / 178A)",
                        description="COM of a thru channel with its crosstalk aggressors: "
-                                   "packages, TX FFE x CTLE search, DFE, noise and "
+                                   "packages, TX FFE x CTLE search, DFE (and the 802.3dj "
+                                   "MMSE RX FFE), noise and "
                                    "crosstalk distributions, per package case.")
     p.add_argument("thru", help="thru channel (Touchstone .s4p, ports 1->2 and 3->4)")
     p.add_argument("--fext", action="append", default=[], metavar="FILE",
@@ -43,10 +44,11 @@ def summary(res) -> str:
             f"FOM {c.fom_db:.2f} dB",
             f"  unequalized peak {c.unequalized_peak_v * 1e3:.1f} mV; TX [{tx}]; g_DC {c.g_dc_db:g} dB, "
             f"g_DC2 {c.g_dc2_db:g} dB",
-            f"  DFE [{dfe}]",
+            f"  DFE [{dfe}]" + (("; RX FFE [" + " ".join(f"{t:+.3f}" for t in c.rx_ffe_taps) + "]")
+                                if c.rx_ffe_taps else ""),
             "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
         ]
-    lines.append("not modelled: eye height/VEC, ERL, floating DFE taps")
+    lines.append("not modelled: " + res.as_dict()["not_modelled"])
     return "\n".join(lines)
 
 
