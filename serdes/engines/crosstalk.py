@@ -21,7 +21,6 @@ with jitter), so a block's samples never depend on the chunking.
 from __future__ import annotations
 
 import numpy as np
-from scipy import fft as sfft
 
 from serdes import rng
 from serdes.crosstalk import XTALK_BLOCK
@@ -86,6 +85,8 @@ class CrosstalkFrontEnd:
                     if p.agg.ppm == 0 and p.n_taps > DIRECT_MAX_TAPS]
         self.direct = [i for i in range(len(self.pulses)) if i not in self.fft]
         if self.fft:
+            from scipy import fft as sfft   # only for long aggressors (scipy.fft: ~0.2 s import)
+
             self._lmax = max(self.pulses[i].n_taps for i in self.fft)
             self._nfft = max(FFT_MIN, 1 << int(np.ceil(np.log2(8 * self._lmax))))
             self._block = self._nfft - self._lmax + 1   # overlap-save: all but L - 1 valid
@@ -137,6 +138,8 @@ class CrosstalkFrontEnd:
 
     def _fft_block(self, b: int) -> tuple[np.ndarray, np.ndarray | None]:
         """(sum, slope sum) of the FFT-path aggressors over UIs of block b."""
+        from scipy import fft as sfft
+
         hit = self._fft_cache.get(b)
         if hit is None:
             B, L, N = self._block, self._lmax, self._nfft
