@@ -372,3 +372,30 @@ def lane_pulse_sum(a, p_fines, m, phase, offsets, n_ui, lane0):
         y[k] = sum(a[k + n_ui - 1 - j] * lagrange4(p, phase + offsets[k] + j * m)
                    for j in range(n_ui))
     return y
+
+
+
+class WaveformDirect:
+    """The waveform front end's ADC samples the direct way: the whole fine-grid waveform
+    (``fe.waveform``: signal and noise) formed chunk by chunk and interpolated at the
+    jittered instants (wraps a fresh front end ``fe``; calls in order)."""
+
+    def __init__(self, fe):
+        self.fe, self.latency = fe, fe.latency
+        self.tail = np.zeros(2 * fe.latency * fe.m)
+
+    def __call__(self, a, k0):
+        from serdes.kernels.fir import interp_cubic
+
+        fe, n = self.fe, len(a)
+        w_ext = np.concatenate([self.tail, fe.waveform(a, k0)])
+        self.tail = w_ext[len(w_ext) - len(self.tail):].copy()
+        pos = (np.arange(n, dtype=np.float64) + fe.latency) * fe.m + fe.pulse.phase
+        if fe.jitter.active:
+            pos += fe.jitter.offsets_ui(k0 - fe.latency, n) * fe.m
+            x = interp_cubic(w_ext, pos)
+        else:
+            x = w_ext[pos.astype(np.int64)]
+        if fe.crosstalk is not None:
+            x += fe.crosstalk(k0 - fe.latency, n)
+        return x

@@ -7,6 +7,11 @@ response. The ADC samples it at t = kT + phi + j_k, with the sampling jitter app
 where it happens: at the sampling instant, by interpolating the waveform. Samples come
 out with a latency of ``latency`` UIs so that a late jittered instant never needs a
 waveform sample that has not been formed yet.
+
+The ADC samples (``__call__``) are that interpolation evaluated without forming the
+whole fine grid: the signal as the symbols times the interpolated pulse, the noise only
+at the fine offsets the instants reach (:mod:`serdes.kernels.wave`,
+:mod:`serdes.engines.wave_noise`); ``waveform`` forms the full grid (analog eye).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import numpy as np
 from serdes import rng
 from serdes.engines.crosstalk import crosstalk_front_end
 from serdes.engines.pulse import Jitter
-from serdes.kernels.fir import interp_cubic, upsample_pulse_sum
+from serdes.engines.wave_noise import SampledNoise
+from serdes.kernels.fir import upsample_pulse_sum
+from serdes.kernels.wave import polyphase_rows, sample_waveform
 
 WAVE_NOISE = 16  # stream id of the fine-rate noise
 NOISE_BLOCK_UI = 2048  # the filtered noise is formed in fixed blocks of this many UIs
@@ -44,10 +51,22 @@ class WaveformFrontEnd:
         self._noise_rng = rng.BlockRNG(seed, WAVE_NOISE)
         self._a_hist = np.zeros(self.pulse.n_ui - 1)
         self._n_hist = np.zeros(self.h_rx.shape[0] - 1)
-        self._w_tail = np.zeros(2 * self.latency * self.m)
         self._nz = np.zeros(0)   # filtered noise formed but not used yet
         self._nz0 = 0            # fine index of its first sample
         self._noise_blocks = 0   # blocks formed so far
+        # the ADC samples: fine offsets dmin..dmax of a UI reachable by the 4 points
+        # around an instant (the bound on |offset| widened by the rounding of its sum)
+        m, ph = self.m, self.pulse.phase
+        if self.jitter.active:
+            reach = self.jitter.max_ui * m * (1 + 1e-12)
+            self._dmin, self._dmax = int(np.floor(ph - reach)) - 1, int(np.floor(ph + reach)) + 2
+        else:
+            self._dmin = self._dmax = ph
+        self._rows, self._jhi = polyphase_rows(self.pulse.fine, m, self._dmin, self._dmax)
+        self._sym = np.zeros(self.latency + self._jhi + 1)
+        self._sampled = SampledNoise(self.h_rx, m, self.noise_sigma,
+                                     rng.BlockRNG(seed, WAVE_NOISE), self._dmin,
+                                     self._dmax) if self.noise_sigma > 0 else None
 
     def waveform(self, a: np.ndarray, k0: int) -> np.ndarray:
         """Fine-grid ADC-input waveform of UIs k0..k0+n-1 (n*m samples): sample r of UI k
@@ -88,17 +107,21 @@ class WaveformFrontEnd:
         return out
 
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
-        n = a.shape[0]
-        w_ext = np.concatenate([self._w_tail, self.waveform(a, k0)])
-        self._w_tail = w_ext[w_ext.shape[0] - self._w_tail.shape[0]:].copy()
-        g = self.latency
+        n, m, g = a.shape[0], self.m, self.latency
+        a_ext = np.concatenate([self._sym, a])
+        a0 = k0 - self._sym.shape[0]
+        self._sym = a_ext[a_ext.shape[0] - self._sym.shape[0]:].copy()
         u0 = k0 - g  # first output UI
-        pos = (np.arange(n, dtype=np.float64) + g) * self.m + self.pulse.phase
         if self.jitter.active:
-            pos += self.jitter.offsets_ui(u0, n) * self.m
-            x = interp_cubic(w_ext, pos)
+            offs = self.jitter.offsets_ui(u0, n) * m
         else:
-            x = w_ext[pos.astype(np.int64)]
+            offs = np.zeros(n)
+        S, s0, col = None, 0, None
+        if self._sampled is not None:
+            S, s0 = self._sampled.window(u0 + self._dmin // m, u0 + n - 1 + self._dmax // m)
+            col = self._sampled.col
+        x = sample_waveform(a_ext, a0, self._rows, self._dmin, self._jhi, self.pulse.phase,
+                            offs, u0, m, S, s0, col)
         if self.crosstalk is not None:
             x += self.crosstalk(u0, n)
         return x
