@@ -40,17 +40,21 @@ class SampledNoise:
         self.n_fft, self.M = m * M, M
         self.block = ((self.n_fft - L + 1) // m) * m   # new fine samples per FFT
         self.nb = self.block // m                      # UIs per block
-        self._h_fft = np.fft.rfft(self.h, self.n_fft)
+        # sigma folded into the filter: one pass less over every block
+        self._h_fft = np.fft.rfft(self.sigma * self.h, self.n_fft)
         R = self.residues.shape[0]
-        self.pruned = 2 * R <= m
+        self.pruned = 2 * R <= m and m % 2 == 0
         if self.pruned:
             rho = (L - 1 + self.residues) % m
             self._shift = (L - 1 + self.residues) // m
             q = np.arange(m)
-            self._E = np.exp(2j * np.pi * np.outer(rho, q) / m) / m
+            E = np.exp(2j * np.pi * np.outer(rho, q) / m) / m
+            # bins k + q M of the upper half (q >= m/2) are conj(Y[N/2 - (k + (q - m/2) M)])
+            self._E_lo, self._E_hi = E[:, :m // 2].copy(), np.conj(E[:, m // 2:])
             k = np.arange(M // 2 + 1)
             self._tw = np.exp(2j * np.pi * np.outer(rho, k) / self.n_fft)
-        self._hist = np.zeros(L - 1)
+        # the block's input: L - 1 samples of history, the new white block, zeros to N
+        self._ext = np.zeros(self.n_fft)
         self._blocks = 0
         self._S = None
         self._s0 = 0
@@ -58,20 +62,21 @@ class SampledNoise:
     def _form(self) -> np.ndarray:
         """The next block's rows (nb x R)."""
         L, m, N, B = self.h.shape[0], self.m, self.n_fft, self.block
-        white = self.sigma * self.stream.normal(self._blocks * B, B)
-        ext = np.concatenate([self._hist, white])
-        self._hist = ext[B:].copy()
-        Y = np.fft.rfft(ext, N)
-        Y *= self._h_fft
+        ext = self._ext
+        ext[:L - 1] = ext[B:B + L - 1]
+        ext[L - 1:L - 1 + B] = self.stream.normal(self._blocks * B, B)
         self._blocks += 1
+        Y = np.fft.rfft(ext)
+        Y *= self._h_fft
         if not self.pruned:
             full = np.fft.irfft(Y, N)
             return full[L - 1:L - 1 + B].reshape(self.nb, m)[:, self.residues]
-        M, half = self.M, N // 2
-        Yf = np.empty(N, dtype=np.complex128)
-        Yf[:half + 1] = Y
-        np.conjugate(Y[half - 1:0:-1], out=Yf[half + 1:])
-        G = (self._E @ Yf.reshape(m, M)[:, :M // 2 + 1]) * self._tw
+        M, half, c = self.M, N // 2, self.M // 2 + 1
+        lo = Y[:half].reshape(m // 2, M)[:, :c]
+        hi = Y[::-1][:half].reshape(m // 2, M)[:, :c]
+        G = self._E_lo @ lo
+        G += np.conj(self._E_hi @ hi)
+        G *= self._tw
         dec = np.fft.irfft(G, M, axis=1)   # R x M: dec[i, lam] = full[lam m + rho_i]
         rows = np.empty((self.nb, self.residues.shape[0]))
         for i, s in enumerate(self._shift):

@@ -42,12 +42,12 @@ class WaveformFrontEnd:
         eta0 = link.impairments.eta0_v2_per_hz
         self.noise_sigma = np.sqrt(eta0 / (2.0 * link.dt_s)) if noise else 0.0
         self.h_rx = link.h_rx_impulse
-        # the noise filter as one FFT product per block, the filter's FFT computed once
-        # (circular convolution of length >= the block with its history: the valid
-        # part does not wrap)
+        # the noise filter as one FFT product per block, the filter's FFT computed once,
+        # on first use (circular convolution of length >= the block with its history:
+        # the valid part does not wrap)
         n_ext = NOISE_BLOCK_UI * self.m + self.h_rx.shape[0] - 1
         self._n_fft = 1 << int(np.ceil(np.log2(n_ext)))
-        self._h_fft = np.fft.rfft(self.h_rx, self._n_fft)
+        self._h_fft = None
         self._noise_rng = rng.BlockRNG(seed, WAVE_NOISE)
         self._a_hist = np.zeros(self.pulse.n_ui - 1)
         self._n_hist = np.zeros(self.h_rx.shape[0] - 1)
@@ -86,6 +86,8 @@ class WaveformFrontEnd:
         depend on the chunk size. (One FFT product per block with the filter's FFT kept:
         equal to scipy.signal.oaconvolve's valid part to rounding, tests/test_waveform.py.)"""
         block = NOISE_BLOCK_UI * self.m
+        if self._h_fft is None:
+            self._h_fft = np.fft.rfft(self.h_rx, self._n_fft)
         # the new blocks are joined once: appending them one by one copied the chunk's
         # noise again for every block (quadratic in the chunk length)
         parts, have = [self._nz], self._nz.shape[0]
