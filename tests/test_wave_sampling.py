@@ -117,3 +117,33 @@ def test_sampling_refuses_offsets_its_rows_or_noise_do_not_hold():
         sample_waveform(a, -20, T, 2, jhi, 3, np.full(10, 0.5), 0, 8, S, -5, col)
     with pytest.raises(ConfigError, match="symbols of UIs"):
         sample_waveform(a[:25], -20, T, 2, jhi, 3, np.zeros(10), 0, 8, S, -5, col)
+
+
+@pytest.mark.parametrize("phase", [0, 5, 7])
+def test_kernel_equals_lagrange_on_the_formed_waveform(phase):
+    """Small case against tests/naive.py: the waveform formed sample by sample (symbols
+    through the fine pulse, plus a fine noise sequence) interpolated one instant at a
+    time; instants reach into the neighbouring UIs (offsets past 0 and m)."""
+    m, n_ui, n = 8, 4, 300
+    r = np.random.default_rng(4)
+    p = r.standard_normal(n_ui * m)
+    a = r.choice([-3.0, -1.0, 1.0, 3.0], size=n)
+    offs = np.clip(r.normal(0, 1.2, n - 10), -3.5, 3.5)
+    offs[::7] = np.round(offs[::7])  # some instants on the grid
+    w = naive.upsample_pulse_sum(np.concatenate([np.zeros(n_ui - 1), a]), p, m, n_ui)
+    nz = r.standard_normal(len(w))
+    dmin, dmax = phase - 5, phase + 6
+    T, jhi = polyphase_rows(p, m, dmin, dmax)
+    res = np.unique(np.arange(dmin, dmax + 1) % m)
+    col = np.full(m, -1)
+    col[res] = np.arange(len(res))
+    S = np.zeros((n + 2, len(res)))  # rows of UIs -1 .. n (zero outside the sequence)
+    for v in range(n):
+        S[v + 1] = nz[v * m + res]
+    a_ext = np.concatenate([np.zeros(jhi + 2), a])
+    u0 = 2
+    got = sample_waveform(a_ext, -(jhi + 2), T, dmin, jhi, phase, offs[:n - 3 - u0],
+                          u0, m, S, -1, col)
+    ref = [naive.lagrange4(w + nz, (u0 + k) * m + phase + o)
+           for k, o in enumerate(offs[:n - 3 - u0])]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.max(np.abs(ref)))
