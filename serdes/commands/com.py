@@ -47,6 +47,8 @@ def summary(res) -> str:
             f"  DFE [{dfe}]" + (("; RX FFE [" + " ".join(f"{t:+.3f}" for t in c.rx_ffe_taps) + "]")
                                 if c.rx_ffe_taps else ""),
             "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
+            f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC "
+            + (f"{c.vec_db:.2f} dB" if c.vec_db is not None else "- (eye closed)"),
         ]
     lines.append("not modelled: " + res.as_dict()["not_modelled"])
     return "\n".join(lines)
