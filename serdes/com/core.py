@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from serdes.com import mmse as _mmse
 from serdes.com import noise as _noise
 from serdes.com.eye import eye_at_der0
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
-from serdes.com.pulse import ComGrid, channel_vtf, h_r, read_channel, xsinc
+from serdes.com.pulse import Channel, ComGrid, channel_vtf, h_r, read_channel, xsinc
 
 __all__ = ["CaseResult", "ComResult", "compute_com"]
 
@@ -92,9 +91,9 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     p = _preset(preset) if isinstance(preset, str) else preset
     p = apply_overrides(p, overrides)
     grid = ComGrid.of(p)
-    chans = [read_channel(thru, "thru")]
-    chans += [read_channel(f, "fext") for f in fext]
-    chans += [read_channel(f, "next") for f in next]
+    chans = [_channel(thru, "thru")]
+    chans += [_channel(f, "fext") for f in fext]
+    chans += [_channel(f, "next") for f in next]
     kinds = [c.kind for c in chans[1:]]
     offs = _fom.tx_offsets(p)
     m = grid.m
@@ -127,8 +126,16 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
                       "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
-    return ComResult(p.name, p, str(Path(thru)), [str(f) for f in fext], [str(f) for f in next],
-                     cases, time.perf_counter() - t0)
+    return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
+                     [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0)
+
+
+def _channel(c, kind: str) -> Channel:
+    """A file path, or a :class:`~serdes.com.pulse.Channel` already made (e.g. the
+    synthetic line of a sweep point, ``serdes.build.build_com_channels``)."""
+    if isinstance(c, Channel):
+        return Channel(c.path, kind, c.f_hz, c.sdd)
+    return read_channel(c, kind)
 
 
 def _case_93a(p, grid, vtfs, kinds, offs, xs):
