@@ -365,44 +365,15 @@ def build(cfg: Config | None = None) -> System:
                   run=build_run(cfg), cdr=build_cdr(cfg), tx_jitter=build_tx_jitter(cfg))
 
 
+
 def build_com_channels(cfg: Config):
     """The channel set of a config for :func:`serdes.com.core.compute_com` (the sweep's
-    COM columns): ``(thru, fext, next)``. A touchstone thru and the file aggressors are
-    given as paths; the ``loss`` and ``ideal`` models as a synthetic differential 2-port
-    (matched, S21 = the line's response, 0-2 f_b in 10 MHz steps). COM uses its own
-    packages: the [package] and [reflections] sections do not enter."""
-    import numpy as np
-
-    from serdes.com.pulse import Channel
+    COM columns): :func:`serdes.com.columns.channel_set` of the [channel] section and the
+    [[aggressor]] tables. COM uses its own packages: [package] and [reflections] do not
+    enter."""
+    from serdes.com.columns import channel_set
 
     ch = cfg["channel"]
-    fb = cfg["link"]["symbol_rate_hz"]
-    if ch["model"] == "touchstone":
-        if ch["ports"].replace(" ", "") != "12,34":
-            raise ConfigError(f"channel.ports = {ch['ports']!r} is not allowed with COM: "
-                              "expected 12,34 (ports 1->2 and 3->4)")
-        thru = ch["file"]
-    else:
-        f = np.arange(0.0, 2.0 * fb + 5e6, 1e7)
-        if ch["model"] == "loss":
-            from serdes.channel.loss import LossLine
-
-            h = LossLine(loss_db=ch["loss_db"], f_ref_hz=fb / 2.0,
-                         skin_fraction=ch["skin_fraction"]).response(f)
-            label = f"loss line {ch['loss_db']:g} dB"
-        else:
-            h = np.ones_like(f, dtype=np.complex128)
-            label = "ideal channel"
-        sdd = np.zeros((len(f), 2, 2), dtype=np.complex128)
-        sdd[:, 1, 0] = sdd[:, 0, 1] = h
-        thru = Channel(label, "thru", f, sdd)
-    fext, nxt = [], []
-    for i, a in enumerate(cfg.aggressors):
-        if a["model"] != "file":
-            raise ConfigError(f"aggressor {i + 1}: model = {a['model']!r} is not allowed with "
-                              "COM: expected file")
-        if (a["ports"] or ch["ports"]).replace(" ", "") != "12,34":
-            raise ConfigError(f"aggressor {i + 1}: ports = {a['ports']!r} is not allowed with "
-                              "COM: expected 12,34")
-        (nxt if a["kind"] == "next" else fext).append(a["file"])
-    return thru, fext, nxt
+    aggs = [(a["kind"], a["model"], a["file"], a["ports"] or ch["ports"]) for a in cfg.aggressors]
+    return channel_set(ch["model"], ch["file"], ch["ports"], ch["loss_db"], ch["skin_fraction"],
+                       cfg["link"]["symbol_rate_hz"], aggs)

@@ -1,8 +1,9 @@
 """Effective return loss (serdes/com/erl.py, Annex 93A.5) against closed forms: a matched
-port has no reflection (ERL at the numerical floor, > 200 dB); one frequency-flat reflection Gamma at a known delay
-gives ERL = -20 log10(Gamma sum_K |p_k G_k|) over the K largest samples (L^-K >= DER_0)
-up to the sum of the other samples, with p the reference pulse (computed here by direct integration of its spectrum) and G the gate
-written out from the standard's formulas."""
+port has no reflection (ERL at the numerical floor, > 200 dB); one frequency-flat
+reflection Gamma at a known delay gives ERL = -20 log10(Gamma sum_K |p_k G_k|) over the K
+largest samples (L^-K >= DER_0) up to the sum of the other samples, with p the reference
+pulse (computed here by direct integration of its spectrum) and G the gate written out
+from the standard's formulas."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import pytest
 from serdes.cli import main as cli_main
 from serdes.com.erl import compute_erl
 from serdes.com.params import preset
-from serdes.com.pulse import ComGrid
 
 GAMMA = 0.05
 

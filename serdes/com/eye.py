@@ -29,7 +29,8 @@ import numpy as np
 __all__ = ["eye_at_der0"]
 
 
-def eye_at_der0(y: np.ndarray, pdf: np.ndarray, a_s: float, der0: float) -> tuple[float, float | None]:
+def eye_at_der0(y: np.ndarray, pdf: np.ndarray, a_s: float,
+                der0: float) -> tuple[float, float | None]:
     """(eye height in V, VEC in dB or None for a closed eye) from the noise +
     interference PMF ``pdf`` on the voltage grid ``y`` and the half level spacing ``a_s``."""
     w = np.asarray(pdf, dtype=float)
