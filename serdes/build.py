@@ -363,3 +363,17 @@ def build(cfg: Config | None = None) -> System:
     link, receiver = build_link(cfg), build_receiver(cfg)
     return System(link=link, source=build_source(cfg, link, receiver), receiver=receiver,
                   run=build_run(cfg), cdr=build_cdr(cfg), tx_jitter=build_tx_jitter(cfg))
+
+
+
+def build_com_channels(cfg: Config):
+    """The channel set of a config for :func:`serdes.com.core.compute_com` (the sweep's
+    COM columns): :func:`serdes.com.columns.channel_set` of the [channel] section and the
+    [[aggressor]] tables. COM uses its own packages: [package] and [reflections] do not
+    enter."""
+    from serdes.com.columns import channel_set
+
+    ch = cfg["channel"]
+    aggs = [(a["kind"], a["model"], a["file"], a["ports"] or ch["ports"]) for a in cfg.aggressors]
+    return channel_set(ch["model"], ch["file"], ch["ports"], ch["loss_db"], ch["skin_fraction"],
+                       cfg["link"]["symbol_rate_hz"], aggs)

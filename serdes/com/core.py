@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from serdes.com import fom as _fom
 from serdes.com import mmse as _mmse
 from serdes.com import noise as _noise
+from serdes.com.eye import eye_at_der0
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
-from serdes.com.pulse import ComGrid, channel_vtf, h_r, read_channel, xsinc
+from serdes.com.pulse import Channel, ComGrid, channel_vtf, h_r, read_channel, xsinc
 
 __all__ = ["CaseResult", "ComResult", "compute_com"]
 
@@ -38,6 +38,8 @@ class CaseResult:
     rx_ffe_taps: list
     sigmas_v: dict
     n_fom: int
+    eye_height_v: float = None
+    vec_db: float = None
     # for the figure
     pulse_uneq: np.ndarray = field(repr=False, default=None)
     pulse_eq: np.ndarray = field(repr=False, default=None)
@@ -54,7 +56,7 @@ class CaseResult:
                 "tx_taps": self.tx_taps, "g_dc_db": self.g_dc_db, "g_dc2_db": self.g_dc2_db,
                 "dfe_taps": self.dfe_taps, "rx_ffe_taps": self.rx_ffe_taps,
                 "sigma_v": self.sigmas_v, "fom_evaluations": self.n_fom,
-                "eye_height_v": None, "vec_db": None, "erl_db": None}
+                "eye_height_v": self.eye_height_v, "vec_db": self.vec_db}
 
 
 @dataclass
@@ -75,7 +77,7 @@ class ComResult:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
-                "not_modelled": "eye height/VEC, ERL, floating DFE taps"
+                "not_modelled": "C2M eye timing window (T_O), floating DFE taps"
                 + (", RX FFE floating taps, quantization noise, MLSD" if len(self.params.rx_ffe_max) else "")}
 
 
@@ -89,9 +91,9 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     p = _preset(preset) if isinstance(preset, str) else preset
     p = apply_overrides(p, overrides)
     grid = ComGrid.of(p)
-    chans = [read_channel(thru, "thru")]
-    chans += [read_channel(f, "fext") for f in fext]
-    chans += [read_channel(f, "next") for f in next]
+    chans = [_channel(thru, "thru")]
+    chans += [_channel(f, "fext") for f in fext]
+    chans += [_channel(f, "next") for f in next]
     kinds = [c.kind for c in chans[1:]]
     offs = _fom.tx_offsets(p)
     m = grid.m
@@ -113,18 +115,27 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             rx_taps = []
         uneq = np.fft.irfft(xs * vtfs[0]) * p.a_v
         com = 20 * np.log10(b.a_s / b.a_ni)
+        eh, vec = eye_at_der0(b.y, b.pdf, b.a_s, p.der0)
         cases.append(CaseResult(
             package_case=n, lengths={k: list(v) for k, v in case.items()}, com_db=float(com),
             a_s_v=b.a_s, a_ni_v=b.a_ni, fom_db=best.fom_db,
             unequalized_peak_v=float(uneq.max()), tx_taps=[float(x) for x in best.tx_taps],
             g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
-            rx_ffe_taps=rx_taps, n_fom=best.n_evaluated,
+            rx_ffe_taps=rx_taps, n_fom=best.n_evaluated, eye_height_v=eh, vec_db=vec,
             sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
                       "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
-    return ComResult(p.name, p, str(Path(thru)), [str(f) for f in fext], [str(f) for f in next],
-                     cases, time.perf_counter() - t0)
+    return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
+                     [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0)
+
+
+def _channel(c, kind: str) -> Channel:
+    """A file path, or a :class:`~serdes.com.pulse.Channel` already made (e.g. the
+    synthetic line of a sweep point, ``serdes.build.build_com_channels``)."""
+    if isinstance(c, Channel):
+        return Channel(c.path, kind, c.f_hz, c.sdd)
+    return read_channel(c, kind)
 
 
 def _case_93a(p, grid, vtfs, kinds, offs, xs):

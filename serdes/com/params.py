@@ -109,6 +109,13 @@ class ComParams:
     f_step_ghz: float = 0.01
     #: include pre-cursor ISI in the figure of merit (eq. 93A-31 sums over all n != 0)
     fom_precursors: bool = True
+    #: effective return loss (Annex 93A.5, ``erl.py``): rho_x, beta_x (GHz), N_bx (UI),
+    #: T_fx (ns), N (UI); provisional values, see docs/com.md
+    erl_rho_x: float = 0.618
+    erl_beta_x_ghz: float = 0.0
+    erl_n_bx: int = 12
+    erl_t_fx_ns: float = 0.0
+    erl_n_ui: int = 1000
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -299,3 +306,10 @@ def check(p: ComParams) -> None:
         bad("c0_min", "a value that leaves at least one TX setting in the grid")
     if len(p.rx_ffe_min) != len(p.rx_ffe_max):
         bad("rx_ffe_min", "rx_ffe_min and rx_ffe_max of equal length")
+    if not 0 <= p.erl_rho_x <= 1:
+        bad("erl_rho_x", "a number in [0, 1]")
+    for k in ("erl_beta_x_ghz", "erl_t_fx_ns", "erl_n_bx"):
+        if getattr(p, k) < 0:
+            bad(k, "a number >= 0")
+    if not 1 <= p.erl_n_ui <= 100000:
+        bad("erl_n_ui", "an integer in [1, 100000] UI")

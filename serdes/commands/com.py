@@ -24,6 +24,8 @@ def add_parser(sub):
                    help="parameter set: " + ", ".join(preset_names()) + " (default 802.3ck-kr)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one COM parameter, e.g. der0=1e-5 or g_dc=-10,-9,-8 (repeatable)")
+    p.add_argument("--erl", action="store_true",
+                   help="also the effective return loss (Annex 93A.5) of both ports of THRU")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("-o", "--output", default=None, help="write the report figure (PNG) here")
     add_dpi_option(p)
@@ -47,6 +49,8 @@ def summary(res) -> str:
             f"  DFE [{dfe}]" + (("; RX FFE [" + " ".join(f"{t:+.3f}" for t in c.rx_ffe_taps) + "]")
                                 if c.rx_ffe_taps else ""),
             "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
+            f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC "
+            + (f"{c.vec_db:.2f} dB" if c.vec_db is not None else "- (eye closed)"),
         ]
     lines.append("not modelled: " + res.as_dict()["not_modelled"])
     return "\n".join(lines)
@@ -58,14 +62,25 @@ def main(args) -> int:
     if args.output:
         check_dpi(args.dpi)
     res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides)
+    erl = None
+    if args.erl:
+        from serdes.com.erl import compute_erl
+
+        erl = compute_erl(args.thru, res.params)
     if args.output:
         from serdes.com.figure import report_figure
 
         report_figure(res, args.output, dpi=args.dpi)
     if args.json:
-        print(json.dumps(json_safe(res.as_dict())))
+        d = res.as_dict()
+        if erl is not None:
+            d["erl"] = [e.as_dict() for e in erl]
+        print(json.dumps(json_safe(d)))
     else:
         print(summary(res))
+        if erl is not None:
+            print("ERL (Annex 93A.5, channel file alone): " + ", ".join(
+                f"port {e.port} {e.erl_db:.2f} dB" for e in erl))
         if args.output:
             print(f"figure: {args.output}")
     return 0

@@ -51,6 +51,11 @@ def add_parser(sub):
                         "(default 10)")
     p.add_argument("--stat", action="store_true",
                    help="also compute the statistical BER (stat_ber column)")
+    p.add_argument("--com", metavar="PRESET",
+                   help="also the COM of each point's channel with this preset "
+                        "(columns com_db, com_a_s_mv, ...; see serdes com)")
+    p.add_argument("--com-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --com: override one COM parameter (repeatable)")
     p.add_argument("--engine", choices=("pulse", "waveform"), default="pulse",
                    help="engine of the counted BER (default pulse)")
     p.add_argument("--retry-errors", action="store_true",
@@ -80,12 +85,15 @@ def main(args) -> int:
             raise SweepError("--timeout applies to --scheduler only")
         if not 0 < args.timeout <= 3600:
             raise SweepError(f"--timeout {args.timeout:g}: expected seconds in (0, 3600]")
+    if args.com_set and args.com is None:
+        raise SweepError("--com-set applies to --com only")
     previous = _terminate_as_interrupt()
     try:
         summary = run_sweep(cfg, grid, args.out, workers=args.workers,
                             scheduler=args.scheduler, stat=args.stat, engine=args.engine,
                             retry_errors=args.retry_errors, progress=args.progress,
-                            timeout=args.timeout)
+                            timeout=args.timeout,
+                            com=None if args.com is None else (args.com, args.com_set))
     except SweepInterrupted as exc:
         s = exc.summary
         print(f"serdes: interrupted: {s.skipped + s.ran} of {s.points} points are in "

@@ -284,13 +284,15 @@ def point_seed(config_seed: int, point: dict[str, Any]) -> int:
 
 
 def sweep_id(base: dict[str, dict[str, Any]], keys: Iterable[str], engine: str,
-             stat: bool) -> str:
+             stat: bool, com: tuple | None = None) -> str:
     """Identity of a sweep: the base config less the swept keys, the swept keys, the
     engine and --stat. A result file holds the rows of one sweep."""
     keys = sorted(keys)
     data = {s: ({k: canonical_value(v) for k, v in vals.items() if f"{s}.{k}" not in keys}
                 if isinstance(vals, dict) else vals)   # [[aggressor]] tables: a list
             for s, vals in base.items()}
-    text = json.dumps({"config": data, "keys": keys, "engine": engine, "stat": bool(stat)},
-                      sort_keys=True)
+    ident = {"config": data, "keys": keys, "engine": engine, "stat": bool(stat)}
+    if com is not None:   # COM columns (preset, overrides): another sweep
+        ident["com"] = [com[0], list(com[1])]
+    text = json.dumps(ident, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]

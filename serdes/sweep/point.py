@@ -33,8 +33,10 @@ def seed_of(base: dict[str, dict[str, Any]], point: dict[str, Any]) -> int:
 
 
 def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
-              engine: str = "pulse", stat: bool = False, sweep: str = "") -> dict[str, Any]:
-    """Run one point and return its row (plain Python values)."""
+              engine: str = "pulse", stat: bool = False, sweep: str = "",
+              com: tuple | None = None) -> dict[str, Any]:
+    """Run one point and return its row (plain Python values). ``com``: ``(preset,
+    overrides)`` adds the COM columns of the point's channel (:mod:`serdes.com.columns`)."""
     t0 = time.perf_counter()
     row: dict[str, Any] = dict(point)
     row["status"] = "ok"
@@ -46,6 +48,10 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
 
         report = run_report(build(cfg), engine=engine, stat=stat)
         row.update(report_columns(report.to_dict(), stat=stat))
+        if com is not None:
+            from serdes.com.columns import com_columns
+
+            row.update(com_columns(cfg, com[0], com[1]))
         message = None
     except Exception as exc:  # a failing point is recorded, the sweep goes on
         row["status"] = "error"

@@ -45,7 +45,7 @@ FEC_COLUMNS = ("fec_codewords", "fec_uncorrectable", "rs_ser", "flr", "flr_model
 FIXED = FIXED + FEC_COLUMNS
 TAIL = ("elapsed_s", "seed", "point", "sweep", "message")
 INT_COLUMNS = {"bit_errors", "symbol_errors", "bits", "symbols", "seed", "fec_codewords",
-               "fec_uncorrectable"}
+               "fec_uncorrectable", "com_case"}
 TEXT_COLUMNS = {"status", "point", "sweep", "message"}
 PARQUET_FLUSH_S = 5.0
 

@@ -69,7 +69,8 @@ class SweepInterrupted(KeyboardInterrupt):
 def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
               workers: int | None = None, scheduler: str | None = None,
               stat: bool = False, engine: str = "pulse", retry_errors: bool = False,
-              progress: bool | None = None, timeout: float | None = None) -> SweepSummary:
+              progress: bool | None = None, timeout: float | None = None,
+              com: tuple | None = None) -> SweepSummary:
     """Run every point of ``grid`` on ``config`` (a :class:`~serdes.config.Config`).
 
     ``out``: a ``.csv`` or ``.parquet`` file; points already in it are skipped (rows
@@ -80,12 +81,19 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
     points on instead.
     ``progress``: draw the progress bar (default: when stderr is a terminal).
     ``timeout``: seconds to wait for the scheduler's answer (default DASK_TIMEOUT_S).
+    ``com``: ``(preset, overrides)``: also the COM of each point's channel (columns
+    :data:`serdes.com.columns.COM_COLUMNS`).
     """
     if engine not in ("pulse", "waveform"):
         raise SweepError(f"engine {engine!r}: expected 'pulse' or 'waveform'")
     base = config.to_dict()
     keys = list(grid.keys)
-    sid = sweep_id(base, keys, engine, stat)
+    if com is not None:
+        from serdes.com.params import apply_overrides, preset as com_preset
+
+        com = (com[0], tuple(com[1]))
+        apply_overrides(com_preset(com[0]), list(com[1]))   # a bad preset fails here
+    sid = sweep_id(base, keys, engine, stat, com)
     points = list(grid)
     ids = [point_id(p) for p in points]
     index = {pid: i for i, pid in enumerate(ids)}
@@ -113,6 +121,8 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         summary = SweepSummary(out=None if out is None else Path(out), points=len(points),
                                skipped=len(points) - len(todo), ran=0, errors=0, elapsed_s=0.0)
         kwargs = dict(base=base, engine=engine, stat=stat, sweep=sid)
+        if com is not None:
+            kwargs["com"] = com
         if scheduler:
             executor = _DaskExecutor(scheduler, timeout)
         else:
