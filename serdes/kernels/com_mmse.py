@@ -4,8 +4,9 @@ block of TX FFE settings at one CTLE setting (see serdes/com/mmse.py for the met
 Per TX setting c (all taps, cursor included; cc the products c_i c_j of the pairs):
 the pulse peak (argmax of c @ S), each FEXT aggressor's phase of largest energy and its
 UI-sample autocorrelation there (quadratic forms cc @ G), then for every sampling time
-within +-M/2 of the peak: the victim's and its slope's autocorrelations at that phase (cc @ G), the cursor and DFE rows of the
-convolution matrix (gathered UI samples), and the MMSE solve of
+within +-M/2 of the peak: the victim's and its slope's autocorrelations at that phase
+(cc @ G), the cursor and DFE rows of the convolution matrix (gathered UI samples), and
+the MMSE solve of
 :func:`serdes.com.mmse.solve_rows_batch` (the same steps: unit-cursor KKT, DFE tap
 clipped and the FFE solved again, FFE taps clipped and renormalised) done with Cholesky
 factorisation of the 16 x 16 matrix per solve. Returns the best FOM over the sampling times
@@ -310,10 +311,11 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
         raise ConfigError(f"idx0: {idx0} puts the sampling times beyond the pulse window")
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
-    bad, nsolve = _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb, wmin, wmax, bmin, bmax, _a.real("var_x", var_x, positive=True),
-                      _a.real("k_j", k_j, nonneg=True), _a.real("rlm", rlm, positive=True),
-                      float(_a.integer("levels", levels, lo=2)), fom, ts,
-                      _a.integer("chunk", chunk, lo=1))
+    bad, nsolve = _mmse_block(
+        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb, wmin, wmax,
+        bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
+        _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
+        ts, _a.integer("chunk", chunk, lo=1))
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)
