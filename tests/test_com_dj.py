@@ -200,3 +200,89 @@ def test_fast_grid_search_equals_direct(channels_dir):
     assert np.abs(fast.landscape - slow.landscape).max() < 1e-8
     assert fast.sol.ts == slow.sol.ts and np.allclose(fast.tx_taps, slow.tx_taps)
     assert np.allclose(fast.sol.w, slow.sol.w, atol=1e-7)
+
+
+def _dpo12_vtfs(p, d, n_fext=5, n_next=3):
+    from serdes.com.pulse import ComGrid, channel_vtf, read_channel, xsinc
+
+    d = d / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
+    names = ["FENG89", "FENG1415", "FENH89", "FENH1112", "FENH1415"][:n_fext]
+    names += ["NENF89", "NENF1112", "NENF1415"][:n_next]
+    g = ComGrid.of(p)
+    chans = [read_channel(d / "DPO_12in_Meg7_THRU.s4p", "thru")]
+    chans += [read_channel(d / f"DPO_12in_Meg7_{n}.s4p", "fext" if n[2] == "E" else "next")
+              for n in names]
+    v = [channel_vtf(p, g, c, p.cases[0]) for c in chans]
+    pk0 = int(np.argmax(np.fft.irfft(xsinc(g) * v[0])))
+    sh = np.exp(-2j * np.pi * g.f * ((20 * g.m - pk0) % g.n_t) * g.ui / g.m)
+    return g, [x * sh for x in v], [c.kind for c in chans[1:]]
+
+
+@pytest.mark.parametrize("grid", [
+    # the 72-candidate grid of benchmarks/com_pychopmarg_dj.py
+    {"g_dc": "-12,-9,-6,-3", "g_dc2": "-2,0", "tx_min": "0,0,-0.1,-0.1,0,0",
+     "tx_max": "0,0,0,0,0,0", "tx_step": "0,0,0.05,0.05,0,0"},
+    # 4 CTLE x 495 TX settings, all four TX taps of the preset moving, 2 DFE taps
+    {"g_dc": "-9,-6", "g_dc2": "-2,0", "tx_min": "-0.06,0,-0.3,-0.2,0,0",
+     "tx_max": "0,0.12,0,0,0,0", "tx_step": "0.02,0.04,0.05,0.05,0,0",
+     "dfe_max": "0.85,0.3", "dfe_min": "0,-0.3", "f_step_ghz": "0.05"},
+])
+def test_numba_grid_search_equals_numpy_search(grid, channels_dir):
+    """The numba kernel (Cholesky + Woodbury solves, loops) against the NumPy stacked
+    search it replaces (LU of the full KKT system), every candidate of the grid, DPO_12in
+    with 2 FEXT and 1 NEXT: same best candidate, FOM of every TX setting to 1e-8 dB."""
+    from serdes.com.mmse_grid import search_grid_numba
+    from serdes.com.params import apply_overrides
+
+    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05", **grid})
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=2, n_next=1)
+    ref = mmse.search_grid_fast(p, g, v, kinds)
+    new = search_grid_numba(p, g, v, kinds)
+    assert (new.g_dc, new.g_dc2, new.sol.ts) == (ref.g_dc, ref.g_dc2, ref.sol.ts)
+    assert np.array_equal(new.tx_taps, ref.tx_taps)
+    assert abs(new.fom_db - ref.fom_db) < 1e-8
+    assert np.abs(new.landscape - ref.landscape).max() < 1e-8
+    assert np.abs(new.tx_fom_at_best - ref.tx_fom_at_best).max() < 1e-8
+    assert np.allclose(new.sol.w, ref.sol.w, atol=1e-9) and np.allclose(new.sol.b, ref.sol.b)
+    assert new.n_evaluated == ref.n_evaluated
+
+
+def test_numba_search_gives_the_same_com(monkeypatch, channels_dir):
+    """compute_com with the numba search and with the NumPy search: the same COM, A_s,
+    A_ni and equalization (72-candidate grid, DPO_12in with 2 FEXT and 1 NEXT)."""
+    from serdes.com import core
+
+    d = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
+    args = (d / "DPO_12in_Meg7_THRU.s4p", [d / "DPO_12in_Meg7_FENG89.s4p",
+                                           d / "DPO_12in_Meg7_FENH1415.s4p"],
+            [d / "DPO_12in_Meg7_NENF89.s4p"])
+    ov = {"g_dc": "-12,-9,-6,-3", "g_dc2": "-2,0", "tx_min": "0,0,-0.1,-0.1,0,0",
+          "tx_max": "0,0,0,0,0,0", "tx_step": "0,0,0.05,0.05,0,0", "f_step_ghz": "0.05"}
+    new = compute_com(*args, preset="802.3dj-kr", overrides=ov).cases[0]
+    monkeypatch.setattr(core._mmse_grid, "search_grid_numba", mmse.search_grid_fast)
+    ref = compute_com(*args, preset="802.3dj-kr", overrides=ov).cases[0]
+    assert abs(new.com_db - ref.com_db) < 1e-8 and abs(new.fom_db - ref.fom_db) < 1e-8
+    assert new.a_s_v == pytest.approx(ref.a_s_v, rel=1e-9)
+    assert new.a_ni_v == pytest.approx(ref.a_ni_v, rel=1e-9)
+    assert (new.tx_taps, new.g_dc_db, new.g_dc2_db) == (ref.tx_taps, ref.g_dc_db, ref.g_dc2_db)
+    assert np.allclose(new.rx_ffe_taps, ref.rx_ffe_taps, atol=1e-9)
+
+
+def test_mmse_kernel_refuses_bad_tables():
+    """The kernel's wrapper names the wrong argument in one line."""
+    from serdes.errors import ConfigError
+    from serdes.kernels.com_mmse import mmse_block
+
+    C = np.array([[0.0, 1.0, 0.0]])
+    CC = np.ones((1, 6))
+    ok = dict(gv=np.zeros((6, 4 * 3)), gj=np.zeros((6, 4 * 3)), gf=np.zeros((0, 6, 12)),
+              r_base=np.zeros((4, 3)), acf_xt0=np.zeros(3), t0=np.zeros((4, 50)),
+              S=np.zeros((3, 9)), idx0=40, offs=[-1, 0, 1], m=4, nw=3, dw=1, nb=1,
+              wmin=[-1, 1, -1], wmax=[1, 1, 1], bmin=[0], bmax=[1], var_x=5 / 9, k_j=0.0,
+              rlm=1.0, levels=4)
+    with pytest.raises(ConfigError, match="gv: expected shape"):
+        mmse_block(C, CC, **{**ok, "gv": np.zeros((6, 5))})
+    with pytest.raises(ConfigError, match="offs: expected 3 values"):
+        mmse_block(C, CC, **{**ok, "offs": [0, 1]})
+    with pytest.raises(ConfigError, match="var_x: must be > 0"):
+        mmse_block(C, CC, **{**ok, "var_x": 0.0})

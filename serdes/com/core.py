@@ -14,6 +14,7 @@ import numpy as np
 
 from serdes.com import fom as _fom
 from serdes.com import mmse as _mmse
+from serdes.com import mmse_grid as _mmse_grid
 from serdes.com import noise as _noise
 from serdes.com.eye import eye_at_der0
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
@@ -162,7 +163,7 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs):
     (normalised to a unit cursor tap) applied to the victim and aggressor pulses and the
     noise, TX noise per 178A-21 and each aggressor at its phase at the FFE input."""
     m = grid.m
-    best = _mmse.search_grid_fast(p, grid, vtfs, kinds)
+    best = _mmse_grid.search_grid_numba(p, grid, vtfs, kinds)
     basis = _fom.ctle_basis(p, grid.f)
     hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
     dw = p.rx_ffe_pre

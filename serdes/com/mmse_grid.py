@@ -1,0 +1,126 @@
+"""The 802.3dj (Annex 178A) COM search over the CTLE x TX FFE grid with the numba kernel
+:mod:`serdes.kernels.com_mmse`: the same candidates, the same MMSE solve and the same
+result as :func:`serdes.com.mmse.search_grid_fast` (every point, every sampling time
+within +-M/2 of the pulse peak), without the NumPy stacks: per CTLE setting the tables
+of that function (quadratic forms of the victim, its slope and the FEXT aggressors in the
+TX taps, noise autocorrelations per phase, the pulse's phase table) are formed once, and
+the kernel runs over the TX settings in parallel, one Cholesky factorisation per
+(TX setting, sampling time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from serdes.com import mmse as _m
+from serdes.kernels.com_mmse import mmse_block
+
+__all__ = ["search_grid_numba"]
+
+
+class _Ctle:
+    """The tables of one CTLE setting (as in mmse.search_grid_fast)."""
+
+    def __init__(self, p, wt, pulses, basis, kinds, hr_f, f, m, offs, iu, mult):
+        nw = len(p.rx_ffe_max)
+        L = p.levels
+        self.var_x = var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+        k_tx = 10 ** (-p.snr_tx_db / 10)
+        r_rx = _m.rx_noise_acf(p.eta0, hr_f * (wt @ basis), f, m, nw)
+        p0 = wt @ pulses[0]
+        self.t0 = t0 = _m.phase_table(p0, m)
+        self.gv = _m._pair_forms(t0, offs, nw, iu, mult)
+        self.gj = _m._pair_forms(_m.slope_table(p0, m), offs, nw, iu, mult)
+        self.acf_next = np.zeros(nw)
+        gf = []
+        for bv, k in zip(pulses[1:], kinds):
+            a = wt @ bv
+            if k == "next":
+                self.acf_next += var_x * _m.acf(_m.agg_samples(a, m)[1], nw)
+            else:
+                gf.append(_m._pair_forms(_m.phase_table(a, m), offs, nw, iu, mult))
+        self.gf = np.stack(gf) if gf else np.zeros((0, len(iu[0]), m * nw))
+        self.r_base = r_rx[None, :] + k_tx * _m.acf_rows(t0, nw)
+        w = 4 * m
+        pk0 = int(np.argmax(p0))
+        self.idx0 = pk0 - w
+        idx = pk0 + np.arange(-w, w + 1)
+        self.S = np.stack([p0[(idx - k * m) % len(p0)] for k in offs])
+
+
+def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _m.MmseBest:
+    """Best MMSE FOM over g_DC x g_DC2 x the TX FFE grid (``vtfs[0]`` the thru, the rest
+    aggressors of ``kinds``): the result of mmse.search_grid_fast (same fields; the best
+    candidate's RX FFE and DFE taps are solved again by mmse.solve_rows_batch)."""
+    from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
+    from serdes.com.pulse import h_r, xsinc
+
+    m = grid.m
+    C_all = full_taps(p, p.tx_grid)
+    # taps that are zero in every setting of the grid (c(2), c(3) in the preset) add
+    # exact zeros: leave them out of the kernel's sums
+    live = np.flatnonzero(np.any(C_all != 0.0, axis=0))
+    offs = tx_offsets(p)[live]
+    C = np.ascontiguousarray(C_all[:, live])
+    iu, mult = _pairs(len(offs))
+    CC = np.ascontiguousarray(C[:, iu[0]] * C[:, iu[1]])
+    basis = ctle_basis(p, grid.f)
+    xs = xsinc(grid)
+    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
+    pulses = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
+    hr_f = h_r(p, grid.f)
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    kw = dict(m=m, nw=nw, dw=dw, nb=nb, wmin=np.asarray(p.rx_ffe_min, float),
+              wmax=np.asarray(p.rx_ffe_max, float), bmin=np.asarray(p.dfe_min, float),
+              bmax=np.asarray(p.dfe_max, float), var_x=var_x,
+              k_j=var_x * (p.a_dd ** 2 + p.sigma_rj ** 2), rlm=p.rlm, levels=L)
+    landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
+    best = None
+    n_eval = 0
+    for i, gdc in enumerate(p.g_dc):
+        for j, gdc2 in enumerate(p.g_dc2):
+            t = _Ctle(p, ctle_weights(gdc, gdc2), pulses, basis, kinds, hr_f, grid.f, m, offs,
+                      iu, mult)
+            foms = np.empty(len(C))
+            tss = np.empty(len(C), dtype=np.int64)
+            for s0 in range(0, len(C), block):
+                sl = slice(s0, min(len(C), s0 + block))
+                foms[sl], tss[sl], _ = mmse_block(C[sl], CC[sl], t.gv, t.gj, t.gf, t.r_base,
+                                                  t.acf_next, t.t0, t.S, t.idx0, offs, **kw)
+            n_eval += len(C)
+            k = int(np.argmax(foms))
+            landscape[i, j] = foms[k]
+            if best is None or foms[k] > best.fom_db:
+                w_k, b_k = _taps_at(p, t, C[k], offs, int(tss[k]))
+                sol = _m.MmseSolution(float(foms[k]), float("nan"), w_k, b_k, int(tss[k]))
+                best = _m.MmseBest(float(foms[k]), float(gdc), float(gdc2), C_all[k].copy(), sol,
+                                   landscape, foms.copy(), 0)
+    best.n_evaluated = n_eval
+    best.landscape = landscape
+    return best
+
+
+def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int):
+    """RX FFE and DFE taps of one candidate, solved by mmse.solve_rows_batch from the
+    same tables (the reference solve)."""
+    from serdes.com.fom import _pairs
+
+    m, N = t.t0.shape
+    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    iu, _ = _pairs(len(offs))
+    cc = c[iu[0]] * c[iu[1]]
+    dh, ph = divmod(ts, m)
+    axt = t.acf_next.copy()
+    for g in t.gf:
+        ga = (cc @ g).reshape(m, nw)
+        axt += t.var_x * ga[int(np.argmax(ga[:, 0]))]
+    k_j = t.var_x * (p.a_dd ** 2 + p.sigma_rj ** 2)
+    av = (cc @ t.gv).reshape(m, nw)[ph]
+    rn = t.r_base[ph] + k_j * (cc @ t.gj).reshape(m, nw)[ph] + axt
+    nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
+    cols = (dh + dw + nn[None] - offs[:, None, None]) % N
+    rows = np.einsum("k,kbi->bi", c, t.t0[ph][cols])
+    _, w, b = _m.solve_rows_batch(av[None], rn[None], rows[None], p)
+    return w[0].copy(), b[0].copy()

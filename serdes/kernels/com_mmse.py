@@ -1,0 +1,321 @@
+"""numba kernel of the 802.3dj (Annex 178A) COM search: the MMSE RX FFE/DFE FOM of a
+block of TX FFE settings at one CTLE setting (see serdes/com/mmse.py for the method).
+
+Per TX setting c (all taps, cursor included; cc the products c_i c_j of the pairs):
+the pulse peak (argmax of c @ S), each FEXT aggressor's phase of largest energy and its
+UI-sample autocorrelation there (quadratic forms cc @ G), then for every sampling time
+within +-M/2 of the peak: the victim's and its slope's autocorrelations at that phase
+(cc @ G), the cursor and DFE rows of the convolution matrix (gathered UI samples), and
+the MMSE solve of
+:func:`serdes.com.mmse.solve_rows_batch` (the same steps: unit-cursor KKT, DFE tap
+clipped and the FFE solved again, FFE taps clipped and renormalised) done with Cholesky
+factorisation of the 16 x 16 matrix per solve. Returns the best FOM over the sampling times
+and that sampling time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from serdes.errors import ConfigError
+from serdes.kernels import args as _a
+
+__all__ = ["mmse_block"]
+
+
+@njit(cache=True)
+def _chol(a, n, lo):
+    """Lower Cholesky factor of a[:n, :n] into lo; False if not positive definite."""
+    for j in range(n):
+        s = a[j, j]
+        for k in range(j):
+            s -= lo[j, k] * lo[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        lo[j, j] = d
+        for i in range(j + 1, n):
+            t = a[i, j]
+            for k in range(j):
+                t -= lo[i, k] * lo[j, k]
+            lo[i, j] = t / d
+    return True
+
+
+@njit(cache=True)
+def _chol_solve(lo, n, y, x):
+    for i in range(n):
+        t = y[i]
+        for k in range(i):
+            t -= lo[i, k] * x[k]
+        x[i] = t / lo[i, i]
+    for i in range(n - 1, -1, -1):
+        t = x[i]
+        for k in range(i + 1, n):
+            t -= lo[k, i] * x[k]
+        x[i] = t / lo[i, i]
+
+
+@njit(cache=True)
+def _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
+               R, lo, Y, G, y, z, w, b):
+    """MMSE FOM of one problem (the steps of solve_rows_batch); w, b hold the taps on
+    return. One Cholesky factorisation of R: z = R^-1 h0, Y = R^-1 H_b^T; the unclipped
+    DFE solution uses Rt = R - H_b^T H_b through the Woodbury identity,
+    Rt^-1 h0 = z + Y (I - H_b Y)^-1 H_b z."""
+    for i in range(nw):
+        for j in range(nw):
+            k = abs(i - j)
+            R[i, j] = av[k] + rn[k] / var_x
+    if not _chol(R, nw, lo):
+        return -np.inf
+    for i in range(nw):
+        y[i] = hr[0, i]
+    _chol_solve(lo, nw, y, z)
+    for r in range(nb):
+        for i in range(nw):
+            y[i] = hr[1 + r, i]
+        _chol_solve(lo, nw, y, Y[r])
+    # G = I - H_b Y (nb x nb, positive definite as Rt is), g = H_b z; solve G v = g
+    for r in range(nb):
+        t = 0.0
+        for i in range(nw):
+            t += hr[1 + r, i] * z[i]
+        G[r, nb] = t
+        for q in range(nb):
+            t = 0.0
+            for i in range(nw):
+                t += hr[1 + r, i] * Y[q, i]
+            G[r, q] = (1.0 if r == q else 0.0) - t
+    for r in range(nb):                      # Gauss elimination, no pivoting (PD)
+        for q in range(r + 1, nb):
+            f = G[q, r] / G[r, r]
+            for s in range(r, nb + 1):
+                G[q, s] -= f * G[r, s]
+    for r in range(nb - 1, -1, -1):
+        t = G[r, nb]
+        for s in range(r + 1, nb):
+            t -= G[r, s] * G[s, nb]
+        G[r, nb] = t / G[r, r]
+    s = 0.0
+    for i in range(nw):
+        t = z[i]
+        for r in range(nb):
+            t += Y[r, i] * G[r, nb]
+        w[i] = t
+        s += hr[0, i] * t
+    for i in range(nw):
+        w[i] /= s
+    hit = False
+    for r in range(nb):
+        t = 0.0
+        for i in range(nw):
+            t += hr[1 + r, i] * w[i]
+        bl = min(max(t, bmin[r]), bmax[r])
+        if bl != t:
+            hit = True
+        b[r] = bl
+    if hit:
+        # DFE taps fixed at their limits: w = R^-1 (h0 + H_b^T b) + mu R^-1 h0, h0^T w = 1
+        s1 = 0.0
+        s2 = 0.0
+        for i in range(nw):
+            t = z[i]
+            for r in range(nb):
+                t += Y[r, i] * b[r]
+            y[i] = t
+            s1 += hr[0, i] * t
+            s2 += hr[0, i] * z[i]
+        mu = (1.0 - s1) / s2
+        for i in range(nw):
+            w[i] = y[i] + mu * z[i]
+    c = w[dw]
+    changed = False
+    for i in range(nw):
+        wl = min(wmax[i] * c, max(wmin[i] * c, w[i]))
+        if wl != w[i]:
+            changed = True
+        y[i] = wl
+    if changed:
+        s = 0.0
+        for i in range(nw):
+            s += hr[0, i] * y[i]
+        for i in range(nw):
+            w[i] = y[i] / s
+        for r in range(nb):
+            t = 0.0
+            for i in range(nw):
+                t += hr[1 + r, i] * w[i]
+            b[r] = min(max(t, bmin[r]), bmax[r])
+    q = 1.0
+    for i in range(nw):
+        t = 0.0
+        for j in range(nw):
+            t += R[i, j] * w[j]
+        q += w[i] * t - 2.0 * w[i] * hr[0, i]
+        for r in range(nb):
+            q -= 2.0 * w[i] * hr[1 + r, i] * b[r]
+    for r in range(nb):
+        q += b[r] * b[r]
+    mse = var_x * q
+    if mse > 0.0:
+        return 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(mse))
+    return -np.inf
+
+
+@njit(cache=True, parallel=True)
+def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
+                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk):
+    n = C.shape[0]
+    K = C.shape[1]
+    P = CC.shape[1]
+    nf = gf.shape[0]
+    N = t0.shape[1]
+    ns = S.shape[1]
+    n_chunks = (n + chunk - 1) // chunk
+    bad = np.zeros(n_chunks, dtype=np.int64)
+    cnt = np.zeros(n_chunks, dtype=np.int64)
+    for ci in prange(n_chunks):
+        R = np.empty((nw, nw))
+        lo = np.empty((nw, nw))
+        Y = np.empty((max(nb, 1), nw))
+        G = np.empty((max(nb, 1), nb + 1))
+        y = np.empty(nw)
+        z = np.empty(nw)
+        w = np.empty(nw)
+        b = np.empty(max(nb, 1))
+        av = np.empty(nw)
+        rn = np.empty(nw)
+        axt = np.empty(nw)
+        hr = np.empty((nb + 1, nw))
+        for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
+            best_s = -np.inf
+            kk = 0
+            for s in range(ns):
+                v = 0.0
+                for k in range(K):
+                    v += C[r, k] * S[k, s]
+                if v > best_s:
+                    best_s = v
+                    kk = s
+            if kk == 0 or kk == ns - 1:
+                bad[ci] = 1
+                fom_out[r] = -np.inf
+                ts_out[r] = -1
+                continue
+            pk = idx0 + kk
+            for lag in range(nw):
+                axt[lag] = acf_xt0[lag]
+            for f in range(nf):
+                be = -np.inf
+                bph = 0
+                for ph in range(m):
+                    e = 0.0
+                    for q in range(P):
+                        e += CC[r, q] * gf[f, ph * nw, q]
+                    if e > be:
+                        be = e
+                        bph = ph
+                for lag in range(nw):
+                    e = 0.0
+                    for q in range(P):
+                        e += CC[r, q] * gf[f, bph * nw + lag, q]
+                    axt[lag] += var_x * e
+            fbest = -np.inf
+            tbest = -1
+            for dt in range(-(m // 2), m // 2 + 1):
+                ts = pk + dt
+                dh = ts // m
+                ph = ts - dh * m
+                for lag in range(nw):
+                    e1 = 0.0
+                    e2 = 0.0
+                    for q in range(P):
+                        e1 += CC[r, q] * gv[ph * nw + lag, q]
+                        e2 += CC[r, q] * gj[ph * nw + lag, q]
+                    av[lag] = e1
+                    rn[lag] = r_base[ph, lag] + k_j * e2 + axt[lag]
+                for rr in range(nb + 1):
+                    for i in range(nw):
+                        e = 0.0
+                        for k in range(K):
+                            col = dh + dw + rr - i - offs[k]
+                            if col < 0:
+                                col += N
+                            elif col >= N:
+                                col -= N
+                            e += C[r, k] * t0[ph, col]
+                        hr[rr, i] = e
+                cnt[ci] += 1
+                fo = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
+                                levels, R, lo, Y, G, y, z, w, b)
+                if fo > fbest:
+                    fbest = fo
+                    tbest = ts
+            fom_out[r] = fbest
+            ts_out[r] = tbest
+    return bad.sum(), cnt.sum()
+
+
+def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
+               wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64):
+    """FOM (best over the sampling times) and sampling time of every row of C, and the
+    number of MMSE solves done; see the module doc. ``gv``, ``gj`` (pairs x M N_w) and
+    ``gf`` (FEXT x pairs x M N_w): the quadratic forms of mmse._pair_forms; ``r_base``
+    (M x N_w) the RX and TX noise autocorrelation per phase, ``acf_xt0`` the NEXT's;
+    ``t0`` (M x N UI) the phase table of the pulse without TX FFE, S its K shifted
+    windows starting at sample ``idx0``. Raises when a TX setting moves the pulse peak
+    to the edge of the window S covers."""
+    C = _a.array("C", C, ndim=2, finite=True)
+    CC = _a.array("CC", CC, ndim=2, finite=True)
+    n, K = C.shape
+    if CC.shape[0] != n:
+        raise ConfigError(f"CC: needs {n} rows, got {CC.shape[0]}")
+    gv = _a.array("gv", gv, ndim=2)
+    gj = _a.array("gj", gj, ndim=2)
+    gf = _a.array("gf", gf, ndim=3)
+    m = _a.integer("m", m, lo=1)
+    nw = _a.integer("nw", nw, lo=1)
+    nb = _a.integer("nb", nb, lo=0)
+    dw = _a.integer("dw", dw, lo=0, hi=nw - 1)
+    for name, g in (("gv", gv), ("gj", gj)):
+        if g.shape != (CC.shape[1], m * nw):
+            raise ConfigError(f"{name}: expected shape {(CC.shape[1], m * nw)}, got {g.shape}")
+    if gf.shape[1:] != (CC.shape[1], m * nw):
+        raise ConfigError(f"gf: expected shape (n, {CC.shape[1]}, {m * nw}), got {gf.shape}")
+    gv = np.ascontiguousarray(gv.T)
+    gj = np.ascontiguousarray(gj.T)
+    gf = np.ascontiguousarray(np.swapaxes(gf, 1, 2))
+    r_base = _a.array("r_base", r_base, ndim=2)
+    if r_base.shape != (m, nw):
+        raise ConfigError(f"r_base: expected shape {(m, nw)}, got {r_base.shape}")
+    acf_xt0 = _a.array("acf_xt0", acf_xt0, min_len=nw)
+    t0 = _a.array("t0", t0, ndim=2)
+    if t0.shape[0] != m:
+        raise ConfigError(f"t0: expected {m} rows, got {t0.shape[0]}")
+    S = _a.array("S", S, ndim=2)
+    if S.shape[0] != K:
+        raise ConfigError(f"S: expected {K} rows, got {S.shape[0]}")
+    offs = _a.array("offs", offs, dtype=np.int64)
+    if len(offs) != K:
+        raise ConfigError(f"offs: expected {K} values, got {len(offs)}")
+    if int(np.abs(offs).max(initial=0)) + nw + nb >= t0.shape[1]:
+        raise ConfigError(f"t0: {t0.shape[1]} UI is shorter than the TX and RX FFE spans")
+    wmin = _a.array("wmin", wmin, min_len=nw)
+    wmax = _a.array("wmax", wmax, min_len=nw)
+    bmin = _a.array("bmin", bmin, min_len=nb)
+    bmax = _a.array("bmax", bmax, min_len=nb)
+    idx0 = _a.integer("idx0", idx0, lo=m)
+    if idx0 + S.shape[1] + m // 2 >= m * t0.shape[1]:
+        raise ConfigError(f"idx0: {idx0} puts the sampling times beyond the pulse window")
+    fom = np.empty(n)
+    ts = np.empty(n, dtype=np.int64)
+    bad, nsolve = _mmse_block(
+        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb, wmin, wmax,
+        bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
+        _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
+        ts, _a.integer("chunk", chunk, lo=1))
+    if bad:
+        raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
+    return fom, ts, int(nsolve)
