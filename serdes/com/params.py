@@ -28,8 +28,9 @@ C_d, L_s, C_b (nF, nH)    2.5e-4, 0, 0      1.2e-4, 0.12, 0.3e-4
 C_p (nF), R_d, R_0 (ohm)  1.8e-4, 55, 50    0.87e-4, 50, 50
 Z_c (ohm), segments       78.2              87.5 then 92.5 (1.8 mm)
 z_p TX/NEXT/FEXT/RX (mm)  12/12/12/12 and   12/12/12/12 and 31/29/31/29
-                          30/12/30/30
-line gamma0, a1, a2, tau  0, 1.734e-3, 1.455e-4, 6.141e-3 (both)
+                          30/12/30/30       (c2c: 13/11/13/11 and 31/29/31/29)
+line gamma0, a1, a2, tau  0, 1.734e-3,      0, 9.909e-4, 2.772e-4, 6.141e-3
+                          1.455e-4, 6.141e-3
 ========================  ================  =================  ===============
 
 Sources and standing:
@@ -39,12 +40,15 @@ Sources and standing:
   compare against; it has a 16-tap RX FFE (5 pre-cursor taps) and one DFE tap.
 * 100gbase-kr4: IEEE 802.3 Clause 93, Table 93-8 (COM parameter values) with the Annex
   93A package (single line segment, Z_c 78.2 ohm).
-* 802.3ck: Annex 163A / Table 163-10 (KR); the package and line values agree with
-  ``serdes/presets.py``. The CR, C2C and C2M rows share the KR values except where the
-  table above says otherwise. The ck values were written from the published
-  tables as we know them and could not be re-checked against the standard text here
-  (PyChOpMarg 3.4 ships no 802.3ck configuration); they are flagged provisional in
-  docs/com.md. Floating DFE taps and the C2M eye (VEC) criteria are not modelled.
+* 802.3ck: Annex 163A / Table 163-10 (KR); the package, line, case and f_r values are
+  taken from ``serdes/presets.py`` (one table; its sources are listed there: KR and C2C
+  verified against the task force's COM configuration sheets, CR and C2M not).
+  The CR, C2C and C2M rows share the KR values except where the table above says
+  otherwise. The other ck values (amplitudes, noise, equalizer ranges) are still
+  provisional (docs/com.md): the same sheet transcriptions give A_ne = 0.608 V and
+  eta_0 = 8.2e-9 V^2/GHz for KR and A_ne = 0.608 V, eta_0 = 2e-8 V^2/GHz for C2C, which
+  differ from the rows here and were not changed. Floating DFE taps and the C2M eye
+  (VEC) criteria are not modelled.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.errors import ConfigError
+from serdes.presets import com_package
 
 __all__ = ["ComParams", "PRESETS", "preset", "preset_names", "apply_overrides"]
 
@@ -144,17 +149,14 @@ def _ck(**kw):
     fb = 53.125
     base = dict(
         name="802.3ck-kr", fb_gbd=fb, levels=4, der0=1e-4, a_v=0.413, a_fe=0.413, a_ne=0.45,
-        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004, f_r=0.75,
+        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
         g_dc=_rng(-20, 0), g_dc2=_rng(-6, 0), f_z_ghz=fb / 2.5, f_p1_ghz=fb / 2.5, f_p2_ghz=fb,
         f_lf_ghz=fb / 80, tx_min=(-0.06, 0.0, -0.34, -0.2), tx_max=(0.0, 0.12, 0.0, 0.0),
         tx_step=(0.02, 0.02, 0.02, 0.02), tx_n_pre=3, c0_min=0.5,
         dfe_max=(0.85,) + (0.3,) * 11, dfe_min=(0.0,) + (-0.3,) * 11,
-        c_d=(1.2e-4,), l_s=(0.12,), c_b=0.3e-4, c_p=0.87e-4, r_d=50.0, r0=50.0,
-        z_c=(87.5, 92.5),
-        cases=({"tx": (12.0, 1.8), "next": (12.0, 1.8), "fext": (12.0, 1.8), "rx": (12.0, 1.8)},
-               {"tx": (31.0, 1.8), "next": (29.0, 1.8), "fext": (31.0, 1.8), "rx": (29.0, 1.8)}),
-        source="IEEE 802.3ck Table 163-10 / Annex 93A (provisional, see docs/com.md)")
+        r0=50.0, source="IEEE 802.3ck Table 163-10 / Annex 93A (provisional, see docs/com.md)")
     base.update(kw)
+    base.update(com_package(base["name"]))  # the package table of serdes/presets.py
     return ComParams(**base)
 
 
@@ -176,17 +178,14 @@ def _dj():
     fb = 106.25
     return ComParams(
         name="802.3dj-kr", fb_gbd=fb, levels=4, der0=2e-4, a_v=0.413, a_fe=0.413, a_ne=0.45,
-        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004, f_r=0.58,
+        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
         g_dc=_rng(-15, 0), g_dc2=_rng(-5, 0, 0.5), f_z_ghz=42.5, f_p1_ghz=42.5, f_p2_ghz=106.25,
         f_lf_ghz=1.328125, tx_min=(-0.06, 0.0, -0.34, -0.2, 0.0, 0.0),
         tx_max=(0.0, 0.12, 0.0, 0.0, 0.0, 0.0), tx_step=(0.005, 0.005, 0.005, 0.005, 0.0, 0.0),
         tx_n_pre=3, c0_min=0.5, dfe_max=(0.85,), dfe_min=(0.0,),
         rx_ffe_min=(-0.7,) * 5 + (1.0,) + (-0.7,) * 10, rx_ffe_max=(0.7,) * 5 + (1.0,) + (0.7,) * 10,
         rx_ffe_pre=5,
-        c_d=(4.0e-5, 9.0e-5, 1.1e-4), l_s=(0.13, 0.15, 0.14), c_b=3.0e-5, c_p=4.0e-5,
-        r_d=50.0, r0=50.0, z_c=(87.5, 92.5),
-        cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8), "rx": (33.0, 1.8)},),
-        gamma0=5.0e-4, a1=8.9e-4, a2=2.0e-4, tau=6.141e-3,
+        r0=50.0, **com_package("802.3dj-kr"),
         source="PyChOpMarg 3.4 config/ieee_8023dj.py (802.3dj, Annex 178A)")
 
 
