@@ -228,7 +228,18 @@ def icn_v(link) -> float | None:
     path (the channel data alone, as measured: no package, no TX FFE). With A_a equal
     within NEXT and within FEXT this is the standard's MDNEXT/MDFEXT form. A file is used
     at its own frequencies (df its step); a copy model on a 10 MHz grid. None without
-    aggressors."""
+    aggressors.
+
+    Checked term by term against eqs. 93A-46/47/57 as the IEEE COM reference code
+    computes them (``FD_Processing``: PWF = sinc^2(f/f_b) (1 + (f/f_tr)^4)^-1
+    (1 + (f/(f_r f_b))^8)^-1, sigma = sqrt(2 df / f_2 sum A^2 PWF |XT|^2) over the power
+    sum XT): the same terms. Where the two differ: the COM code divides by f_2 (= f_b by
+    default; we divide by f_b, the standard's A^2 / f_b), takes the aggressor edge as
+    f_tr = f_f f_b or f_n f_b (we use 0.2365 / T of each aggressor, the 92.10.7.4.7 form
+    with T_ft / T_nt), sums from the last point <= f_1 to the first >= f_2 (we sum
+    f_1 <= f <= f_2) and has separate ICN amplitudes A_ft / A_nt (we use each
+    aggressor's swing, A_fe / A_ne). tests/test_crosstalk.py checks the sum against a
+    quadrature of the integral for flat couplings."""
     spec = link.crosstalk_spec
     if spec is None or not spec.aggressors:
         return None

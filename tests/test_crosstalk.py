@@ -302,3 +302,42 @@ def test_aggressors_get_the_packages_of_their_kind():
     # the copy path itself holds the thru without its packages
     from serdes.analog.package import Package
     assert nxt.coupling.stages and not any(isinstance(s, Package) for s in nxt.coupling.stages)
+
+
+def test_icn_closed_form_flat_coupling():
+    """ICN of flat couplings |S| = c (no package, no FFE) against the 802.3 integral done
+    independently by quadrature: sigma^2 = sum_a c_a^2 (2 A_a^2 / f_b) int_f1^f2 sinc^2(f/f_b)
+    / (1 + (f/f_t)^4) / (1 + (f/(f_r f_b))^8) df, f_t = 0.2365 / T. Tolerance: the
+    discretisation bound of the 10 MHz sum (one bin of the weight at each band edge plus
+    the midpoint-rule term), not a fitted number."""
+    from types import SimpleNamespace
+
+    from scipy.integrate import quad
+
+    fb, f_r, f1 = 53.125e9, 0.75, 0.05e9
+    aggs = (("fext", -30.0, 0.413, 0.0), ("fext", -36.0, 0.413, 8e-12), ("next", -26.0, 0.608, 12e-12))
+
+    def weight(f, amp, rise):
+        w = amp ** 2 / fb * np.sinc(f / fb) ** 2 / (1 + (f / (f_r * fb)) ** 8)
+        return w / (1 + (f * rise / 0.2365) ** 4) if rise > 0 else w
+
+    expect, bound = 0.0, 0.0
+    df = 1e7
+    for _, cdb, amp, rise in aggs:
+        c2 = 10 ** (cdb / 10)
+        val, err = quad(weight, f1, fb, args=(amp, rise), limit=200, epsabs=0, epsrel=1e-10)
+        expect += 2 * c2 * val
+        ff = np.linspace(f1, fb, 20001)
+        w2 = np.max(np.abs(np.gradient(np.gradient(weight(ff, amp, rise), ff), ff)))
+        bound += 2 * c2 * (df * (weight(f1, amp, rise) + weight(fb, amp, rise))
+                           + (fb - f1) * df ** 2 / 12 * w2 + err)
+    spec = X.Crosstalk(aggressors=tuple(
+        X.Aggressor(kind=k, channel=(X.ThruCopy([], cdb),), tx=(), swing_v=amp, rise_time_s=rise)
+        for k, cdb, amp, rise in aggs), f_r=f_r, f1_hz=f1)
+    ours = X.icn_v(SimpleNamespace(crosstalk_spec=spec, symbol_rate_hz=fb))
+    assert abs(ours ** 2 - expect) <= bound, (ours ** 2 / expect - 1, bound / expect)
+    assert bound < 1e-3 * expect          # the check is tight: 0.1 % of sigma^2
+    # power sum over aggressors: each alone adds in sigma^2
+    alone = [X.icn_v(SimpleNamespace(crosstalk_spec=X.Crosstalk(aggressors=(a,), f_r=f_r, f1_hz=f1),
+                                     symbol_rate_hz=fb)) for a in spec.aggressors]
+    assert ours ** 2 == pytest.approx(sum(v ** 2 for v in alone), rel=1e-12)
