@@ -143,6 +143,23 @@ class AggressorPulse:
         ext = np.concatenate([self._full[-2:], self._full, self._full[:3]])
         return interp_cubic(ext, pos + 2.0)
 
+    def fine(self, phase_ui: float, victim_phase: int) -> np.ndarray:
+        """The pulse on the victim's fine grid, ``phase_ui`` UI late: (n_taps + 1) m
+        samples ``g`` with ``g[i m + victim_phase] = taps(phase_ui)[i]`` (the victim's
+        sampling instants at fine sample ``victim_phase`` of each UI), so that the
+        aggressor's waveform is ``sum_j b_{k-j} g[j m + r]`` as the victim's is. Only
+        the half UI around each of the n_taps instants is kept (the span the counted
+        engines use)."""
+        from serdes.kernels.fir import interp_cubic
+
+        n, m = self._full.shape[0], self.m
+        x = np.arange((self.n_taps + 1) * m, dtype=np.float64)
+        pos = np.mod(self.start + m * self.j0 - phase_ui * m - victim_phase + x, n)
+        ext = np.concatenate([self._full[-2:], self._full, self._full[:3]])
+        g = interp_cubic(ext, pos + 2.0)
+        keep = (x >= victim_phase - m // 2) & (x < victim_phase + self.n_taps * m - m // 2)
+        return np.where(keep, g, 0.0)
+
     def slope(self, phase_ui: float) -> np.ndarray:
         """d c_i / d(sampling offset) in volts per UI (central difference, one fine step)."""
         d = 0.5 / self.m

@@ -341,3 +341,71 @@ def test_icn_closed_form_flat_coupling():
     alone = [X.icn_v(SimpleNamespace(crosstalk_spec=X.Crosstalk(aggressors=(a,), f_r=f_r, f1_hz=f1),
                                      symbol_rate_hz=fb)) for a in spec.aggressors]
     assert ours ** 2 == pytest.approx(sum(v ** 2 for v in alone), rel=1e-12)
+
+
+# ------------------------------------------------------------------------ analog eye
+_QUIET = ("noise.eta0_v2_per_ghz=0", "noise.rj_ui=0", "tx.snr_db=200")
+
+
+def test_analog_eye_aggressor_waveform_equals_the_counted_sum():
+    """The aggressors' fine-grid waveform of the analog eye, read at the victim's
+    sampling instants, is the counted engines' crosstalk sum (fixed and walking phases,
+    chunk by chunk); the eye's per-level extremes are those of the pulse-engine samples
+    (victim pulse sum plus that crosstalk) of the same symbols."""
+    from serdes.metrics.eye import analog_eye
+    from serdes.signal.source import Transmitter
+
+    aggs = [dict(kind="next", model="copy", coupling_db=-24, phase_ui=0.4),
+            dict(kind="fext", model="copy", coupling_db=-28, delay_ui=3.0, ppm=300.0)]
+    system = build(_cfg(aggs, "channel.loss_db=10", *_QUIET))
+    link = system.link
+    n, m, ph = 5000, link.m, link.pulse.phase
+    xt = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 3))
+    assert not xt.jitter.active
+    ref = xt(0, n)
+    wave = engine_xt.AggressorWaveform(link)
+    fine = np.concatenate([wave(0, 1700), wave(1700, n - 1700)])
+    np.testing.assert_allclose(fine[ph::m], ref, rtol=0, atol=1e-12 * np.max(np.abs(ref)))
+    assert np.max(np.abs(ref)) > 0.02 * link.pulse.taps[link.pulse.cursor]
+
+    eye = analog_eye(system, symbols=n, reference="adc", chunk=1000)
+    tx = Transmitter(link, system.source, system.run.seed)
+    line, a = [], []
+    for _ in range(5):
+        li, _, ai = tx.next(1000)
+        line.append(li)
+        a.append(ai)
+    line, a = np.concatenate(line), np.concatenate(a)
+    v = np.convolve(a, link.pulse.taps)[:n] + ref
+    u = np.arange(link.pulse.n_ui + 2, n - 3)
+    sym = line[u - link.pulse.cursor]
+    lo = [v[u][sym == i].min() for i in range(4)]
+    hi = [v[u][sym == i].max() for i in range(4)]
+    want = np.array([lo[i + 1] - hi[i] for i in range(3)])
+    assert np.all(want > 0)
+    np.testing.assert_allclose(eye.heights_v, want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(eye.level_v, [v[u][sym == i].mean() for i in range(4)],
+                               rtol=0, atol=1e-9)
+
+
+def test_analog_eye_shrinks_by_the_crosstalk_peak():
+    """NRZ on an almost ISI-free link (cursor h_c, the rest of the pulse |ISI| sum I) with
+    a thru copy at -6 dB (peak P = sum |c_i|, its 5 taps): every aggressor pattern occurs
+    among the ~2000 samples of each level, so the inner eye height lies within
+    2 h_c - 2 P +- 2 I; without the aggressors it is >= 2 h_c - 2 I, far above."""
+    from serdes.metrics.eye import analog_eye
+
+    sets = ["link.modulation=nrz", "channel.loss_db=1", "ctle.model=none",
+            "afe.bandwidth_hz=0", "afe.peaking_m=0", *_QUIET]
+    clean = build(_cfg([], *sets))
+    system = build(_cfg([dict(kind="fext", model="copy", coupling_db=-6, phase_ui=0.3)], *sets))
+    link = system.link
+    h, c = link.pulse.taps, link.pulse.cursor
+    isi = float(np.sum(np.abs(h)) - abs(h[c]))
+    peak = X.summary(link)[0]["peak_v"]
+    assert 2 ** link.aggressor_pulses[0].n_taps < 100 and 4 * isi < peak
+    tol = 16 * link.tx_noise_sigma * float(np.sum(np.abs(h)))   # the 200 dB TX noise, 8 sigma
+    h0 = analog_eye(clean, symbols=4000, reference="adc").heights_v[0]
+    hx = analog_eye(system, symbols=4000, reference="adc").heights_v[0]
+    assert h0 >= 2 * h[c] - 2 * isi - tol
+    assert abs(hx - (2 * h[c] - 2 * peak)) <= 2 * isi + tol, (hx, 2 * h[c] - 2 * peak, isi)
