@@ -409,3 +409,46 @@ def test_analog_eye_shrinks_by_the_crosstalk_peak():
     hx = analog_eye(system, symbols=4000, reference="adc").heights_v[0]
     assert h0 >= 2 * h[c] - 2 * isi - tol
     assert abs(hx - (2 * h[c] - 2 * peak)) <= 2 * isi + tol, (hx, 2 * h[c] - 2 * peak, isi)
+
+
+# --------------------------------------------- aggressor TX noise and jitter (both engines)
+def test_aggressor_tx_noise_and_jitter_variance_counted_vs_statistical():
+    """The aggressors' variance at the FFE output with their TX noise (SNR_TX 12 dB) and
+    the victim's random jitter (0.1 UI rms) on them: the counted engine's time-domain
+    sum against the statistical engine's terms (cursor variance + TX noise + RJ on the
+    slopes). Tolerance: 4 standard errors of the counted variance (batch means); both
+    new terms are each many standard errors, so leaving either out fails."""
+    system = build(_cfg([dict(kind="next", model="copy", coupling_db=-12, phase_ui=0.3),
+                         dict(kind="fext", model="copy", coupling_db=-16, delay_ui=2.0)],
+                        "noise.rj_ui=0.1", "tx.snr_db=12"))
+    link = system.link
+    w = StatisticalEngine(system).w
+    n, batches = 400_000, 40
+    x = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 11))(0, n)
+    y = np.convolve(x, w)[len(w):n]
+    y = y[: (y.shape[0] // batches) * batches].reshape(batches, -1)
+    bvar = np.var(y, axis=1)
+    count, se = float(bvar.mean()), float(bvar.std(ddof=1) / np.sqrt(batches))
+    _, _, var, gauss = X.stat_components(link, w, 0.0, 0.0)
+    es = link.level_power
+    g2 = sum(float(np.sum(np.convolve(w, p.taps(p.agg.phase_ui)) ** 2)) for p in link.aggressor_pulses)
+    d2 = sum(float(p.slope(p.agg.phase_ui) @ p.slope(p.agg.phase_ui)) for p in link.aggressor_pulses)
+    tx_term, rj_term = link.tx_noise_sigma ** 2 * g2, 0.1 ** 2 * es * float(w @ w) * d2
+    assert var == pytest.approx(es * g2, rel=1e-12)
+    assert gauss == pytest.approx(tx_term + rj_term, rel=1e-12)
+    assert min(tx_term, rj_term) > 8 * se
+    assert abs(count - (var + gauss)) < 4 * se, (count, var + gauss, se)
+
+
+def test_stat_vs_counted_with_jitter_on_aggressors():
+    """A NEXT thru copy at -18 dB with random and dual-Dirac jitter and TX noise: the
+    statistical BER (aggressors moved by the victim's jitter, their TX noise in) lies
+    within 1.5x of the counted interval, FFE only and with a DFE."""
+    for dfe in (0, 1):
+        base = ["link.symbols=300000", "channel.loss_db=30", f"dfe.taps={dfe}",
+                "noise.rj_ui=0.03", "noise.dd_ui=0.05", "tx.snr_db=26"]
+        system = build(_cfg([dict(kind="next", model="copy", coupling_db=-16)], *base))
+        r = simulate(system)
+        s = StatisticalEngine(system).ber().ber
+        assert r.bit_errors > 100
+        assert _within(r, s), (dfe, r.ber, r.ber_ci, s)

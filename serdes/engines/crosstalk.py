@@ -32,10 +32,14 @@ FFT_MIN = 1 << 15        # smallest FFT of the FFT path (8x the longest taps, or
 
 
 class AggressorSymbols:
-    """An aggressor's symbol values (its levels) at absolute UI indices."""
+    """An aggressor's symbol values (its levels plus its TX noise, ``sigma`` per symbol
+    value from its own seed's stream, as the victim's ``Transmitter``) at absolute UI
+    indices."""
 
-    def __init__(self, agg, levels: np.ndarray):
+    def __init__(self, agg, levels: np.ndarray, sigma: float = 0.0):
         self.levels = np.ascontiguousarray(levels, dtype=np.float64)
+        self.sigma = float(sigma)
+        self._noise = rng.BlockRNG(agg.seed, rng.TX_NOISE) if self.sigma > 0 else None
         m = self.levels.shape[0]
         self._random = agg.pattern == "random"
         if self._random:
@@ -47,10 +51,14 @@ class AggressorSymbols:
 
     def _make(self, start: int, n: int) -> np.ndarray:
         if self._random:
-            return self.levels[self._rng.integers(start, n, self._m)]
-        if self._src.position != start:
-            self._src.seek(start)
-        return self.levels[self._src.next(n)[0]]
+            v = self.levels[self._rng.integers(start, n, self._m)]
+        else:
+            if self._src.position != start:
+                self._src.seek(start)
+            v = self.levels[self._src.next(n)[0]]
+        if self._noise is not None:
+            v = v + self.sigma * self._noise.normal(start, n)
+        return v
 
     def fetch(self, start: int, n: int) -> np.ndarray:
         """Values of UIs start .. start+n-1 (zero before UI 0)."""
@@ -78,7 +86,8 @@ class CrosstalkFrontEnd:
     def __init__(self, link, jitter):
         self.pulses = link.aggressor_pulses
         self.jitter = jitter
-        self.sources = [AggressorSymbols(p.agg, link.levels) for p in self.pulses]
+        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
+                        for p in self.pulses]
         self._fixed = {}
         self._blocks: list[dict] = [{} for _ in self.pulses]
         self.fft = [i for i, p in enumerate(self.pulses)
@@ -190,7 +199,8 @@ class AggressorWaveform:
     def __init__(self, link):
         self.pulses = link.aggressor_pulses
         self.m, self.phase = link.m, link.pulse.phase
-        self.sources = [AggressorSymbols(p.agg, link.levels) for p in self.pulses]
+        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
+                        for p in self.pulses]
         self._fixed: dict = {}
         self._blocks: list[dict] = [{} for _ in self.pulses]
 
