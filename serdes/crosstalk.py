@@ -254,15 +254,14 @@ def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0,
     es = float(np.mean(lv ** 2))
     tx2 = float(link.tx_noise_sigma) ** 2
     rj = float(link.impairments.rj_ui)
-    ww = float(w @ w)
+    ww, mean_off = float(w @ w), float(np.mean(offsets))
     for p in link.aggressor_pulses:
         phases = p.stat_phases()
         g = np.array([_through_ffe(p, w, ph, offsets) for ph in phases])  # (K, len)
         gauss += tx2 * float(np.mean(np.sum(g ** 2, axis=1)))
         if rj > 0:
-            gauss += rj ** 2 * es * ww * float(np.mean(
-                [p.slope(ph - float(np.mean(offsets))) @ p.slope(ph - float(np.mean(offsets)))
-                 for ph in phases]))
+            d = [p.slope(ph - mean_off) for ph in phases]
+            gauss += rj ** 2 * es * ww * float(np.mean([x @ x for x in d]))
         peak = np.max(np.abs(g), axis=0) * float(np.max(np.abs(lv)))
         low = (peak <= small) & (peak > tiny)
         gauss += es * float(np.sum(np.mean(g[:, low] ** 2, axis=0)))
