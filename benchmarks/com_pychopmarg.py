@@ -26,8 +26,8 @@ from pychopmarg.config.template import COMParams
 from serdes.com.core import compute_com
 from serdes.com.params import apply_overrides, preset
 
-# PyChOpMarg's range checks refuse the Annex 93A line values of 802.3ck (a1 = 1.734e-3 >
-# 1e-3, gamma0 = 0) and T_r = 0: the values are passed as they are, its checks skipped.
+# PyChOpMarg's range checks refuse some values used here (gamma0 = 0, the Clause 93 line's
+# a1 = 1.734e-3 > 1e-3, T_r = 0): the values are passed as they are, its checks skipped.
 COMParams.__post_init__ = lambda self: None
 
 CH = Path(__file__).resolve().parents[1].parent / "shared" / "channels"

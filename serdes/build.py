@@ -117,9 +117,15 @@ def build_packages(cfg: Config, next_tx: bool = False):
                           c_b_nf=given("c_b_nf"), c_p_nf=given("c_p_nf"),
                           r_d_ohm=given("r_d_ohm"), z_c_ohm=given("z_c_ohm"))
 
+    from serdes.presets import PACKAGE_CASES
+
+    case1 = PACKAGE_CASES[p["preset"]][0]  # the standard's lengths per side (case 1)
+
     def side(key):
         z = given(key)
-        return base if z is None else replace(base, z_p_mm=(z,) + base.z_p_mm[1:])
+        if z is None:
+            return replace(base, z_p_mm=case1[key.split("_")[2]])
+        return replace(base, z_p_mm=(z,) + base.z_p_mm[1:])
 
     if next_tx:  # the local transmitter: on the victim receiver's device
         key = "z_p_next_mm" if given("z_p_next_mm") is not None else "z_p_rx_mm"

@@ -22,6 +22,13 @@ starts with); with a ppm offset it uses all phases instead: each cursor is the m
 over :data:`STAT_PHASES` equally spaced phases (the cursors taken independent, which
 keeps the variance exact and approximates the shape). COM instead takes one phase per
 aggressor (the worst or a chosen one); neither is the worst case of a fixed-phase run.
+The victim's SJ and dual-Dirac offsets move the aggressors' samples there as the
+victim's (exactly, per FFE tap); its random jitter on their slopes (first order) and
+their TX noise enter as Gaussian variance.
+
+TX noise: an aggressor's symbol values carry white noise of the victim's SNR_TX
+relative to the aggressor's own levels (its pulse carries its swing), from its own
+seed's stream, in every engine.
 """
 
 from __future__ import annotations
@@ -143,6 +150,23 @@ class AggressorPulse:
         ext = np.concatenate([self._full[-2:], self._full, self._full[:3]])
         return interp_cubic(ext, pos + 2.0)
 
+    def fine(self, phase_ui: float, victim_phase: int) -> np.ndarray:
+        """The pulse on the victim's fine grid, ``phase_ui`` UI late: (n_taps + 1) m
+        samples ``g`` with ``g[i m + victim_phase] = taps(phase_ui)[i]`` (the victim's
+        sampling instants at fine sample ``victim_phase`` of each UI), so that the
+        aggressor's waveform is ``sum_j b_{k-j} g[j m + r]`` as the victim's is. Only
+        the half UI around each of the n_taps instants is kept (the span the counted
+        engines use)."""
+        from serdes.kernels.fir import interp_cubic
+
+        n, m = self._full.shape[0], self.m
+        x = np.arange((self.n_taps + 1) * m, dtype=np.float64)
+        pos = np.mod(self.start + m * self.j0 - phase_ui * m - victim_phase + x, n)
+        ext = np.concatenate([self._full[-2:], self._full, self._full[:3]])
+        g = interp_cubic(ext, pos + 2.0)
+        keep = (x >= victim_phase - m // 2) & (x < victim_phase + self.n_taps * m - m // 2)
+        return np.where(keep, g, 0.0)
+
     def slope(self, phase_ui: float) -> np.ndarray:
         """d c_i / d(sampling offset) in volts per UI (central difference, one fine step)."""
         d = 0.5 / self.m
@@ -154,15 +178,22 @@ class AggressorPulse:
             return np.array([self.agg.phase_ui])
         return (np.arange(STAT_PHASES) + 0.5) / STAT_PHASES
 
-    def autocorr(self, lags: int, level_power: float) -> np.ndarray:
+    def autocorr(self, lags: int, level_power: float, tx_sigma: float = 0.0,
+                 rj_ui: float = 0.0) -> np.ndarray:
         """R[k], k < lags, of this aggressor at the ADC input (V^2), averaged over the
-        statistical phases."""
+        statistical phases: its symbols (power ``level_power``) plus its TX noise (white,
+        ``tx_sigma`` per symbol value) through its taps, and the victim's random sampling
+        jitter (``rj_ui``, independent per sample) on its slope, to first order."""
         r = np.zeros(lags)
+        power = level_power + tx_sigma ** 2
         for ph in self.stat_phases():
             c = self.taps(ph)
             ac = np.correlate(c, c, mode="full")[c.shape[0] - 1:]
             k = min(lags, ac.shape[0])
-            r[:k] += level_power * ac[:k]
+            r[:k] += power * ac[:k]
+            if rj_ui > 0 and lags > 0:
+                d = self.slope(ph)
+                r[0] += rj_ui ** 2 * level_power * float(d @ d)
         return r / self.stat_phases().shape[0]
 
 
@@ -190,23 +221,47 @@ def crosstalk_autocorr(link, lags: int) -> np.ndarray:
     """R[k] of the sum of all aggressors at the ADC input (V^2; independent aggressors)."""
     r = np.zeros(lags)
     for p in link.aggressor_pulses:
-        r += p.autocorr(lags, link.level_power)
+        r += p.autocorr(lags, link.level_power, link.tx_noise_sigma, link.impairments.rj_ui)
     return r
 
 
-def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0
-                    ) -> tuple[list, list, float, float]:
+def _through_ffe(p, w: np.ndarray, phase: float, offsets) -> np.ndarray:
+    """sum_n w_n c_{j-n}(phase - offset_n): the aggressor's cursors at the FFE output when
+    the victim's sample n is taken offset_n UI late (one offset, or one per FFE tap)."""
+    off = np.broadcast_to(np.asarray(offsets, dtype=np.float64), w.shape)
+    if np.all(off == off[0]):
+        return np.convolve(w, p.taps(phase - off[0]))
+    g = np.zeros(w.shape[0] + p.n_taps - 1)
+    for n in range(w.shape[0]):
+        if w[n] != 0.0:
+            g[n:n + p.n_taps] += w[n] * p.taps(phase - off[n])
+    return g
+
+
+def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0,
+                    offsets=0.0) -> tuple[list, list, float, float]:
     """Rows of (values, probs) for the statistical engine's convolution: per aggressor
     cursor of ``conv(w, c(phi))`` the M levels (mixed over the phases of a walking
     aggressor), and their total variance; cursors below ``tiny`` are left out, those
     whose values all stay within ``small`` are returned as one variance (4th: for the
-    Gaussian part)."""
+    Gaussian part). ``offsets``: the victim's sampling offset (UI; one, or one per FFE
+    tap: SJ, dual-Dirac), which moves the aggressors' samples as the victim's. The
+    Gaussian part also carries the aggressors' TX noise (the victim's SNR_TX relative to
+    each aggressor's own swing) and the victim's random jitter on their slopes (first
+    order, independent per sample, averaged over the aggressors' data)."""
     vals, probs, var, gauss = [], [], 0.0, 0.0
     lv = link.levels
     es = float(np.mean(lv ** 2))
+    tx2 = float(link.tx_noise_sigma) ** 2
+    rj = float(link.impairments.rj_ui)
+    ww, mean_off = float(w @ w), float(np.mean(offsets))
     for p in link.aggressor_pulses:
         phases = p.stat_phases()
-        g = np.array([np.convolve(w, p.taps(ph)) for ph in phases])  # (K, len)
+        g = np.array([_through_ffe(p, w, ph, offsets) for ph in phases])  # (K, len)
+        gauss += tx2 * float(np.mean(np.sum(g ** 2, axis=1)))
+        if rj > 0:
+            d = [p.slope(ph - mean_off) for ph in phases]
+            gauss += rj ** 2 * es * ww * float(np.mean([x @ x for x in d]))
         peak = np.max(np.abs(g), axis=0) * float(np.max(np.abs(lv)))
         low = (peak <= small) & (peak > tiny)
         gauss += es * float(np.sum(np.mean(g[:, low] ** 2, axis=0)))
@@ -228,7 +283,18 @@ def icn_v(link) -> float | None:
     path (the channel data alone, as measured: no package, no TX FFE). With A_a equal
     within NEXT and within FEXT this is the standard's MDNEXT/MDFEXT form. A file is used
     at its own frequencies (df its step); a copy model on a 10 MHz grid. None without
-    aggressors."""
+    aggressors.
+
+    Checked term by term against eqs. 93A-46/47/57 as the IEEE COM reference code
+    computes them (``FD_Processing``: PWF = sinc^2(f/f_b) (1 + (f/f_tr)^4)^-1
+    (1 + (f/(f_r f_b))^8)^-1, sigma = sqrt(2 df / f_2 sum A^2 PWF |XT|^2) over the power
+    sum XT): the same terms. Where the two differ: the COM code divides by f_2 (= f_b by
+    default; we divide by f_b, the standard's A^2 / f_b), takes the aggressor edge as
+    f_tr = f_f f_b or f_n f_b (we use 0.2365 / T of each aggressor, the 92.10.7.4.7 form
+    with T_ft / T_nt), sums from the last point <= f_1 to the first >= f_2 (we sum
+    f_1 <= f <= f_2) and has separate ICN amplitudes A_ft / A_nt (we use each
+    aggressor's swing, A_fe / A_ne). tests/test_crosstalk.py checks the sum against a
+    quadrature of the integral for flat couplings."""
     spec = link.crosstalk_spec
     if spec is None or not spec.aggressors:
         return None
@@ -280,9 +346,11 @@ def summary(link, ffe=None, volts_per_unit: float = 1.0) -> list[dict]:
         row = {"kind": a.kind, "label": a.label, "swing_v": a.swing_v,
                "phase_ui": a.phase_ui, "ppm": a.ppm, "taps": p.n_taps,
                "peak_v": float(np.sum(np.abs(c)) * np.max(np.abs(link.levels))),
-               "rms_v": float(np.sqrt(link.level_power * float(c @ c)))}
+               "rms_v": float(np.sqrt((link.level_power + link.tx_noise_sigma ** 2)
+                                      * float(c @ c)))}
         if ffe is not None:
-            r = p.autocorr(len(ffe), link.level_power)
+            r = p.autocorr(len(ffe), link.level_power, link.tx_noise_sigma,
+                           link.impairments.rj_ui)
             from scipy.linalg import toeplitz
 
             row["slicer_rms_v"] = float(np.sqrt(max(np.asarray(ffe) @ toeplitz(r) @ np.asarray(ffe), 0.0))

@@ -4,36 +4,61 @@ Units as in the COM tables: capacitances single-ended in nF, inductances in nH,
 package line lengths in mm (die side first), Z_c differential in ohm, the line model
 gamma0 (1/mm), a1 (sqrt(ns)/mm), a2 (ns/mm), tau (ns/mm); R_d single-ended; f_r in
 units of the symbol rate (the 4th-order Butterworth reference receiver filter).
+``serdes/com/params.py`` takes its package values and cases from here (one table).
 
-=============  ==============  ======  ======  =======  ====  ==========  ==========  ====
-preset         C_d (nF)        L_s nH  C_b nF  C_p nF   R_d   Z_c (ohm)   z_p (mm)    f_r
-=============  ==============  ======  ======  =======  ====  ==========  ==========  ====
-802.3ck-kr     1.2e-4          0.12    0.3e-4  0.87e-4  50    87.5, 92.5  12, 1.8     0.75
-802.3ck-cr     1.2e-4          0.12    0.3e-4  0.87e-4  50    87.5, 92.5  12, 1.8     0.75
-802.3ck-c2c    1.2e-4          0.12    0.3e-4  0.87e-4  50    87.5, 92.5  12, 1.8     0.75
-802.3ck-c2m    1.2e-4          0.12    0.3e-4  0.87e-4  50    87.5, 92.5  12, 1.8     0.75
-802.3dj-kr     4e-5,9e-5,1.1e-4 .13,.15,.14 3e-5 4e-5   50    87.5, 92.5  33, 1.8     0.58
-=============  ==============  ======  ======  =======  ====  ==========  ==========  ====
+=============  ================  ============  ======  =======  ====  ==========  ====
+preset         C_d (nF)          L_s (nH)      C_b nF  C_p nF   R_d   Z_c (ohm)   f_r
+=============  ================  ============  ======  =======  ====  ==========  ====
+802.3ck-kr     1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
+802.3ck-cr     1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
+802.3ck-c2c    1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
+802.3ck-c2m    1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
+802.3dj-kr     4e-5, 9e-5, 1.1e-4  .13,.15,.14  3e-5    4e-5     50    87.5, 92.5  0.58
+=============  ================  ============  ======  =======  ====  ==========  ====
 
-Line model: 802.3ck gamma0 = 0, a1 = 1.734e-3, a2 = 1.455e-4, tau = 6.141e-3 (the
-defaults of the IEEE COM reference code, ``package_tl_gamma0_a1_a2`` and
-``package_tl_tau``); 802.3dj gamma0 = 5e-4, a1 = 8.9e-4, a2 = 2e-4, tau = 6.141e-3.
+Line model: 802.3ck gamma0 = 0, a1 = 9.909e-4, a2 = 2.772e-4, tau = 6.141e-3; 802.3dj
+gamma0 = 5e-4, a1 = 8.9e-4, a2 = 2e-4, tau = 6.141e-3. The second line segment is
+z_pB = 1.8 mm at 92.5 ohm in every row.
 
-Sources and their standing:
+Package cases (main segment z_p in mm, TX / NEXT / FEXT / RX; ``PACKAGE_CASES``); the
+link (``serdes run``) uses case 1, COM evaluates every case:
 
-* 802.3dj-kr: PyChOpMarg (capn-freako/PyChOpMarg, ``src/pychopmarg/config/ieee_8023dj.py``,
-  the 802.3dj COM parameters of its authors, Annex 178A): the 3-section die ladder,
-  C_b, C_p, R_d, the two line segments (z_p = 33 mm at 87.5 ohm then z_pB = 1.8 mm at
-  92.5 ohm), the line model and f_r = 0.58.
-* 802.3ck: the element *form* (C_d, L_s, C_b, C_p, two line segments) and units follow
-  the IEEE COM reference code (its ``C_d``/``L_s``/``C_b``/``C_p`` keywords in nF/nH,
-  single-ended, and its ``make_full_pkg`` element order); the *values* are those of the
-  802.3ck COM configuration sheets (Tables 162-?/163-10, Annexes 120F/120G) as
-  published by the task force, which were not available to check here: treat the ck
-  rows as provisional until compared with the standard's tables. The four ck rows
-  share one package; they differ in the standard by the channel-side settings (and
-  z_p cases 12 / 31 mm), which COM evaluates as separate cases: the preset takes the
-  first (12 mm). Override any value with ``package.*`` keys.
+=============  ================  ================
+preset         case 1            case 2
+=============  ================  ================
+802.3ck-kr     12 / 12 / 12 / 12  31 / 29 / 31 / 29
+802.3ck-cr     12 / 12 / 12 / 12  31 / 29 / 31 / 29
+802.3ck-c2c    13 / 11 / 13 / 11  31 / 29 / 31 / 29
+802.3ck-c2m    12 / 12 / 12 / 12  31 / 29 / 31 / 29
+802.3dj-kr     33 / 33 / 33 / 33  -
+=============  ================  ================
+
+Sources, row by row (``PRESET_SOURCES`` carries the same text):
+
+* 802.3ck-kr -- verified: the 802.3ck KR COM configuration sheet
+  ``config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx`` (sheet COM_Settings, in the task
+  force's ``mellitz_3ck_adhoc_01_032322_COM3p70.zip``, ieee802.org/3/ck/public/tools),
+  as transcribed value by value in cortalo/serdeskit
+  ``examples/compute_com_kr_backplane.py``: C_d, L_s, C_b, C_p, R_d [50 50],
+  package_Z_c [87.5 87.5; 92.5 92.5], z_p case 1 = 12 mm (all four) then 1.8 mm, the
+  line model [0 9.909e-4 2.772e-4] and tau 6.141e-3, f_r 0.75. Case 2 (31/29/31/29)
+  is not in that transcription: unverified.
+* 802.3ck-c2c -- verified: the C2C sheet
+  ``config_com_ieee8023_93a=3ck_d3p1_120F_C2C_11_30_21.xlsx`` (Annex 120F, same zip),
+  transcribed in cortalo/serdeskit ``examples/compute_com_c2c.py`` and
+  ``tests/package/test_cascade_vs_matlab_c2c.py`` (checked there against MATLAB COM 3.70):
+  the same elements and line model as KR, z_p (TX) [13 31], (NEXT) [11 29],
+  (FEXT) [13 31], (RX) [11 29], f_r 0.75.
+* 802.3ck-cr, 802.3ck-c2m -- unverified (provisional): no readable copy of the CR
+  (Clause 162) or C2M (Annex 120G) sheets was found; these rows repeat the KR values.
+* 802.3dj-kr -- verified: PyChOpMarg (capn-freako/PyChOpMarg,
+  ``src/pychopmarg/config/ieee_8023dj.py``, Annex 178A): the 3-section die ladder,
+  C_b, C_p, R_d, the two segments (33 mm at 87.5 ohm, 1.8 mm at 92.5 ohm), the line
+  model and f_r = 0.58.
+
+The 93A defaults of the IEEE COM code (a1 = 1.734e-3, a2 = 1.455e-4, used by the
+100GBASE-KR4 tables) are not the 802.3ck values; the ck rows used them before.
+Override any value with ``package.*`` keys.
 """
 
 from __future__ import annotations
@@ -41,11 +66,12 @@ from __future__ import annotations
 from serdes.analog.package import PackageParams
 from serdes.errors import ConfigError
 
-__all__ = ["PACKAGE_PRESETS", "RX_FILTER_F_R", "package_preset", "preset_names"]
+__all__ = ["PACKAGE_PRESETS", "PACKAGE_CASES", "PRESET_SOURCES", "RX_FILTER_F_R",
+           "package_preset", "preset_names", "com_package"]
 
 _CK = dict(c_d_nf=(1.2e-4,), l_s_nh=(0.12,), c_b_nf=0.3e-4, c_p_nf=0.87e-4, r_d_ohm=50.0,
-           z_c_ohm=(87.5, 92.5), z_p_mm=(12.0, 1.8), gamma0_per_mm=0.0, a1=1.734e-3,
-           a2=1.455e-4, tau_ns_per_mm=6.141e-3)
+           z_c_ohm=(87.5, 92.5), z_p_mm=(12.0, 1.8), gamma0_per_mm=0.0, a1=9.909e-4,
+           a2=2.772e-4, tau_ns_per_mm=6.141e-3)
 _DJ = dict(c_d_nf=(4.0e-5, 9.0e-5, 1.1e-4), l_s_nh=(0.13, 0.15, 0.14), c_b_nf=3.0e-5,
            c_p_nf=4.0e-5, r_d_ohm=50.0, z_c_ohm=(87.5, 92.5), z_p_mm=(33.0, 1.8),
            gamma0_per_mm=5.0e-4, a1=8.9e-4, a2=2.0e-4, tau_ns_per_mm=6.141e-3)
@@ -54,9 +80,36 @@ _DJ = dict(c_d_nf=(4.0e-5, 9.0e-5, 1.1e-4), l_s_nh=(0.13, 0.15, 0.14), c_b_nf=3.
 PACKAGE_PRESETS: dict[str, dict] = {
     "802.3ck-kr": _CK,
     "802.3ck-cr": _CK,
-    "802.3ck-c2c": _CK,
+    "802.3ck-c2c": dict(_CK, z_p_mm=(13.0, 1.8)),
     "802.3ck-c2m": _CK,
     "802.3dj-kr": _DJ,
+}
+
+def _case(tx, nxt, fext, rx, zb=1.8):
+    return {"tx": (tx, zb), "next": (nxt, zb), "fext": (fext, zb), "rx": (rx, zb)}
+
+
+#: preset name -> package cases (segment lengths in mm per side, die side first)
+PACKAGE_CASES: dict[str, tuple] = {
+    "802.3ck-kr": (_case(12.0, 12.0, 12.0, 12.0), _case(31.0, 29.0, 31.0, 29.0)),
+    "802.3ck-cr": (_case(12.0, 12.0, 12.0, 12.0), _case(31.0, 29.0, 31.0, 29.0)),
+    "802.3ck-c2c": (_case(13.0, 11.0, 13.0, 11.0), _case(31.0, 29.0, 31.0, 29.0)),
+    "802.3ck-c2m": (_case(12.0, 12.0, 12.0, 12.0), _case(31.0, 29.0, 31.0, 29.0)),
+    "802.3dj-kr": (_case(33.0, 33.0, 33.0, 33.0),),
+}
+
+_SHEETS = ("IEEE 802.3ck COM config sheet {} (mellitz_3ck_adhoc_01_032322_COM3p70.zip, "
+           "ieee802.org/3/ck/public/tools) as transcribed in cortalo/serdeskit {}")
+#: preset name -> where its values come from ("unverified" when not checked)
+PRESET_SOURCES: dict[str, str] = {
+    "802.3ck-kr": _SHEETS.format("config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx",
+                                 "examples/compute_com_kr_backplane.py")
+    + "; verified except package case 2 (unverified)",
+    "802.3ck-cr": "unverified (provisional): repeats 802.3ck-kr; no readable Clause 162 sheet",
+    "802.3ck-c2c": _SHEETS.format("config_com_ieee8023_93a=3ck_d3p1_120F_C2C_11_30_21.xlsx",
+                                  "examples/compute_com_c2c.py") + "; verified",
+    "802.3ck-c2m": "unverified (provisional): repeats 802.3ck-kr; no readable Annex 120G sheet",
+    "802.3dj-kr": "PyChOpMarg src/pychopmarg/config/ieee_8023dj.py (Annex 178A); verified",
 }
 
 #: preset name -> f_r of the reference receiver filter (Butterworth at f_r * f_b)
@@ -78,3 +131,13 @@ def package_preset(name: str, **overrides) -> PackageParams:
     values = dict(PACKAGE_PRESETS[name])
     values.update({k: v for k, v in overrides.items() if v is not None})
     return PackageParams(**values)
+
+
+def com_package(name: str) -> dict:
+    """The package fields of a COM parameter set (``serdes.com.params.ComParams``) of a
+    preset: the same table as the link's packages."""
+    v = PACKAGE_PRESETS[name]
+    return dict(c_d=tuple(v["c_d_nf"]), l_s=tuple(v["l_s_nh"]), c_b=v["c_b_nf"],
+                c_p=v["c_p_nf"], r_d=v["r_d_ohm"], z_c=tuple(v["z_c_ohm"]),
+                cases=PACKAGE_CASES[name], gamma0=v["gamma0_per_mm"], a1=v["a1"],
+                a2=v["a2"], tau=v["tau_ns_per_mm"], f_r=RX_FILTER_F_R[name])

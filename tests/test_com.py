@@ -35,7 +35,9 @@ def _ideal(p, **kw):
     base = dict(c_d=(0.0,), l_s=(0.0,), c_b=0.0, c_p=0.0, z_c=(100.0,), cases=(none,),
                 t_r_ns=0.0, f_r=2.0, g_dc=(0.0,), g_dc2=(0.0,), f_z_ghz=1e7, f_p1_ghz=1e7,
                 f_p2_ghz=1e7, tx_min=(0.0,) * 4, tx_max=(0.0,) * 4, tx_step=(0.0,) * 4,
-                samples_per_ui=32, f_step_ghz=0.1, snr_tx_db=300.0, sigma_rj=0.0, a_dd=0.0)
+                samples_per_ui=32, f_step_ghz=0.1, snr_tx_db=300.0, sigma_rj=0.0, a_dd=0.0,
+                # symmetric DFE limits (the preset's b_min(1) = 0.3 would add ISI to a flat channel)
+                dfe_max=(0.85,) + (0.3,) * 11, dfe_min=(0.0,) + (-0.3,) * 11)
     base.update(kw)
     return dataclasses.replace(p, **base)
 
@@ -157,7 +159,7 @@ def test_vectorized_search_equals_direct_evaluation(echo_file, tmp_path):
                t_r_ns=0.004, f_r=0.75, g_dc=(-6.0, -4.0), g_dc2=(-2.0,), f_z_ghz=fb / 2.5,
                f_p1_ghz=fb / 2.5, f_p2_ghz=fb, tx_min=(0.0, 0.0, -0.2, -0.2),
                tx_max=(0.0, 0.04, 0.0, 0.0), tx_step=(0.02, 0.02, 0.1, 0.1),
-               snr_tx_db=33.0, sigma_rj=0.01, a_dd=0.02)
+               snr_tx_db=33.0, sigma_rj=0.01, a_dd=0.02, dfe_max=p0.dfe_max, dfe_min=p0.dfe_min)
     grid = ComGrid.of(p)
     chans = [read_channel(thru, "thru"), read_channel(xt, "fext"), read_channel(xt, "next")]
     vtfs = [channel_vtf(p, grid, c, p.cases[0]) for c in chans]
@@ -178,10 +180,56 @@ def test_presets_and_package_table_agree():
         pk, cp = PACKAGE_PRESETS[name], PRESETS[name]
         assert tuple(pk["c_d_nf"]) == cp.c_d and pk["c_p_nf"] == cp.c_p
         assert tuple(pk["z_c_ohm"]) == cp.z_c and (pk["a1"], pk["a2"]) == (cp.a1, cp.a2)
-    # the 802.3ck TX grid: c(-3) 4 x c(-2) 7 x c(-1) 18 x c(1) 11 with c(0) >= 0.5
+    # the 802.3ck TX grid: c(-3) 4 x c(-2) 7 x c(-1) 18 x c(1) 11 with c(0) >= 0.54
     g = PRESETS["802.3ck-kr"].tx_grid
-    assert g.shape[1] == 4 and np.all(1 - np.abs(g).sum(axis=1) >= 0.5 - 1e-12)
+    assert g.shape[1] == 4 and np.all(1 - np.abs(g).sum(axis=1) >= 0.54 - 1e-12)
     assert len(g) < 4 * 7 * 18 * 11
+
+
+# The 802.3ck KR and C2C COM configuration sheets (config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21
+# and ..._120F_C2C_11_30_21, COM 3.70 tools of the task force), values written out here from
+# their transcription (cortalo/serdeskit examples/compute_com_kr_backplane.py and
+# compute_com_c2c.py), independently of serdes/com/params.py. Units as in the sheets.
+SHEETS = {
+    "802.3ck-kr": dict(
+        fb_gbd=53.125, levels=4, samples_per_ui=32, f_step_ghz=0.01, der0=1e-4, a_v=0.413,
+        a_fe=0.413, a_ne=0.608, eta0=8.2e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02,
+        f_r=0.75, r0=50.0, f_z_ghz=21.25, f_p1_ghz=21.25, f_p2_ghz=53.125, f_lf_ghz=0.6640625,
+        g_dc=list(range(-20, 1)), g_dc2=list(range(-6, 1)), c0_min=0.54,
+        tx=[(-0.06, 0.0), (0.0, 0.12), (-0.34, 0.0), (-0.2, 0.0)],
+        b_max=[0.85, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],
+        b_min=[0.3, 0.05] + [-0.03] * 10),
+    "802.3ck-c2c": dict(
+        fb_gbd=53.125, levels=4, samples_per_ui=32, f_step_ghz=0.01, der0=1e-5, a_v=0.413,
+        a_fe=0.413, a_ne=0.608, eta0=2e-8, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02,
+        t_r_ns=0.0075, f_r=0.75, r0=50.0, f_z_ghz=21.25, f_p1_ghz=21.25, f_p2_ghz=53.125,
+        f_lf_ghz=0.6640625, g_dc=list(range(-20, 1)), g_dc2=list(range(-4, 1)), c0_min=0.54,
+        tx=[(-0.04, 0.0), (0.0, 0.1), (-0.28, 0.0), (-0.1, 0.0)],
+        b_max=[0.65, 0.15, 0.1, 0.1, 0.1, 0.1], b_min=[0.3, 0.05, -0.04, -0.04, -0.04, -0.04]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHEETS))
+def test_ck_presets_equal_the_config_sheets(name):
+    want, p = dict(SHEETS[name]), PRESETS[name]
+    tx, b_max, b_min = want.pop("tx"), want.pop("b_max"), want.pop("b_min")
+    for key, value in want.items():
+        got = getattr(p, key)
+        if isinstance(value, list):
+            assert list(got) == pytest.approx(value), key
+        else:
+            assert got == pytest.approx(value, rel=1e-12), key
+    # TX FFE: c(-3), c(-2), c(-1), c(1) in steps of 0.02, three pre-cursor taps
+    assert p.tx_n_pre == 3 and list(p.tx_step) == pytest.approx([0.02] * 4)
+    assert list(zip(p.tx_min, p.tx_max)) == pytest.approx(tx)
+    assert list(p.dfe_max) == pytest.approx(b_max) and list(p.dfe_min) == pytest.approx(b_min)
+    g = p.tx_grid
+    axes = [np.arange(lo, hi + 1e-9, 0.02) for lo, hi in tx]
+    full = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 4)
+    assert len(g) == int(np.sum(1 - np.abs(full).sum(axis=1) >= 0.54 - 1e-9))
+    assert "unverified" not in p.source.split(";")[0] and "serdeskit" in p.source
+    for other in ("802.3ck-cr", "802.3ck-c2m"):
+        assert PRESETS[other].source.startswith("unverified")
 
 
 def test_override_errors():

@@ -302,3 +302,153 @@ def test_aggressors_get_the_packages_of_their_kind():
     # the copy path itself holds the thru without its packages
     from serdes.analog.package import Package
     assert nxt.coupling.stages and not any(isinstance(s, Package) for s in nxt.coupling.stages)
+
+
+def test_icn_closed_form_flat_coupling():
+    """ICN of flat couplings |S| = c (no package, no FFE) against the 802.3 integral done
+    independently by quadrature: sigma^2 = sum_a c_a^2 (2 A_a^2 / f_b) int_f1^f2 sinc^2(f/f_b)
+    / (1 + (f/f_t)^4) / (1 + (f/(f_r f_b))^8) df, f_t = 0.2365 / T. Tolerance: the
+    discretisation bound of the 10 MHz sum (one bin of the weight at each band edge plus
+    the midpoint-rule term), not a fitted number."""
+    from types import SimpleNamespace
+
+    from scipy.integrate import quad
+
+    fb, f_r, f1 = 53.125e9, 0.75, 0.05e9
+    aggs = (("fext", -30.0, 0.413, 0.0), ("fext", -36.0, 0.413, 8e-12), ("next", -26.0, 0.608, 12e-12))
+
+    def weight(f, amp, rise):
+        w = amp ** 2 / fb * np.sinc(f / fb) ** 2 / (1 + (f / (f_r * fb)) ** 8)
+        return w / (1 + (f * rise / 0.2365) ** 4) if rise > 0 else w
+
+    expect, bound = 0.0, 0.0
+    df = 1e7
+    for _, cdb, amp, rise in aggs:
+        c2 = 10 ** (cdb / 10)
+        val, err = quad(weight, f1, fb, args=(amp, rise), limit=200, epsabs=0, epsrel=1e-10)
+        expect += 2 * c2 * val
+        ff = np.linspace(f1, fb, 20001)
+        w2 = np.max(np.abs(np.gradient(np.gradient(weight(ff, amp, rise), ff), ff)))
+        bound += 2 * c2 * (df * (weight(f1, amp, rise) + weight(fb, amp, rise))
+                           + (fb - f1) * df ** 2 / 12 * w2 + err)
+    spec = X.Crosstalk(aggressors=tuple(
+        X.Aggressor(kind=k, channel=(X.ThruCopy([], cdb),), tx=(), swing_v=amp, rise_time_s=rise)
+        for k, cdb, amp, rise in aggs), f_r=f_r, f1_hz=f1)
+    ours = X.icn_v(SimpleNamespace(crosstalk_spec=spec, symbol_rate_hz=fb))
+    assert abs(ours ** 2 - expect) <= bound, (ours ** 2 / expect - 1, bound / expect)
+    assert bound < 1e-3 * expect          # the check is tight: 0.1 % of sigma^2
+    # power sum over aggressors: each alone adds in sigma^2
+    alone = [X.icn_v(SimpleNamespace(crosstalk_spec=X.Crosstalk(aggressors=(a,), f_r=f_r, f1_hz=f1),
+                                     symbol_rate_hz=fb)) for a in spec.aggressors]
+    assert ours ** 2 == pytest.approx(sum(v ** 2 for v in alone), rel=1e-12)
+
+
+# ------------------------------------------------------------------------ analog eye
+_QUIET = ("noise.eta0_v2_per_ghz=0", "noise.rj_ui=0", "tx.snr_db=200")
+
+
+def test_analog_eye_aggressor_waveform_equals_the_counted_sum():
+    """The aggressors' fine-grid waveform of the analog eye, read at the victim's
+    sampling instants, is the counted engines' crosstalk sum (fixed and walking phases,
+    chunk by chunk); the eye's per-level extremes are those of the pulse-engine samples
+    (victim pulse sum plus that crosstalk) of the same symbols."""
+    from serdes.metrics.eye import analog_eye
+    from serdes.signal.source import Transmitter
+
+    aggs = [dict(kind="next", model="copy", coupling_db=-24, phase_ui=0.4),
+            dict(kind="fext", model="copy", coupling_db=-28, delay_ui=3.0, ppm=300.0)]
+    system = build(_cfg(aggs, "channel.loss_db=10", *_QUIET))
+    link = system.link
+    n, m, ph = 5000, link.m, link.pulse.phase
+    xt = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 3))
+    assert not xt.jitter.active
+    ref = xt(0, n)
+    wave = engine_xt.AggressorWaveform(link)
+    fine = np.concatenate([wave(0, 1700), wave(1700, n - 1700)])
+    np.testing.assert_allclose(fine[ph::m], ref, rtol=0, atol=1e-12 * np.max(np.abs(ref)))
+    assert np.max(np.abs(ref)) > 0.02 * link.pulse.taps[link.pulse.cursor]
+
+    eye = analog_eye(system, symbols=n, reference="adc", chunk=1000)
+    tx = Transmitter(link, system.source, system.run.seed)
+    line, a = [], []
+    for _ in range(5):
+        li, _, ai = tx.next(1000)
+        line.append(li)
+        a.append(ai)
+    line, a = np.concatenate(line), np.concatenate(a)
+    v = np.convolve(a, link.pulse.taps)[:n] + ref
+    u = np.arange(link.pulse.n_ui + 2, n - 3)
+    sym = line[u - link.pulse.cursor]
+    lo = [v[u][sym == i].min() for i in range(4)]
+    hi = [v[u][sym == i].max() for i in range(4)]
+    want = np.array([lo[i + 1] - hi[i] for i in range(3)])
+    assert np.all(want > 0)
+    np.testing.assert_allclose(eye.heights_v, want, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(eye.level_v, [v[u][sym == i].mean() for i in range(4)],
+                               rtol=0, atol=1e-9)
+
+
+def test_analog_eye_shrinks_by_the_crosstalk_peak():
+    """NRZ on an almost ISI-free link (cursor h_c, the rest of the pulse |ISI| sum I) with
+    a thru copy at -6 dB (peak P = sum |c_i|, its 5 taps): every aggressor pattern occurs
+    among the ~2000 samples of each level, so the inner eye height lies within
+    2 h_c - 2 P +- 2 I; without the aggressors it is >= 2 h_c - 2 I, far above."""
+    from serdes.metrics.eye import analog_eye
+
+    sets = ["link.modulation=nrz", "channel.loss_db=1", "ctle.model=none",
+            "afe.bandwidth_hz=0", "afe.peaking_m=0", *_QUIET]
+    clean = build(_cfg([], *sets))
+    system = build(_cfg([dict(kind="fext", model="copy", coupling_db=-6, phase_ui=0.3)], *sets))
+    link = system.link
+    h, c = link.pulse.taps, link.pulse.cursor
+    isi = float(np.sum(np.abs(h)) - abs(h[c]))
+    peak = X.summary(link)[0]["peak_v"]
+    assert 2 ** link.aggressor_pulses[0].n_taps < 100 and 4 * isi < peak
+    tol = 16 * link.tx_noise_sigma * float(np.sum(np.abs(h)))   # the 200 dB TX noise, 8 sigma
+    h0 = analog_eye(clean, symbols=4000, reference="adc").heights_v[0]
+    hx = analog_eye(system, symbols=4000, reference="adc").heights_v[0]
+    assert h0 >= 2 * h[c] - 2 * isi - tol
+    assert abs(hx - (2 * h[c] - 2 * peak)) <= 2 * isi + tol, (hx, 2 * h[c] - 2 * peak, isi)
+
+
+# --------------------------------------------- aggressor TX noise and jitter (both engines)
+def test_aggressor_tx_noise_and_jitter_variance_counted_vs_statistical():
+    """The aggressors' variance at the FFE output with their TX noise (SNR_TX 12 dB) and
+    the victim's random jitter (0.1 UI rms) on them: the counted engine's time-domain
+    sum against the statistical engine's terms (cursor variance + TX noise + RJ on the
+    slopes). Tolerance: 4 standard errors of the counted variance (batch means); both
+    new terms are each many standard errors, so leaving either out fails."""
+    system = build(_cfg([dict(kind="next", model="copy", coupling_db=-12, phase_ui=0.3),
+                         dict(kind="fext", model="copy", coupling_db=-16, delay_ui=2.0)],
+                        "noise.rj_ui=0.1", "tx.snr_db=12"))
+    link = system.link
+    w = StatisticalEngine(system).w
+    n, batches = 400_000, 40
+    x = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 11))(0, n)
+    y = np.convolve(x, w)[len(w):n]
+    y = y[: (y.shape[0] // batches) * batches].reshape(batches, -1)
+    bvar = np.var(y, axis=1)
+    count, se = float(bvar.mean()), float(bvar.std(ddof=1) / np.sqrt(batches))
+    _, _, var, gauss = X.stat_components(link, w, 0.0, 0.0)
+    es = link.level_power
+    g2 = sum(float(np.sum(np.convolve(w, p.taps(p.agg.phase_ui)) ** 2)) for p in link.aggressor_pulses)
+    d2 = sum(float(p.slope(p.agg.phase_ui) @ p.slope(p.agg.phase_ui)) for p in link.aggressor_pulses)
+    tx_term, rj_term = link.tx_noise_sigma ** 2 * g2, 0.1 ** 2 * es * float(w @ w) * d2
+    assert var == pytest.approx(es * g2, rel=1e-12)
+    assert gauss == pytest.approx(tx_term + rj_term, rel=1e-12)
+    assert min(tx_term, rj_term) > 8 * se
+    assert abs(count - (var + gauss)) < 4 * se, (count, var + gauss, se)
+
+
+def test_stat_vs_counted_with_jitter_on_aggressors():
+    """A NEXT thru copy at -18 dB with random and dual-Dirac jitter and TX noise: the
+    statistical BER (aggressors moved by the victim's jitter, their TX noise in) lies
+    within 1.5x of the counted interval, FFE only and with a DFE."""
+    for dfe in (0, 1):
+        base = ["link.symbols=300000", "channel.loss_db=30", f"dfe.taps={dfe}",
+                "noise.rj_ui=0.03", "noise.dd_ui=0.05", "tx.snr_db=26"]
+        system = build(_cfg([dict(kind="next", model="copy", coupling_db=-16)], *base))
+        r = simulate(system)
+        s = StatisticalEngine(system).ber().ber
+        assert r.bit_errors > 100
+        assert _within(r, s), (dfe, r.ber, r.ber_ci, s)

@@ -6,45 +6,48 @@ Units follow the COM tables: f_b in GBd, frequencies in GHz, times in ns, C in n
 Every preset value can be overridden (``overrides={"der0": 1e-5}`` or ``serdes com --set
 der0=1e-5``); lists are given comma-separated on the command line.
 
-========================  ================  =================  ===============
-value                     100gbase-kr4      802.3ck-kr/cr/c2c  802.3ck-c2m
-========================  ================  =================  ===============
-f_b (GBd), L              25.78125, 2       53.125, 4          53.125, 4
-DER_0                     1e-5              1e-4 (c2c 1e-5)    1e-4
-A_v, A_fe, A_ne (V)       0.4, 0.4, 0.6     0.413, 0.413, 0.45 (cr: A_ne 0.608)
-eta_0 (V^2/GHz)           5.2e-8            6.0e-9             6.0e-9
-SNR_TX (dB), RLM          27, 1             33, 0.95           33, 0.95
-sigma_RJ, A_DD (UI)       0.01, 0.05        0.01, 0.02         0.01, 0.02
-T_r (ns)                  0 (no filter)     0.004              0.004
-f_r (f_b)                 0.75              0.75               0.75
-CTLE g_DC (dB)            -12..0            -20..0             -20..0
-CTLE g_DC2 (dB)           0                 -6..0              -6..0
-f_z = f_p1, f_p2, f_LF    f_b/4, f_b, -     f_b/2.5, f_b, f_b/80
-TX c(-3), c(-2)           -                 -0.06..0, 0..0.12 (step 0.02)
-TX c(-1), c(1)            -0.18..0, -0.38..0 -0.34..0, -0.2..0 (step 0.02)
-c(0) min                  0                 0.5                0.5
-DFE N_b, b_max            14, 1             12, 0.85 then 0.3  12, 0.85 then 0.3
-C_d, L_s, C_b (nF, nH)    2.5e-4, 0, 0      1.2e-4, 0.12, 0.3e-4
-C_p (nF), R_d, R_0 (ohm)  1.8e-4, 55, 50    0.87e-4, 50, 50
-Z_c (ohm), segments       78.2              87.5 then 92.5 (1.8 mm)
-z_p TX/NEXT/FEXT/RX (mm)  12/12/12/12 and   12/12/12/12 and 31/29/31/29
-                          30/12/30/30
-line gamma0, a1, a2, tau  0, 1.734e-3, 1.455e-4, 6.141e-3 (both)
-========================  ================  =================  ===============
+========================  ================  =====================  ====================
+value                     100gbase-kr4      802.3ck-kr (cr, c2m)   802.3ck-c2c
+========================  ================  =====================  ====================
+f_b (GBd), L, M           25.78125, 2, 32   53.125, 4, 32          53.125, 4, 32
+DER_0                     1e-5              1e-4                   1e-5
+A_v, A_fe, A_ne (V)       0.4, 0.4, 0.6     0.413, 0.413, 0.608    0.413, 0.413, 0.608
+eta_0 (V^2/GHz)           5.2e-8            8.2e-9                 2e-8
+SNR_TX (dB), RLM          27, 1             33, 0.95               33, 0.95
+sigma_RJ, A_DD (UI)       0.01, 0.05        0.01, 0.02             0.01, 0.02
+T_r (ns)                  0 (no filter)     0.004 (unverified)     0.0075
+f_r (f_b), R_0 (ohm)      0.75, 50          0.75, 50               0.75, 50
+CTLE g_DC (dB)            -12..0            -20..0                 -20..0
+CTLE g_DC2 (dB)           0                 -6..0                  -4..0
+f_z = f_p1, f_p2, f_LF    f_b/4, f_b, -     f_b/2.5, f_b, f_b/80   f_b/2.5, f_b, f_b/80
+TX c(-3), c(-2)           -                 -0.06..0, 0..0.12      -0.04..0, 0..0.1
+TX c(-1), c(1)            -0.18..0, -0.38..0 -0.34..0, -0.2..0     -0.28..0, -0.1..0
+TX step, c(0) min         0.02, 0           0.02, 0.54             0.02, 0.54
+DFE N_b                   14                12                     6
+b_max(1..N_b)             1                 0.85 0.3 0.2x5 0.1x5   0.65 0.15 0.1x4
+b_min(1..N_b)             -1                0.3 0.05 -0.03x10      0.3 0.05 -0.04x4
+package, line, cases      Annex 93A         serdes/presets.py      serdes/presets.py
+========================  ================  =====================  ====================
 
-Sources and standing:
+Sources and standing (``SOURCES`` below; each preset's ``source``):
 
 * 802.3dj-kr is the "IEEE_8023dj" configuration of PyChOpMarg 3.4
   (``pychopmarg/config/ieee_8023dj.py``), the 802.3dj parameter set the issue asks to
   compare against; it has a 16-tap RX FFE (5 pre-cursor taps) and one DFE tap.
 * 100gbase-kr4: IEEE 802.3 Clause 93, Table 93-8 (COM parameter values) with the Annex
   93A package (single line segment, Z_c 78.2 ohm).
-* 802.3ck: Annex 163A / Table 163-10 (KR); the package and line values agree with
-  ``serdes/presets.py``. The CR, C2C and C2M rows share the KR values except where the
-  table above says otherwise. The ck values were written from the published
-  tables as we know them and could not be re-checked against the standard text here
-  (PyChOpMarg 3.4 ships no 802.3ck configuration); they are flagged provisional in
-  docs/com.md. Floating DFE taps and the C2M eye (VEC) criteria are not modelled.
+* 802.3ck-kr and 802.3ck-c2c: every value above checked against the task force's COM
+  configuration sheets (COM 3.70 tools, mellitz_3ck_adhoc_01_032322_COM3p70.zip:
+  config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx and ..._120F_C2C_11_30_21.xlsx) as
+  transcribed in cortalo/serdeskit ``examples/compute_com_kr_backplane.py`` and
+  ``examples/compute_com_c2c.py``; package values in ``serdes/presets.py``. Exception:
+  the KR T_r is not in that transcription and stays 0.004 ns, unverified (the C2C sheet
+  has 7.5 ps). b_min(1) = 0.3 and b_min(2) = 0.05 are positive in both sheets: the first
+  two DFE taps are clipped from below, as the COM code's b_min does. The KR sheet's
+  floating DFE taps (N_bg 3 groups of N_bf 3 taps within N_f 40 UI) are not modelled.
+* 802.3ck-cr and 802.3ck-c2m: unverified (provisional); no readable copy of the Clause 162
+  (CR) or Annex 120G (C2M) sheet was found, so they repeat the KR values. The C2M eye
+  (VEC) criteria are not modelled.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.errors import ConfigError
+from serdes.presets import com_package
 
 __all__ = ["ComParams", "PRESETS", "preset", "preset_names", "apply_overrides"]
 
@@ -142,6 +146,21 @@ class ComParams:
                 f"{len(self.dfe_max)} DFE taps, {len(self.cases)} package case(s)")
 
 
+_SHEET = ("IEEE 802.3ck COM config sheet {} (sheet COM_Settings, mellitz_3ck_adhoc_01_032322_"
+          "COM3p70.zip, ieee802.org/3/ck/public/tools) as transcribed in cortalo/serdeskit {}")
+#: preset name -> where its non-package values come from (the package: serdes/presets.py)
+SOURCES = {
+    "802.3ck-kr": _SHEET.format("config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx",
+                                "examples/compute_com_kr_backplane.py")
+    + "; T_r not in that transcription (unverified); floating DFE taps (N_bg 3, N_bf 3, "
+      "N_f 40) not modelled",
+    "802.3ck-c2c": _SHEET.format("config_com_ieee8023_93a=3ck_d3p1_120F_C2C_11_30_21.xlsx",
+                                 "examples/compute_com_c2c.py (T_r: its MATLAB-checked 7.5 ps)"),
+    "802.3ck-cr": "unverified (provisional): repeats 802.3ck-kr; no readable Clause 162 sheet",
+    "802.3ck-c2m": "unverified (provisional): repeats 802.3ck-kr; no readable Annex 120G sheet",
+}
+
+
 def _rng(lo, hi, step=1.0):
     n = int(round((hi - lo) / step)) + 1
     return tuple(float(np.round(lo + step * i, 10)) for i in range(n))
@@ -150,18 +169,16 @@ def _rng(lo, hi, step=1.0):
 def _ck(**kw):
     fb = 53.125
     base = dict(
-        name="802.3ck-kr", fb_gbd=fb, levels=4, der0=1e-4, a_v=0.413, a_fe=0.413, a_ne=0.45,
-        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004, f_r=0.75,
+        name="802.3ck-kr", fb_gbd=fb, levels=4, der0=1e-4, a_v=0.413, a_fe=0.413, a_ne=0.608,
+        eta0=8.2e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
         g_dc=_rng(-20, 0), g_dc2=_rng(-6, 0), f_z_ghz=fb / 2.5, f_p1_ghz=fb / 2.5, f_p2_ghz=fb,
         f_lf_ghz=fb / 80, tx_min=(-0.06, 0.0, -0.34, -0.2), tx_max=(0.0, 0.12, 0.0, 0.0),
-        tx_step=(0.02, 0.02, 0.02, 0.02), tx_n_pre=3, c0_min=0.5,
-        dfe_max=(0.85,) + (0.3,) * 11, dfe_min=(0.0,) + (-0.3,) * 11,
-        c_d=(1.2e-4,), l_s=(0.12,), c_b=0.3e-4, c_p=0.87e-4, r_d=50.0, r0=50.0,
-        z_c=(87.5, 92.5),
-        cases=({"tx": (12.0, 1.8), "next": (12.0, 1.8), "fext": (12.0, 1.8), "rx": (12.0, 1.8)},
-               {"tx": (31.0, 1.8), "next": (29.0, 1.8), "fext": (31.0, 1.8), "rx": (29.0, 1.8)}),
-        source="IEEE 802.3ck Table 163-10 / Annex 93A (provisional, see docs/com.md)")
+        tx_step=(0.02, 0.02, 0.02, 0.02), tx_n_pre=3, c0_min=0.54,
+        # b_max(1), b_max(2..N_b); b_min(1), b_min(2..N_b) of the KR sheet
+        dfe_max=(0.85, 0.3) + (0.2,) * 5 + (0.1,) * 5, dfe_min=(0.3, 0.05) + (-0.03,) * 10,
+        r0=50.0, source=SOURCES["802.3ck-kr"])
     base.update(kw)
+    base.update(com_package(base["name"]))  # the package table of serdes/presets.py
     return ComParams(**base)
 
 
@@ -183,25 +200,25 @@ def _dj():
     fb = 106.25
     return ComParams(
         name="802.3dj-kr", fb_gbd=fb, levels=4, der0=2e-4, a_v=0.413, a_fe=0.413, a_ne=0.45,
-        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004, f_r=0.58,
+        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
         g_dc=_rng(-15, 0), g_dc2=_rng(-5, 0, 0.5), f_z_ghz=42.5, f_p1_ghz=42.5, f_p2_ghz=106.25,
         f_lf_ghz=1.328125, tx_min=(-0.06, 0.0, -0.34, -0.2, 0.0, 0.0),
         tx_max=(0.0, 0.12, 0.0, 0.0, 0.0, 0.0), tx_step=(0.005, 0.005, 0.005, 0.005, 0.0, 0.0),
         tx_n_pre=3, c0_min=0.5, dfe_max=(0.85,), dfe_min=(0.0,),
         rx_ffe_min=(-0.7,) * 5 + (1.0,) + (-0.7,) * 10, rx_ffe_max=(0.7,) * 5 + (1.0,) + (0.7,) * 10,
         rx_ffe_pre=5,
-        c_d=(4.0e-5, 9.0e-5, 1.1e-4), l_s=(0.13, 0.15, 0.14), c_b=3.0e-5, c_p=4.0e-5,
-        r_d=50.0, r0=50.0, z_c=(87.5, 92.5),
-        cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8), "rx": (33.0, 1.8)},),
-        gamma0=5.0e-4, a1=8.9e-4, a2=2.0e-4, tau=6.141e-3,
+        r0=50.0, **com_package("802.3dj-kr"),
         source="PyChOpMarg 3.4 config/ieee_8023dj.py (802.3dj, Annex 178A)")
 
 
 PRESETS: dict[str, ComParams] = {
     "802.3ck-kr": _ck(),
-    "802.3ck-cr": _ck(name="802.3ck-cr", a_ne=0.608),
-    "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5),
-    "802.3ck-c2m": _ck(name="802.3ck-c2m"),
+    "802.3ck-cr": _ck(name="802.3ck-cr", source=SOURCES["802.3ck-cr"]),
+    "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5, eta0=2e-8, t_r_ns=0.0075, g_dc2=_rng(-4, 0),
+                       tx_min=(-0.04, 0.0, -0.28, -0.1), tx_max=(0.0, 0.1, 0.0, 0.0),
+                       dfe_max=(0.65, 0.15) + (0.1,) * 4, dfe_min=(0.3, 0.05) + (-0.04,) * 4,
+                       source=SOURCES["802.3ck-c2c"]),
+    "802.3ck-c2m": _ck(name="802.3ck-c2m", source=SOURCES["802.3ck-c2m"]),
     "802.3dj-kr": _dj(),
     "100gbase-kr4": _kr4(),
 }

@@ -32,10 +32,14 @@ FFT_MIN = 1 << 15        # smallest FFT of the FFT path (8x the longest taps, or
 
 
 class AggressorSymbols:
-    """An aggressor's symbol values (its levels) at absolute UI indices."""
+    """An aggressor's symbol values (its levels plus its TX noise, ``sigma`` per symbol
+    value from its own seed's stream, as the victim's ``Transmitter``) at absolute UI
+    indices."""
 
-    def __init__(self, agg, levels: np.ndarray):
+    def __init__(self, agg, levels: np.ndarray, sigma: float = 0.0):
         self.levels = np.ascontiguousarray(levels, dtype=np.float64)
+        self.sigma = float(sigma)
+        self._noise = rng.BlockRNG(agg.seed, rng.TX_NOISE) if self.sigma > 0 else None
         m = self.levels.shape[0]
         self._random = agg.pattern == "random"
         if self._random:
@@ -47,10 +51,14 @@ class AggressorSymbols:
 
     def _make(self, start: int, n: int) -> np.ndarray:
         if self._random:
-            return self.levels[self._rng.integers(start, n, self._m)]
-        if self._src.position != start:
-            self._src.seek(start)
-        return self.levels[self._src.next(n)[0]]
+            v = self.levels[self._rng.integers(start, n, self._m)]
+        else:
+            if self._src.position != start:
+                self._src.seek(start)
+            v = self.levels[self._src.next(n)[0]]
+        if self._noise is not None:
+            v = v + self.sigma * self._noise.normal(start, n)
+        return v
 
     def fetch(self, start: int, n: int) -> np.ndarray:
         """Values of UIs start .. start+n-1 (zero before UI 0)."""
@@ -78,7 +86,8 @@ class CrosstalkFrontEnd:
     def __init__(self, link, jitter):
         self.pulses = link.aggressor_pulses
         self.jitter = jitter
-        self.sources = [AggressorSymbols(p.agg, link.levels) for p in self.pulses]
+        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
+                        for p in self.pulses]
         self._fixed = {}
         self._blocks: list[dict] = [{} for _ in self.pulses]
         self.fft = [i for i, p in enumerate(self.pulses)
@@ -177,6 +186,55 @@ class CrosstalkFrontEnd:
             hi = k0 + int(np.max(seg[1:] - 1 - shift))
             b = src.fetch(lo, hi - lo + 1)
             xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps, off)
+        return out
+
+
+class AggressorWaveform:
+    """``(k0, n) -> the aggressors' sum on the fine grid for UIs k0..k0+n-1`` (n m samples,
+    volts at the ADC input, laid out as ``WaveformFrontEnd.waveform``): at the victim's
+    sampling instants it equals :class:`CrosstalkFrontEnd` without jitter (the same taps,
+    the same symbols, the same blocks of phase of a walking aggressor); between them,
+    the aggressors' pulses at the same phases. For the analog eye."""
+
+    def __init__(self, link):
+        self.pulses = link.aggressor_pulses
+        self.m, self.phase = link.m, link.pulse.phase
+        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
+                        for p in self.pulses]
+        self._fixed: dict = {}
+        self._blocks: list[dict] = [{} for _ in self.pulses]
+
+    def _segments(self, i: int, k0: int, n: int):
+        """(lo, hi, shift, g) of aggressor i: UIs lo..hi-1 at one phase."""
+        p = self.pulses[i]
+        agg = p.agg
+        if agg.ppm == 0:
+            if i not in self._fixed:
+                self._fixed[i] = p.fine(agg.phase_ui, self.phase)
+            return [(k0, k0 + n, 0, self._fixed[i])]
+        B, out, cache = XTALK_BLOCK, [], self._blocks[i]
+        for b in range(k0 // B, (k0 + n - 1) // B + 1):
+            hit = cache.get(b)
+            if hit is None:
+                phi = agg.phase_ui + agg.ppm * 1e-6 * (b * B + B / 2.0)
+                s = int(np.floor(phi))
+                hit = (s, p.fine(phi - s, self.phase))
+                if len(cache) > 256:
+                    cache.clear()
+                cache[b] = hit
+            out.append((max(b * B, k0), min((b + 1) * B, k0 + n), hit[0], hit[1]))
+        return out
+
+    def __call__(self, k0: int, n: int) -> np.ndarray:
+        from serdes.kernels.fir import upsample_pulse_sum
+
+        m = self.m
+        out = np.zeros(n * m)
+        for i, src in enumerate(self.sources):
+            for lo, hi, s, g in self._segments(i, k0, n):
+                L = g.shape[0] // m
+                b = src.fetch(lo - s - (L - 1), hi - lo + L - 1)
+                out[(lo - k0) * m:(hi - k0) * m] += upsample_pulse_sum(b, g, m, L)
         return out
 
 

@@ -194,6 +194,7 @@ def _analog_windows(system, seed: int, symbols: int, chunk: int, up: int, scale:
     instant. The front end carries its filter state across chunks and a few UIs of
     waveform are kept for windows that straddle chunks, so the windows do not depend on
     ``chunk``; memory is bounded by ``chunk``, not by ``symbols``."""
+    from serdes.engines.crosstalk import AggressorWaveform
     from serdes.engines.waveform import WaveformFrontEnd
     from serdes.signal.source import Transmitter
 
@@ -204,6 +205,7 @@ def _analog_windows(system, seed: int, symbols: int, chunk: int, up: int, scale:
     ci, frac = c // up, (c % up) / up
     reach = int(ci[-1]) + 1                    # fine samples a window needs past its start
     tx, front = Transmitter(link, system.source, seed), WaveformFrontEnd(link, seed)
+    xwave = AggressorWaveform(link) if link.aggressor_pulses else None
     skip = p.n_ui + 2                          # let the pulse sum fill up
     j, j_end = skip, symbols - N_UI_WINDOW - 1
     buf, b0 = np.zeros(0), 0                   # waveform kept, fine index of buf[0]
@@ -212,7 +214,10 @@ def _analog_windows(system, seed: int, symbols: int, chunk: int, up: int, scale:
     while j < j_end and k0 < symbols:
         n = min(chunk, symbols - k0)
         line, _, a = tx.next(n)
-        buf = np.concatenate([buf, front.waveform(a, k0) * scale])
+        w = front.waveform(a, k0)
+        if xwave is not None:   # the aggressors, through the same front end
+            w += xwave(k0, n)
+        buf = np.concatenate([buf, w * scale])
         lines = np.concatenate([lines, line])
         k0 += n
         start0 = p.phase - m // 2                 # fine index of window j: j m + start0
@@ -236,7 +241,8 @@ def analog_eye(system, *, symbols: int = 20_000, seed: int | None = None, n_t: i
                progress=None) -> AnalogEye:
     """2-D histogram of the waveform engine's output over two UI (windows start half a
     UI before a sampling instant). ``reference="afe"`` divides out the VGA gain (the
-    CTLE/AFE output); ``"adc"`` is the ADC input.
+    CTLE/AFE output); ``"adc"`` is the ADC input. Crosstalk aggressors are added on the
+    same fine grid (:class:`serdes.engines.crosstalk.AggressorWaveform`).
 
     The waveform streams through the histogram in chunks of ``chunk`` symbols, so
     memory does not grow with ``symbols`` and the histogram does not depend on

@@ -129,6 +129,7 @@ class StatisticalEngine:
                                         sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
                                         points=self.jitter_points)
         self._cache: dict = {}
+        self._xt_offsets = 0.0   # the sampling offsets of the current distribution (UI)
         self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
             float(np.max(np.abs(link.levels))) * max(float(np.sum(np.abs(np.convolve(
                 self.w, p.taps(ph))))) for ph in p.stat_phases())
@@ -251,7 +252,7 @@ class StatisticalEngine:
             extra_gauss = 0.0
         if self.link.aggressor_pulses:  # crosstalk: each aggressor's cursors (serdes.crosstalk)
             vals, probs, var, small = _with_crosstalk(self.link, self.w, tiny, delta, vals,
-                                                      probs, var)
+                                                      probs, var, self._xt_offsets)
             extra_gauss += small
         values = np.ascontiguousarray(np.vstack(vals))
         p = np.ascontiguousarray(np.vstack(probs))
@@ -266,6 +267,9 @@ class StatisticalEngine:
         integer fraction of this (for eye maps on a voltage grid).
         """
         f, jvar = self.response(offset_ui, tap_offsets_ui)
+        # the victim's sampling offsets move the aggressors' samples too (serdes.crosstalk)
+        self._xt_offsets = offset_ui + (np.zeros(self.w.shape[0]) if tap_offsets_ui is None
+                                        else np.asarray(tap_offsets_ui, dtype=np.float64))
         fd = float(f[self.d])
         nv_other, rj_mean = self._noise_var_per_level(f, jvar)
         nv = nv_other + rj_mean
@@ -375,13 +379,14 @@ def _widen(x: np.ndarray, cols: int) -> np.ndarray:
     return out
 
 
-def _with_crosstalk(link, w, tiny, delta, vals, probs, var):
+def _with_crosstalk(link, w, tiny, delta, vals, probs, var, offsets=0.0):
     """The ISI rows with each aggressor's cursors appended (widths padded to one), and
     the variance of the cursors too small for the grid (within half a step: a
-    Gaussian, their sum being one of hundreds of such terms)."""
+    Gaussian, their sum being one of hundreds of such terms) plus the aggressors' TX
+    noise and random-jitter terms."""
     from serdes.crosstalk import stat_components
 
-    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta)
+    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta, offsets)
     rows = list(vals) + xv
     prow = list(probs) + xp
     width = max(r.shape[1] for r in rows)
