@@ -66,7 +66,23 @@ class InterleavedStatistics(StatisticalEngine):
         self.adc = adc
         self.lanes = adc.lanes
         self.gains = adc.gains
+        self.offsets_v = adc.offsets_v
         self.skew_ui = adc.skews_s / link.ui_s
+        self.cal_var = {}
+        self.cal_skew = None
+        self._skew_var = 0.0
+        if adc.calibration is not None:   # corrected lanes plus the calibration's noise
+            from serdes.tiadc.cal_residual import SkewTerm, ffe_variance
+
+            cal = adc.calibration
+            if cal.mu_gain > 0:
+                self.gains = np.ones(self.lanes)
+            if cal.mu_offset > 0:
+                self.offsets_v = np.zeros(self.lanes)
+            self.cal_var = ffe_variance(link, self.w, cal)
+            if cal.skew_gain > 0 and self.lanes > 1:
+                self.skew_ui = np.zeros(self.lanes)
+                self.cal_skew = SkewTerm(link, self.w, self.d, cal, system.run.chunk_symbols)
         p = self.pulse
         fines = lane_fine_pulses(adc, p.fine, p.m, link.ui_s / p.m)
         self.lane_pulses = [replace(p, fine=f) for f in fines]
@@ -86,6 +102,9 @@ class InterleavedStatistics(StatisticalEngine):
             self.jitter = jitter_quadrature(self.w.shape[0], p.n_ui, sj_ui=self.sj_ui,
                                             sj_rad_per_ui=self.sj_rad_per_ui,
                                             dd_ui=self.dd_ui, points=self.jitter_points)
+        if self.cal_skew is not None and self.cal_skew.common_var > 0:
+            self.jitter = _with_gaussian_offset(self.jitter, self.cal_skew.common_var,
+                                                self.cal_skew.profile)
         self._r = toeplitz(rx_thermal_autocorr(link, self.w.shape[0]))
         self.gain_mod_var = 0.0
         if sup is not None and sup.gain_active:
@@ -99,8 +118,8 @@ class InterleavedStatistics(StatisticalEngine):
         i = np.arange(self.w.shape[0])
         self._lane_of_tap = (self._phase - i) % self.lanes
         wl = self.w * self.gains[self._lane_of_tap]
-        self.rx_var = float(wl @ self._r @ wl) + self.gain_mod_var
-        self._offset = float(self.w @ self.adc.offsets_v[self._lane_of_tap])
+        self.rx_var = float(wl @ self._r @ wl) + self.gain_mod_var + sum(self.cal_var.values())
+        self._offset = float(self.w @ self.offsets_v[self._lane_of_tap])
 
     def _lane_pulse_at(self, lane: int, offset_ui: float):
         key = (lane, round(float(offset_ui), 12))
@@ -118,6 +137,8 @@ class InterleavedStatistics(StatisticalEngine):
         return hit
 
     def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
+        if self.cal_skew is not None:   # the skew residual's cost at these instants
+            self._skew_var = self.cal_skew.variance(offset_ui, tap_offsets_ui)
         n, L = self.w.shape[0], self.pulse.n_ui
         f = np.zeros(n + L - 1)
         jvar = np.empty((n, L))
@@ -130,6 +151,10 @@ class InterleavedStatistics(StatisticalEngine):
             jvar[i] = jv * g * g
         return f, jvar
 
+    def _noise_var_per_level(self, f, jvar):
+        var, rj = super()._noise_var_per_level(f, jvar)
+        return var + self._skew_var, rj
+
     def _components(self, f, sigma_min, delta):
         values, p, var, extra_gauss, resid = super()._components(f, sigma_min, delta)
         if self._offset != 0.0:   # the lanes' offsets through the FFE: a point mass
@@ -140,10 +165,18 @@ class InterleavedStatistics(StatisticalEngine):
             p = np.ascontiguousarray(np.vstack([p, row_p]))
         return values, p, var, extra_gauss, resid
 
+    def _lanes_alike(self) -> bool:
+        """Every lane has the same gain, offset, skew and T/H (calibrated lanes): the
+        output phases are all alike."""
+        return bool(np.ptp(self.gains) == 0 and np.ptp(self.offsets_v) == 0
+                    and np.ptp(self.skew_ui) == 0 and not self.adc.bw_mismatch)
+
     @property
     def phases(self) -> np.ndarray:
         """The output phases evaluated: all N up to :data:`MAX_PHASES`, else every
         (N / MAX_PHASES)-th (a systematic sample: the BER is then an estimate)."""
+        if self._lanes_alike():
+            return np.zeros(1, dtype=np.int64)
         if self.lanes <= MAX_PHASES:
             return np.arange(self.lanes)
         return np.unique((np.arange(MAX_PHASES) * self.lanes) // MAX_PHASES)
@@ -163,3 +196,25 @@ class InterleavedStatistics(StatisticalEngine):
                        eye_names=parts[0].eye_names, sndr_db=float(-10 * np.log10(mse)),
                        sigma=np.sqrt(np.mean([b.sigma ** 2 for b in parts], axis=0)),
                        isi_rms=float(np.sqrt(np.mean([b.isi_rms ** 2 for b in parts]))))
+
+
+# Gauss-Hermite points of the calibrated lanes' common skew residual
+SKEW_POINTS = 9
+
+
+def _with_gaussian_offset(jitter, var_ui2: float, profile):
+    """The jitter quadrature with a Gaussian offset x of variance ``var_ui2`` (UI^2)
+    added to every row, FFE tap i moved by profile_i x: SKEW_POINTS Gauss-Hermite
+    points each."""
+    from numpy.polynomial.hermite_e import hermegauss
+
+    from serdes.engines.stat.jitter import Jitter
+
+    x, wx = hermegauss(SKEW_POINTS)
+    wx = wx / wx.sum()
+    prof = np.asarray(profile, dtype=np.float64)
+    offs = (jitter.offsets[:, None, :]
+            + np.sqrt(var_ui2) * x[None, :, None] * prof[None, None, :])
+    wts = jitter.weights[:, None] * wx[None, :]
+    return Jitter(offsets=offs.reshape(-1, jitter.offsets.shape[1]), weights=wts.reshape(-1),
+                  quasi_static=jitter.quasi_static and bool(np.all(prof == prof[0])))
