@@ -26,10 +26,8 @@ import numpy as np
 from scipy.linalg import toeplitz
 
 from serdes.engines.stat.engine import StatisticalEngine
-from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import StatBer
 from serdes.engines.stat.rj import RandomJitterModel
-from serdes.errors import ConfigError
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 
@@ -93,15 +91,14 @@ class InterleavedStatistics(StatisticalEngine):
                        if rj > 0 else None)
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
-            if sup.sj_s.size > 1 or self.sj_ui > 0:
-                raise ConfigError("statistical engine: one sinusoidal jitter only; give one "
-                                  "supply.ripple_hz tone and noise.sj_ui = 0 (or use "
-                                  "--no-stat)")
-            self.sj_ui = float(sup.sj_s[0] / link.ui_s)
-            self.sj_rad_per_ui = 2 * np.pi * float(sup.ripple_hz[0]) * link.ui_s
-            self.jitter = jitter_quadrature(self.w.shape[0], p.n_ui, sj_ui=self.sj_ui,
-                                            sj_rad_per_ui=self.sj_rad_per_ui,
-                                            dd_ui=self.dd_ui, points=self.jitter_points)
+            # every supply tone, with the link's own SJ: one multi-tone quadrature
+            from serdes.tiadc.multitone import multitone_quadrature
+
+            amps = [self.sj_ui] + list(sup.sj_s / link.ui_s)
+            rads = [self.sj_rad_per_ui] + list(2 * np.pi * np.asarray(sup.ripple_hz, dtype=np.float64) * link.ui_s)
+            self.jitter = multitone_quadrature(self.w.shape[0], p.n_ui, amps_ui=amps,
+                                               rad_per_ui=rads, dd_ui=self.dd_ui,
+                                               points=self.jitter_points)
         if self.cal_skew is not None and self.cal_skew.common_var > 0:
             self.jitter = _with_gaussian_offset(self.jitter, self.cal_skew.common_var,
                                                 self.cal_skew.profile)
