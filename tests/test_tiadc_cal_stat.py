@@ -106,3 +106,27 @@ def test_calibrated_lanes_are_alike_and_cost_what_the_residual_says():
     e2 = statistical_engine(still, raw.taps)
     assert e2.cal_skew is None and e2.cal_var == {"offset": 0.0, "gain": 0.0}
     assert e2.ber().ber == pytest.approx(raw.ber().ber, rel=1e-12)
+
+
+def test_lane_average_is_exact_up_to_64_lanes_and_its_sample_error_bounded_beyond():
+    """64 lanes: every output phase, the mean of the per-phase BERs computed one by one.
+    128 lanes: a systematic sample of 64 phases, within 4 standard errors (its own
+    estimate) of the mean over all 128."""
+    import serdes.tiadc.stat as st
+
+    mism = ["adc.skew_rms_s=2e-12", "adc.offset_rms_v=3e-3", "adc.gain_rms=0.03"]
+    for lanes in (64, 128):
+        system = build(Config.default().with_overrides(BASE + mism + [f"adc.lanes={lanes}"]))
+        eng = statistical_engine(system)
+        got = eng.ber().ber
+        per = []
+        for l in range(lanes):
+            eng._set_phase(l)
+            per.append(st.StatisticalEngine.ber(eng).ber)
+        exact = float(np.mean(per))
+        if lanes == 64:
+            assert eng.phases.shape[0] == 64 and eng.sampling_rel_error == 0.0
+            assert got == pytest.approx(exact, rel=1e-12)
+        else:
+            assert eng.phases.shape[0] == 64 and eng.sampling_rel_error > 0
+            assert abs(got - exact) <= 4 * eng.sampling_rel_error * got

@@ -8,11 +8,13 @@ gain, pulse (T/H) and skewed instant, plus its offset:
 so output phase l has its own combined response f_l (ISI, treated exactly by the
 engine's convolution of per-cursor distributions) and a fixed offset
 d_l = sum_i w_i o_{l-i} (a point mass added to the ISI distribution); the BER is the
-mean over the N phases (over 8 of them, every (N/8)-th, when N > 8: an estimate
-whose cost stays that of 8 single-lane BERs). The sampling clock's extra random
-jitter (aperture, broadband supply noise) adds in quadrature to the link's RJ; one
-supply ripple tone is a sinusoidal jitter of the ADC clock, taken by the engine's SJ
-quadrature (with ``noise.sj_ui`` = 0); the front end's supply gain modulation is a Gaussian term of
+mean over the N phases (all of them up to 64 lanes; beyond, a systematic sample of 64,
+an estimate with its standard error; one phase when the lanes are alike). The sampling
+clock's extra random jitter (aperture, broadband supply noise) adds in quadrature to
+the link's RJ; the supply's ripple tones (with the link's SJ) are sinusoidal jitter of
+the ADC clock, averaged over their phases (:mod:`serdes.tiadc.multitone`). A calibrated
+ADC keeps the residual mismatch of :mod:`serdes.tiadc.cal_residual` (its lanes
+otherwise alike). The front end's supply gain modulation is a Gaussian term of
 variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
 classes use the common pulse; RX noise is scaled by each lane's gain, not filtered by
 its T/H mismatch.
@@ -32,8 +34,10 @@ from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 
 
-# output phases evaluated at most (each costs one single-lane statistical BER)
-MAX_PHASES = 8
+# output phases evaluated at most (each costs one single-lane statistical BER): every
+# phase, so the BER is exact, up to 64 lanes (a systematic sample of 8 was off by 2x
+# at 64 lanes: a few lanes' phases carry most errors)
+MAX_PHASES = 64
 
 
 def statistical_engine(system, taps=None, **kw) -> StatisticalEngine:
@@ -108,6 +112,7 @@ class InterleavedStatistics(StatisticalEngine):
             x_ms = (link.noise.variance + link.level_power * float(p.taps @ p.taps))
             self.gain_mod_var = sup.gain_mod_variance() * x_ms * float(self.w @ self.w)
         self._phase = 0
+        self.sampling_rel_error = 0.0
         self._set_phase(0)
 
     def _set_phase(self, l: int) -> None:
@@ -170,8 +175,10 @@ class InterleavedStatistics(StatisticalEngine):
 
     @property
     def phases(self) -> np.ndarray:
-        """The output phases evaluated: all N up to :data:`MAX_PHASES`, else every
-        (N / MAX_PHASES)-th (a systematic sample: the BER is then an estimate)."""
+        """The output phases evaluated: one when the lanes are alike, all N up to
+        :data:`MAX_PHASES`, else every (N / MAX_PHASES)-th (a systematic sample: the
+        BER is then an estimate, its relative standard error in
+        :attr:`sampling_rel_error`)."""
         if self._lanes_alike():
             return np.zeros(1, dtype=np.int64)
         if self.lanes <= MAX_PHASES:
@@ -182,10 +189,18 @@ class InterleavedStatistics(StatisticalEngine):
         """The mean over the output phases (:attr:`phases`) of
         :meth:`StatisticalEngine.ber`."""
         parts = []
-        for l in self.phases:
+        phases = self.phases
+        for l in phases:
             self._set_phase(l)
             parts.append(super().ber(offset_ui, error_estimate=False))
         self._set_phase(0)
+        # a sample of k of the N phases: the mean's standard error (finite population)
+        k = len(phases)
+        b = np.array([x.ber for x in parts])
+        self.sampling_rel_error = 0.0
+        if k < self.lanes and not self._lanes_alike() and b.mean() > 0:
+            self.sampling_rel_error = float(b.std(ddof=1) / np.sqrt(k)
+                                            * np.sqrt(1 - k / self.lanes) / b.mean())
         mse = np.mean([10 ** (-b.sndr_db / 10) for b in parts])
         return StatBer(offset_ui=float(offset_ui), ber=float(np.mean([b.ber for b in parts])),
                        ser=float(np.mean([b.ser for b in parts])),
