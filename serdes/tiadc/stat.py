@@ -22,11 +22,13 @@ its T/H mismatch.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
 from scipy.linalg import toeplitz
 
+from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
 from serdes.engines.stat.results import StatBer
 from serdes.engines.stat.rj import RandomJitterModel
@@ -184,6 +186,37 @@ class InterleavedStatistics(StatisticalEngine):
         if self.lanes <= MAX_PHASES:
             return np.arange(self.lanes)
         return np.unique((np.arange(MAX_PHASES) * self.lanes) // MAX_PHASES)
+
+    # -- views over the lanes: the eye of the ADC output overlays every lane's samples
+    def _over_phases(self, make) -> list:
+        outs = []
+        for l in self.phases:
+            self._set_phase(l)
+            outs.append(make())
+        self._set_phase(0)
+        return outs
+
+    def bathtub_horizontal(self, n_phases: int = 64, span_ui: float = 1.0):
+        """The horizontal bathtub averaged over the output phases (lanes)."""
+        outs = self._over_phases(lambda: views.bathtub_horizontal(self, n_phases, span_ui))
+        return replace(outs[0], ber_per_eye=np.mean([b.ber_per_eye for b in outs], axis=0),
+                       ber=np.mean([b.ber for b in outs], axis=0))
+
+    def bathtub_vertical(self, offset_ui: float = 0.0, n_points: int = 401,
+                         span: float | None = None):
+        """The vertical bathtub averaged over the output phases (lanes)."""
+        outs = self._over_phases(lambda: views.bathtub_vertical(self, offset_ui, n_points,
+                                                                span))
+        return replace(outs[0], ber_per_eye=np.mean([b.ber_per_eye for b in outs], axis=0))
+
+    def eye(self, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3):
+        """The statistical eye of all lanes' samples: each lane's eye map (error rate
+        per phase and slicer voltage) averaged over the output phases."""
+        t0 = time.perf_counter()
+        outs = self._over_phases(lambda: views.eye(self, n_phases, n_bins, y_range))
+        return replace(outs[0], ber=np.mean([e.ber for e in outs], axis=0),
+                       means=np.mean([e.means for e in outs], axis=0),
+                       elapsed_s=time.perf_counter() - t0)
 
     def ber(self, offset_ui: float = 0.0, *, error_estimate: bool = False) -> StatBer:
         """The mean over the output phases (:attr:`phases`) of
