@@ -240,6 +240,7 @@ def build_adc(cfg: Config) -> Adc:
         calibration = CalSettings(mu_offset=c["mu_offset"], mu_gain=c["mu_gain"],
                                   skew_gain=c["skew_gain"], mu_average=c["mu_average"],
                                   deriv_taps=c["deriv_taps"],
+                                  chunk_symbols=cfg["link"]["chunk_symbols"],
                                   settle_symbols=c["settle_symbols"] or SETTLE_PER_LANE * a["lanes"])
     return TiAdc.draw(calibration=calibration, bits=a["bits"], fullscale_v=a["fullscale_v"],
                       enob=a["enob"], lanes=a["lanes"], offset_rms_v=a["offset_rms_v"], gain_rms=a["gain_rms"],

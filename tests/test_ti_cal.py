@@ -12,6 +12,8 @@ from serdes.config import Config
 from serdes.dsp.receiver import build_chain
 from serdes.dsp.ti_cal import SETTLE_PER_LANE, TiCalibration, differentiator, residuals
 from serdes.engines.run import design_equalizer, simulate
+from serdes.tiadc.cal_residual import skew_covariance
+from serdes.tiadc.stat import statistical_engine
 
 BASE = ["noise.rj_ui=0", "channel.loss_db=30", "tx.snr_db=21", "ctle.auto=false",
         "ctle.g_dc_db=-19", "ctle.g_dc2_db=-2", "adc.lanes=8"]
@@ -25,29 +27,6 @@ def _run(over, symbols):
     chain = build_chain(system.link, taps, system.receiver, seed=system.run.seed)
     res = simulate(system, symbols=symbols, target_errors=10 ** 9, receiver=chain, taps=taps)
     return system, chain, res
-
-
-def _skew_noise(link, chunk: int, g: float) -> float:
-    """rms over the lanes (s) of the delay trims' noise: the detector
-    e = y_k-1 (y_k - y_k-2) has, Gaussian, var(e) = 2 R(0) (R(0) - R(2T)); its mean over
-    the chunk's n = chunk / N samples of each lane, solved through the circulant
-    R'(T) (eps_l+1 - 2 eps_l + eps_l-1) by DFT, gives mode q the variance
-    N var(e) / (n R'^2 lambda_q^2), lambda_q = 2 cos(2 pi q / N) - 2; trimming a fraction
-    g per chunk leaves g / (2 - g) of it. R from the pulse, R'(T) from its slope per UI."""
-    from serdes.impairments import pulse_slope
-
-    p, slope = link.pulse.taps, pulse_slope(link)
-    ea = link.level_power + link.tx_noise_sigma ** 2
-
-    def r(k):
-        return ea * float(p[:p.shape[0] - k] @ p[k:]) + float(link.noise.autocorr[k])
-
-    r1 = ea * float(p[:-1] @ slope[1:])
-    var_e = 2 * r(0) * (r(0) - r(2))
-    lanes = link.adc.lanes
-    lam = 2 * np.cos(2 * np.pi * np.arange(1, lanes) / lanes) - 2
-    per_chunk = var_e / (lanes * (chunk / lanes) * r1 ** 2) * np.sum(1 / lam ** 2)
-    return float(np.sqrt(g / (2 - g) * per_chunk)) * link.ui_s
 
 
 def test_differentiator_is_the_derivative_of_a_slow_sine():
@@ -77,13 +56,19 @@ def test_calibration_converges_and_restores_the_mismatch_free_ber(tmp_path):
     q = np.sqrt(stats.chi2.ppf(0.999, adc.lanes) / adc.lanes)
     assert r["offset_rms_v"][-1] < q * np.sqrt(mu_o / (2 - mu_o)) * sigma_x
     assert r["gain_rms"][-1] < q * np.sqrt(mu_g * 2 / 4)
-    # skew: the delay trims' noise (closed form in _skew_noise)
-    g = s.skew_gain * s.fine_ratio
-    assert r["skew_rms_s"][-1] < q * _skew_noise(link, system.run.chunk_symbols, g)
+    # skew: the delay trims' noise (closed form in serdes.tiadc.cal_residual, circulant
+    # over the lanes; bound by the largest eigenvalue's share, chi-square 99.9 %)
+    c = skew_covariance(link, s, system.run.chunk_symbols) * link.ui_s ** 2
+    top = np.linalg.eigvalsh(c[np.subtract.outer(np.arange(8), np.arange(8)) % 8]).max()
+    assert r["skew_rms_s"][-1] ** 2 < top * stats.chi2.ppf(0.999, adc.lanes) / adc.lanes
     assert r["skew_rms_s"][-1] < 0.25 * np.sqrt(np.mean(adc.skews_s ** 2))
     _, _, raw = _run(MISMATCH, COUNT)
     _, _, free = _run([], COUNT)
     lo, hi = cal_res.ber_ci
+    # the statistical engine with the calibration's residual (serdes.tiadc.cal_residual)
+    stat = statistical_engine(system).ber().ber
+    assert cal_res.bit_errors >= 10
+    assert lo <= 1.5 * stat and hi >= stat / 1.5, (cal_res.ber, (lo, hi), stat)
     flo, fhi = free.ber_ci
     assert lo <= fhi and flo <= hi, (cal_res.ber, free.ber)     # intervals overlap
     assert raw.ber_ci[0] > hi                                   # and it did something

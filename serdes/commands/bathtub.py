@@ -28,7 +28,6 @@ def add_parser(sub):
 
 
 def main(args) -> int:
-    from serdes.engines.stat import StatisticalEngine
     from serdes.build import build, build_receiver
 
     cfg = load_config(args)
@@ -44,7 +43,9 @@ def main(args) -> int:
 
     system = build(cfg)
     taps, note = receiver_taps(system)
-    eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
+    from serdes.tiadc.stat import statistical_engine   # an interleaved ADC: all lanes
+
+    eng = statistical_engine(system, taps, dd_ui=args.dd_ui)
     bar = ItemProgress(None, "distributions", label="bathtub", enabled=args.progress)
     count_distributions(eng, bar)
     try:

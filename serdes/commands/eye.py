@@ -90,9 +90,9 @@ def _draw(args, system, taps, contours, ax, bar) -> str:
         peye.analog_eye(ae, ax=ax)
         what = f"analog eye, {int(ae.density.sum()):,} points"
     elif args.kind == "statistical":
-        from serdes.engines.stat import StatisticalEngine
+        from serdes.tiadc.stat import statistical_engine   # an interleaved ADC: all lanes
 
-        eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
+        eng = statistical_engine(system, taps, dd_ui=args.dd_ui)
         count_distributions(eng, bar)
         se = eng.eye(n_phases=args.phases, n_bins=args.bins)
         op = eng.eye_opening(targets=contours)

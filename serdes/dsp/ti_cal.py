@@ -49,6 +49,7 @@ class CalSettings:
     deriv_taps: int = 8
     settle_symbols: int = 600_000
     fine_ratio: float = 1.0 / 8     # steps after the gear shift at settle_symbols / 2
+    chunk_symbols: int = 1 << 16    # the run's chunk: one skew trim each (link.chunk_symbols)
 
 
 def differentiator(k: int) -> np.ndarray:

@@ -5,7 +5,9 @@ Gaussian-modelled, per ADC sample (lag 0; V^2):
 adc_interleave  mean over the lanes of the error a lane makes against the ideal
                 converter: E[a^2] ||g_l p_l(tau_l) - p||^2 + o_l^2 (p_l: the
                 lane's T/H; deterministic per lane, periodic in k with period N);
-                0 when the ADC is calibrated in the background
+                calibrated in the background: what the calibration keeps
+                (serdes.tiadc.cal_residual): sigma_o^2 + sigma_g^2 E[x^2] +
+                C[0] E[a^2] |p'|^2 (offset, gain and skew residuals)
 adc_clock       the ADC clock's jitter beyond the link's RJ, first order
                 through the pulse slope: (aperture^2 + supply RJ^2 + sum of the
                 supply tones' SJ^2 / 2) E[a^2] |p'|^2
@@ -22,13 +24,20 @@ import numpy as np
 
 
 def interleave_variance(link) -> float:
-    """The lanes' mismatch error power; 0 with background calibration, which removes
-    it (its residual is LMS noise far below the other terms)."""
+    """The lanes' mismatch error power; with background calibration, the residual it
+    keeps (LMS and trim noise, :mod:`serdes.tiadc.cal_residual`)."""
     from serdes.tiadc.lanes import lane_fine_pulses
 
     adc, p = link.adc, link.pulse
     if adc.calibration is not None:
-        return 0.0
+        from serdes.tiadc import cal_residual as cr
+
+        s = adc.calibration
+        x_ms = float(cr._input_autocorr(link, 1)[0])
+        sl = p.slope()
+        skew = float(cr.skew_covariance(link, s, s.chunk_symbols)[0]) if s.skew_gain > 0 else 0.0
+        return (cr.offset_variance(link, s) + cr.gain_variance(link, s) * x_ms
+                + skew * link.level_power * float(sl @ sl))
     base = p.taps
     fines = lane_fine_pulses(adc, p.fine, p.m, link.ui_s / p.m)
     err = 0.0

@@ -31,6 +31,21 @@ def lane_fine_pulses(adc, fine: np.ndarray, m: int, dt: float) -> list[np.ndarra
     wrap."""
     if not adc.bw_mismatch:
         return [fine] * adc.lanes
+    # every run builds its front end again: the lanes' filtering (an FFT and N lane
+    # responses, ~40 ms at 64 lanes) is kept per converter, keyed by the pulse
+    key = (hash(np.ascontiguousarray(fine).tobytes()), fine.shape[0], int(m), float(dt),
+           adc.bws_hz.tobytes(), float(adc.bw_hz))
+    memo = adc.__dict__.setdefault("_lane_pulse_memo", {})
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    if len(memo) > 8:
+        memo.clear()
+    memo[key] = out = _lane_filter(adc, fine, m, dt)
+    return out
+
+
+def _lane_filter(adc, fine, m, dt):
     n = fine.shape[0]
     nfft = 1 << int(np.ceil(np.log2(n + 64 * m)))
     spec = np.fft.rfft(fine, nfft)
@@ -93,11 +108,15 @@ class LanePulses:
         """Sampling offsets (fine samples) of samples k0 .. k0 + n - 1: the link's
         jitter, the lane skew, the aperture jitter (clipped at 8 sigma) and the supply's
         clock jitter; no random offset before the first symbol."""
-        off = self.jitter.offsets_ui(k0, n) * self.m if self.jitter.active else np.zeros(n)
-        lane = (k0 + np.arange(n)) % self.lanes
-        off += self.skew_fine[lane]
+        lane_off = self.skew_fine
         if self.trimmed:
-            off -= self.adc.skew_trim_s[lane] / self.ui_s * self.m
+            lane_off = lane_off - self.adc.skew_trim_s / self.ui_s * self.m
+        # the lanes' offsets repeat every N samples: a tiled slice, not an index per sample
+        l0 = k0 % self.lanes
+        reps = (l0 + n) // self.lanes + 1
+        off = np.tile(lane_off, reps)[l0:l0 + n]
+        if self.jitter.active:
+            off += self.jitter.offsets_ui(k0, n) * self.m
         neg = min(max(-k0, 0), n)
         if self.aperture_fine > 0 and n > neg:
             s = self.aperture_fine

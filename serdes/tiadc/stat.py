@@ -8,11 +8,13 @@ gain, pulse (T/H) and skewed instant, plus its offset:
 so output phase l has its own combined response f_l (ISI, treated exactly by the
 engine's convolution of per-cursor distributions) and a fixed offset
 d_l = sum_i w_i o_{l-i} (a point mass added to the ISI distribution); the BER is the
-mean over the N phases (over 8 of them, every (N/8)-th, when N > 8: an estimate
-whose cost stays that of 8 single-lane BERs). The sampling clock's extra random
-jitter (aperture, broadband supply noise) adds in quadrature to the link's RJ; one
-supply ripple tone is a sinusoidal jitter of the ADC clock, taken by the engine's SJ
-quadrature (with ``noise.sj_ui`` = 0); the front end's supply gain modulation is a Gaussian term of
+mean over the N phases (all of them up to 64 lanes; beyond, a systematic sample of 64,
+an estimate with its standard error; one phase when the lanes are alike). The sampling
+clock's extra random jitter (aperture, broadband supply noise) adds in quadrature to
+the link's RJ; the supply's ripple tones (with the link's SJ) are sinusoidal jitter of
+the ADC clock, averaged over their phases (:mod:`serdes.tiadc.multitone`). A calibrated
+ADC keeps the residual mismatch of :mod:`serdes.tiadc.cal_residual` (its lanes
+otherwise alike). The front end's supply gain modulation is a Gaussian term of
 variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
 classes use the common pulse; RX noise is scaled by each lane's gain, not filtered by
 its T/H mismatch.
@@ -20,22 +22,24 @@ its T/H mismatch.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
 from scipy.linalg import toeplitz
 
+from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
-from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import StatBer
 from serdes.engines.stat.rj import RandomJitterModel
-from serdes.errors import ConfigError
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 
 
-# output phases evaluated at most (each costs one single-lane statistical BER)
-MAX_PHASES = 8
+# output phases evaluated at most (each costs one single-lane statistical BER): every
+# phase, so the BER is exact, up to 64 lanes (a systematic sample of 8 was off by 2x
+# at 64 lanes: a few lanes' phases carry most errors)
+MAX_PHASES = 64
 
 
 def statistical_engine(system, taps=None, **kw) -> StatisticalEngine:
@@ -66,7 +70,23 @@ class InterleavedStatistics(StatisticalEngine):
         self.adc = adc
         self.lanes = adc.lanes
         self.gains = adc.gains
+        self.offsets_v = adc.offsets_v
         self.skew_ui = adc.skews_s / link.ui_s
+        self.cal_var = {}
+        self.cal_skew = None
+        self._skew_var = 0.0
+        if adc.calibration is not None:   # corrected lanes plus the calibration's noise
+            from serdes.tiadc.cal_residual import SkewTerm, ffe_variance
+
+            cal = adc.calibration
+            if cal.mu_gain > 0:
+                self.gains = np.ones(self.lanes)
+            if cal.mu_offset > 0:
+                self.offsets_v = np.zeros(self.lanes)
+            self.cal_var = ffe_variance(link, self.w, cal)
+            if cal.skew_gain > 0 and self.lanes > 1:
+                self.skew_ui = np.zeros(self.lanes)
+                self.cal_skew = SkewTerm(link, self.w, self.d, cal, system.run.chunk_symbols)
         p = self.pulse
         fines = lane_fine_pulses(adc, p.fine, p.m, link.ui_s / p.m)
         self.lane_pulses = [replace(p, fine=f) for f in fines]
@@ -77,21 +97,24 @@ class InterleavedStatistics(StatisticalEngine):
                        if rj > 0 else None)
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
-            if sup.sj_s.size > 1 or self.sj_ui > 0:
-                raise ConfigError("statistical engine: one sinusoidal jitter only; give one "
-                                  "supply.ripple_hz tone and noise.sj_ui = 0 (or use "
-                                  "--no-stat)")
-            self.sj_ui = float(sup.sj_s[0] / link.ui_s)
-            self.sj_rad_per_ui = 2 * np.pi * float(sup.ripple_hz[0]) * link.ui_s
-            self.jitter = jitter_quadrature(self.w.shape[0], p.n_ui, sj_ui=self.sj_ui,
-                                            sj_rad_per_ui=self.sj_rad_per_ui,
-                                            dd_ui=self.dd_ui, points=self.jitter_points)
+            # every supply tone, with the link's own SJ: one multi-tone quadrature
+            from serdes.tiadc.multitone import multitone_quadrature
+
+            amps = [self.sj_ui] + list(sup.sj_s / link.ui_s)
+            rads = [self.sj_rad_per_ui] + list(2 * np.pi * np.asarray(sup.ripple_hz, dtype=np.float64) * link.ui_s)
+            self.jitter = multitone_quadrature(self.w.shape[0], p.n_ui, amps_ui=amps,
+                                               rad_per_ui=rads, dd_ui=self.dd_ui,
+                                               points=self.jitter_points)
+        if self.cal_skew is not None and self.cal_skew.common_var > 0:
+            self.jitter = _with_gaussian_offset(self.jitter, self.cal_skew.common_var,
+                                                self.cal_skew.profile)
         self._r = toeplitz(rx_thermal_autocorr(link, self.w.shape[0]))
         self.gain_mod_var = 0.0
         if sup is not None and sup.gain_active:
             x_ms = (link.noise.variance + link.level_power * float(p.taps @ p.taps))
             self.gain_mod_var = sup.gain_mod_variance() * x_ms * float(self.w @ self.w)
         self._phase = 0
+        self.sampling_rel_error = 0.0
         self._set_phase(0)
 
     def _set_phase(self, l: int) -> None:
@@ -99,8 +122,8 @@ class InterleavedStatistics(StatisticalEngine):
         i = np.arange(self.w.shape[0])
         self._lane_of_tap = (self._phase - i) % self.lanes
         wl = self.w * self.gains[self._lane_of_tap]
-        self.rx_var = float(wl @ self._r @ wl) + self.gain_mod_var
-        self._offset = float(self.w @ self.adc.offsets_v[self._lane_of_tap])
+        self.rx_var = float(wl @ self._r @ wl) + self.gain_mod_var + sum(self.cal_var.values())
+        self._offset = float(self.w @ self.offsets_v[self._lane_of_tap])
 
     def _lane_pulse_at(self, lane: int, offset_ui: float):
         key = (lane, round(float(offset_ui), 12))
@@ -118,6 +141,8 @@ class InterleavedStatistics(StatisticalEngine):
         return hit
 
     def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
+        if self.cal_skew is not None:   # the skew residual's cost at these instants
+            self._skew_var = self.cal_skew.variance(offset_ui, tap_offsets_ui)
         n, L = self.w.shape[0], self.pulse.n_ui
         f = np.zeros(n + L - 1)
         jvar = np.empty((n, L))
@@ -130,6 +155,10 @@ class InterleavedStatistics(StatisticalEngine):
             jvar[i] = jv * g * g
         return f, jvar
 
+    def _noise_var_per_level(self, f, jvar):
+        var, rj = super()._noise_var_per_level(f, jvar)
+        return var + self._skew_var, rj
+
     def _components(self, f, sigma_min, delta):
         values, p, var, extra_gauss, resid = super()._components(f, sigma_min, delta)
         if self._offset != 0.0:   # the lanes' offsets through the FFE: a point mass
@@ -140,22 +169,71 @@ class InterleavedStatistics(StatisticalEngine):
             p = np.ascontiguousarray(np.vstack([p, row_p]))
         return values, p, var, extra_gauss, resid
 
+    def _lanes_alike(self) -> bool:
+        """Every lane has the same gain, offset, skew and T/H (calibrated lanes): the
+        output phases are all alike."""
+        return bool(np.ptp(self.gains) == 0 and np.ptp(self.offsets_v) == 0
+                    and np.ptp(self.skew_ui) == 0 and not self.adc.bw_mismatch)
+
     @property
     def phases(self) -> np.ndarray:
-        """The output phases evaluated: all N up to :data:`MAX_PHASES`, else every
-        (N / MAX_PHASES)-th (a systematic sample: the BER is then an estimate)."""
+        """The output phases evaluated: one when the lanes are alike, all N up to
+        :data:`MAX_PHASES`, else every (N / MAX_PHASES)-th (a systematic sample: the
+        BER is then an estimate, its relative standard error in
+        :attr:`sampling_rel_error`)."""
+        if self._lanes_alike():
+            return np.zeros(1, dtype=np.int64)
         if self.lanes <= MAX_PHASES:
             return np.arange(self.lanes)
         return np.unique((np.arange(MAX_PHASES) * self.lanes) // MAX_PHASES)
+
+    # -- views over the lanes: the eye of the ADC output overlays every lane's samples
+    def _over_phases(self, make) -> list:
+        outs = []
+        for l in self.phases:
+            self._set_phase(l)
+            outs.append(make())
+        self._set_phase(0)
+        return outs
+
+    def bathtub_horizontal(self, n_phases: int = 64, span_ui: float = 1.0):
+        """The horizontal bathtub averaged over the output phases (lanes)."""
+        outs = self._over_phases(lambda: views.bathtub_horizontal(self, n_phases, span_ui))
+        return replace(outs[0], ber_per_eye=np.mean([b.ber_per_eye for b in outs], axis=0),
+                       ber=np.mean([b.ber for b in outs], axis=0))
+
+    def bathtub_vertical(self, offset_ui: float = 0.0, n_points: int = 401,
+                         span: float | None = None):
+        """The vertical bathtub averaged over the output phases (lanes)."""
+        outs = self._over_phases(lambda: views.bathtub_vertical(self, offset_ui, n_points,
+                                                                span))
+        return replace(outs[0], ber_per_eye=np.mean([b.ber_per_eye for b in outs], axis=0))
+
+    def eye(self, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3):
+        """The statistical eye of all lanes' samples: each lane's eye map (error rate
+        per phase and slicer voltage) averaged over the output phases."""
+        t0 = time.perf_counter()
+        outs = self._over_phases(lambda: views.eye(self, n_phases, n_bins, y_range))
+        return replace(outs[0], ber=np.mean([e.ber for e in outs], axis=0),
+                       means=np.mean([e.means for e in outs], axis=0),
+                       elapsed_s=time.perf_counter() - t0)
 
     def ber(self, offset_ui: float = 0.0, *, error_estimate: bool = False) -> StatBer:
         """The mean over the output phases (:attr:`phases`) of
         :meth:`StatisticalEngine.ber`."""
         parts = []
-        for l in self.phases:
+        phases = self.phases
+        for l in phases:
             self._set_phase(l)
             parts.append(super().ber(offset_ui, error_estimate=False))
         self._set_phase(0)
+        # a sample of k of the N phases: the mean's standard error (finite population)
+        k = len(phases)
+        b = np.array([x.ber for x in parts])
+        self.sampling_rel_error = 0.0
+        if k < self.lanes and not self._lanes_alike() and b.mean() > 0:
+            self.sampling_rel_error = float(b.std(ddof=1) / np.sqrt(k)
+                                            * np.sqrt(1 - k / self.lanes) / b.mean())
         mse = np.mean([10 ** (-b.sndr_db / 10) for b in parts])
         return StatBer(offset_ui=float(offset_ui), ber=float(np.mean([b.ber for b in parts])),
                        ser=float(np.mean([b.ser for b in parts])),
@@ -163,3 +241,25 @@ class InterleavedStatistics(StatisticalEngine):
                        eye_names=parts[0].eye_names, sndr_db=float(-10 * np.log10(mse)),
                        sigma=np.sqrt(np.mean([b.sigma ** 2 for b in parts], axis=0)),
                        isi_rms=float(np.sqrt(np.mean([b.isi_rms ** 2 for b in parts]))))
+
+
+# Gauss-Hermite points of the calibrated lanes' common skew residual
+SKEW_POINTS = 9
+
+
+def _with_gaussian_offset(jitter, var_ui2: float, profile):
+    """The jitter quadrature with a Gaussian offset x of variance ``var_ui2`` (UI^2)
+    added to every row, FFE tap i moved by profile_i x: SKEW_POINTS Gauss-Hermite
+    points each."""
+    from numpy.polynomial.hermite_e import hermegauss
+
+    from serdes.engines.stat.jitter import Jitter
+
+    x, wx = hermegauss(SKEW_POINTS)
+    wx = wx / wx.sum()
+    prof = np.asarray(profile, dtype=np.float64)
+    offs = (jitter.offsets[:, None, :]
+            + np.sqrt(var_ui2) * x[None, :, None] * prof[None, None, :])
+    wts = jitter.weights[:, None] * wx[None, :]
+    return Jitter(offsets=offs.reshape(-1, jitter.offsets.shape[1]), weights=wts.reshape(-1),
+                  quasi_static=jitter.quasi_static and bool(np.all(prof == prof[0])))

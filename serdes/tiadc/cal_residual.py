@@ -1,0 +1,176 @@
+"""The mismatch a background-calibrated interleaved ADC keeps (:mod:`serdes.dsp.ti_cal`),
+in closed form, after settling (the fine gear's steps):
+
+* offset: the LMS mean estimator o += mu (x - o) is unbiased and fluctuates with
+  var(o_l) = mu / (2 - mu) sigma_x^2, independently per lane (sigma_x^2: power of the
+  ADC input);
+* gain: the power-normalising c += mu c (P - u^2) / P fluctuates with
+  var(dc / c) = mu var(u^2) / (4 P^2) per lane; var(u^2) = E[x^4] - P^2 from the PAM
+  levels' fourth cumulant through the pulse (PAM4 is lighter-tailed than Gaussian);
+* skew: the detector e_k = y_{k-1} (y_k - y_{k-2}) = z_k - z_{k-1}, z_k = y_{k-1} y_k,
+  summed over a chunk for lane l = (k - 1) mod N, is Z_{l+1} - Z_l (Z_m: the sum of
+  z_k over k = m mod N), so its noise in lane-mode q (a DFT over the lanes) is
+  |e^{j theta_q} - 1|^2 = lambda_q = 2 - 2 cos(theta_q) times that of Z, which is
+  (chunk / N) N S_z(theta_q) (S_z: the spectrum of z, from the ADC input's
+  autocorrelation and the levels' fourth cumulant). Solved through
+  R'(T) (eps_{l+1} - 2 eps_l + eps_{l-1}) (mode q: -lambda_q R'(T) eps_q), each chunk
+  leaves mode q the noise S_z(theta_q) / (chunk R'(T)^2 lambda_q) per lane; trimming a
+  fraction g per chunk keeps g / (2 - g) of it. The lanes' residuals are correlated
+  (low modes dominate): their covariance is circulant,
+  C[m] = g / (2 - g) sum_{q != 0} cos(theta_q m) S_z(theta_q) / (chunk R'^2 lambda_q)
+  (UI^2, theta_q = 2 pi q / N).
+
+Through an FFE w (tap i sees lane (l - i) mod N), offset and gain give Gaussian terms
+whose variance does not depend on the output phase l:
+
+    offset  sigma_o^2 sum_{i, i'} w_i w_i' [i = i' mod N]
+    gain    sigma_g^2 sum_{i, i'} w_i w_i' [i = i' mod N] R_x(i - i')
+
+with R_x the ADC input's autocorrelation. The skew residual, mostly in the lowest lane
+modes, moves the taps of one output phase nearly alike: :class:`SkewTerm` splits it into
+a common sampling-phase offset and a first-order rest. The calibration removes the lanes'
+static offsets, gains and skews; a T/H bandwidth mismatch is not calibrated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _input_autocorr(link, lags: int) -> np.ndarray:
+    """R_x[k], k < lags, of the ADC input: PAM symbols (plus TX noise) through the pulse,
+    plus the RX noise (V^2)."""
+    from serdes.impairments import rx_thermal_autocorr
+
+    p = link.pulse.taps
+    ea = link.level_power + link.tx_noise_sigma ** 2
+    r = np.array([ea * float(p[:p.shape[0] - k] @ p[k:]) if k < p.shape[0] else 0.0
+                  for k in range(lags)])
+    return r + rx_thermal_autocorr(link, lags)
+
+
+def offset_variance(link, settings) -> float:
+    """Per-lane variance (V^2) of the offset estimate after settling (fine gear)."""
+    mu = settings.mu_offset * settings.fine_ratio
+    return float(mu / (2 - mu) * _input_autocorr(link, 1)[0])
+
+
+def gain_variance(link, settings) -> float:
+    """Per-lane variance of the relative gain correction after settling (fine gear)."""
+    mu = settings.mu_gain * settings.fine_ratio
+    p = link.pulse.taps
+    lv = np.asarray(link.levels, dtype=np.float64)
+    k4 = float(np.mean(lv ** 4)) - 3 * float(np.mean(lv ** 2)) ** 2   # TX noise: Gaussian
+    power = float(_input_autocorr(link, 1)[0])
+    x4 = 3 * power ** 2 + k4 * float(np.sum(p ** 4))
+    return float(mu * (x4 - power ** 2) / (4 * power ** 2))
+
+
+def _product_spectrum(link, theta: np.ndarray) -> np.ndarray:
+    """S_z(theta) = sum_d c_z(d) cos(theta d): the spectrum of z_k = y_{k-1} y_k, with
+    c_z(d) = R(d)^2 + R(d-1) R(d+1) + k4 sum_j A_j A_{j+d}, A_j = p_{j-1} p_j (R the
+    ADC input's autocorrelation, k4 the PAM levels' fourth cumulant)."""
+    p = link.pulse.taps
+    n = p.shape[0] + 2
+    r = _input_autocorr(link, n + 2)
+    rr = np.concatenate([r[:0:-1], r])            # R(-n-1 .. n+1)
+    z0 = r.shape[0] - 1
+    d = np.arange(-n, n + 1)
+    cz = rr[z0 + d] ** 2 + rr[z0 + d - 1] * rr[z0 + d + 1]
+    lv = np.asarray(link.levels, dtype=np.float64)
+    k4 = float(np.mean(lv ** 4)) - 3 * float(np.mean(lv ** 2)) ** 2
+    a = p[:-1] * p[1:]
+    ac = np.correlate(a, a, mode="full")           # lags -(len-1) .. len-1
+    mid = a.shape[0] - 1
+    ok = np.abs(d) <= mid
+    cz[ok] += k4 * ac[mid + d[ok]]
+    return np.cos(np.outer(theta, d)) @ cz
+
+
+def skew_covariance(link, settings, chunk_symbols: int) -> np.ndarray:
+    """C[m], m = 0 .. N-1: covariance (UI^2) of the lanes' skew residuals at lane distance
+    m after settling (fine trim gain); see the module."""
+    lanes = int(link.adc.lanes)
+    g = settings.skew_gain * settings.fine_ratio
+    if lanes < 2 or g <= 0:
+        return np.zeros(lanes)
+    p, slope = link.pulse.taps, link.pulse.slope()
+    ea = link.level_power + link.tx_noise_sigma ** 2
+    r1 = ea * float(p[:-1] @ slope[1:])
+    q = np.arange(1, lanes)
+    theta = 2 * np.pi * q / lanes
+    lam = 2 - 2 * np.cos(theta)
+    per_mode = _product_spectrum(link, theta) / (chunk_symbols * r1 ** 2 * lam)
+    m = np.arange(lanes)
+    return g / (2 - g) * (np.cos(np.outer(m, theta)) @ per_mode)
+
+
+def skew_rms_s(link, settings, chunk_symbols: int) -> float:
+    """rms over the lanes of the skew residual (s)."""
+    return float(np.sqrt(skew_covariance(link, settings, chunk_symbols)[0])) * link.ui_s
+
+
+def ffe_variance(link, w, settings) -> dict[str, float]:
+    """The offset and gain terms (V^2) at the output of the FFE ``w`` (see the module);
+    the skew term depends on the sampling instants: :class:`SkewTerm`."""
+    w = np.asarray(w, dtype=np.float64)
+    n, lanes = w.shape[0], int(link.adc.lanes)
+    d = np.subtract.outer(np.arange(n), np.arange(n))
+    same = (d % lanes) == 0
+    ww = np.outer(w, w)
+    rx = _input_autocorr(link, n)[np.abs(d)]
+    return {"offset": offset_variance(link, settings) * float(np.sum(ww[same])),
+            "gain": gain_variance(link, settings) * float(np.sum(ww[same] * rx[same]))}
+
+
+class SkewTerm:
+    """The skew residual seen by the FFE taps of one output phase l, split by regression
+    on the lane at the main cursor's tap d: eps_{l-i} = beta_i eps_c + r_i with
+    eps_c = eps_{l-d} of variance C[0] (``common_var``, UI^2), beta_i = C[i - d] / C[0]
+    (``profile``) and r_i independent of eps_c (Gaussian), of covariance
+    K[i, i'] = C[i - i'] - C[i - d] C[i' - d] / C[0]. The statistical engine averages
+    over eps_c exactly (a quadrature of sampling offsets beta_i eps_c); the rest is taken
+    to first order through the pulse slope at each sample's own instant
+    (:meth:`variance`): E[a^2] sum_{i, i'} w_i w_i' K[i, i'] sum_j p'_i(j - i)
+    p'_i'(j - i'), p'_i the slope at FFE tap i's sampling offset (a sampling phase or a
+    jitter point moves it off the pulse peak, where the slope, and so the skew's cost,
+    grows)."""
+
+    def __init__(self, link, w, delay: int, settings, chunk_symbols: int):
+        self.w = np.asarray(w, dtype=np.float64)
+        n, lanes = self.w.shape[0], int(link.adc.lanes)
+        c = skew_covariance(link, settings, chunk_symbols)
+        i = np.arange(n)
+        cd = c[(i - int(delay)) % lanes]
+        self.common_var = float(c[0])
+        self.profile = cd / c[0] if c[0] > 0 else np.zeros(n)
+        k = c[np.subtract.outer(i, i) % lanes] - np.outer(cd, self.profile)
+        self._wcw = np.outer(self.w, self.w) * k
+        self._ea = link.level_power + link.tx_noise_sigma ** 2
+        self._pulse = link.pulse
+        self._active = bool(np.any(np.abs(k) > 1e-12 * max(c[0], 1e-300)))
+        self._slopes: dict = {}
+
+    def _slope(self, offset_ui: float) -> np.ndarray:
+        key = round(float(offset_ui), 12)
+        s = self._slopes.get(key)
+        if s is None:
+            if len(self._slopes) > 4096:
+                self._slopes.clear()
+            s = self._slopes[key] = self._pulse.slope(offset_ui)
+        return s
+
+    def variance(self, offset_ui: float = 0.0, tap_offsets_ui=None) -> float:
+        if not self._active:
+            return 0.0
+        n = self.w.shape[0]
+        if tap_offsets_ui is None or np.all(tap_offsets_ui == tap_offsets_ui[0]):
+            extra = 0.0 if tap_offsets_ui is None else float(tap_offsets_ui[0])
+            rows = [self._slope(offset_ui + extra)] * n
+        else:
+            rows = [self._slope(offset_ui + float(t)) for t in tap_offsets_ui]
+        L = rows[0].shape[0]
+        m = np.zeros((n, n + L - 1))
+        for i, r in enumerate(rows):
+            m[i, i:i + L] = r
+        return self._ea * float(np.sum(self._wcw * (m @ m.T)))
