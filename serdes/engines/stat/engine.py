@@ -51,11 +51,12 @@ from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
-from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
-                                    skewed_components)
+from serdes.engines.stat.rj import (RandomJitterModel, hermite_points, merge_close,
+                                    resample, skewed_components)
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
+from serdes.kernels.stat_rows import row_responses
 
 
 class StatisticalEngine:
@@ -266,6 +267,25 @@ class StatisticalEngine:
         integer fraction of this (for eye maps on a voltage grid).
         """
         f, jvar = self.response(offset_ui, tap_offsets_ui)
+        return self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step)
+
+    def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
+        """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
+        :meth:`distribution` of every row. With per-tap SJ offsets the responses of all
+        rows (each tap's pulse re-sampled at its own offset, with RJ its Gauss-Hermite
+        nodes too) come from one kernel call."""
+        J = self.jitter
+        if J.quasi_static:
+            return [(wq, self.distribution(offset_ui, row, grid_step=grid_step))
+                    for wq, row in J.rows()]
+        x, gw = hermite_points(self.rj.points) if self.rj is not None else ((0.0,), (1.0,))
+        fs, jvars = row_responses(self.pulse.fine, self.pulse.phase, self.pulse.m,
+                                  self.pulse.n_ui, offset_ui + J.offsets, self.w,
+                                  self.rj_ui if self.rj is not None else 0.0, x, gw)
+        return [(wq, self._distribution_of(f, jv, offset_ui, row, None, grid_step))
+                for wq, row, f, jv in zip(J.weights, J.offsets, fs, jvars)]
+
+    def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step):
         fd = float(f[self.d])
         nv_other, rj_mean = self._noise_var_per_level(f, jvar)
         nv = nv_other + rj_mean
@@ -314,8 +334,7 @@ class StatisticalEngine:
         """BER, SER and per-eye BER at a sampling-phase offset (UI), jitter-averaged."""
         tot = ser = mse = 0.0
         per_eye = np.zeros(self.m_levels - 1)
-        for wq, row in self.jitter.rows():
-            dist = self.distribution(offset_ui, row)
+        for wq, dist in self.row_distributions(offset_ui):
             P = dist.decision_matrix()
             tot += wq * float((P * self.bit_errors).sum() / (dist.m * dist.bits_per_symbol))
             ser += wq * float(P.sum() / dist.m)
