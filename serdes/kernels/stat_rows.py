@@ -206,3 +206,135 @@ def mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights) -> np
     return _mixture_tails(pmf, args.integer("k0", k0),
                           args.real("delta", delta, positive=True), y, upper, level,
                           sigmas, betas, weights)
+
+
+@njit(cache=True)
+def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """The sums behind the random-jitter classes of serdes.engines.stat.rj at one
+    sampling offset, from the fixed symbol sequence ``a`` (level indices ``idx``):
+
+    y_q[k] = sum_{l=lo}^{hi-1} a[k + L - 1 - l] dev[q, l]   (every sample with a full pulse)
+    var = sum_q gh_w[q] y_q^2, m3 = sum_q gh_w[q] y_q^3
+    V[k] = sum_i w2[i] var[k + n - 1 - i], K3[k] = sum_i w3[i] m3[k + n - 1 - i]
+
+    Each output belongs to the level of symbol L + n - 2 + k - d; within its level a
+    sample's class is the number of the level's quantiles at ``fracs`` (NumPy's linear
+    rule) above its V, and its group is (level nc + class) 2 + (K3 < 0).
+    Returns per group the count and the sums of V, V^2 and K3, and the count per level.
+    """
+    S = a.shape[0]
+    Q, L = dev.shape
+    n = w2.shape[0]
+    N = S - L + 1
+    # (loops over contiguous slices, so that they vectorize)
+    var = np.zeros(N)
+    m3 = np.zeros(N)
+    yq = np.empty(N)
+    for q in range(Q):
+        yq[:] = 0.0
+        for l in range(lo, hi):
+            g = dev[q, l]
+            src = a[L - 1 - l:L - 1 - l + N]
+            for k in range(N):
+                yq[k] += src[k] * g
+        wq = gh_w[q]
+        for k in range(N):
+            y2 = yq[k] * yq[k]
+            var[k] += wq * y2
+            m3[k] += wq * y2 * yq[k]
+    nv = N - n + 1
+    v = np.zeros(nv)
+    k3 = np.zeros(nv)
+    for i in range(n):
+        a2 = w2[i]
+        src = var[n - 1 - i:n - 1 - i + nv]
+        for k in range(nv):
+            v[k] += a2 * src[k]
+        a3 = w3[i]
+        src = m3[n - 1 - i:n - 1 - i + nv]
+        for k in range(nv):
+            k3[k] += a3 * src[k]
+    lv = np.empty(nv, dtype=np.int64)
+    for k in range(nv):
+        lv[k] = idx[L + n - 2 + k - d]
+    counts = np.zeros(m, dtype=np.int64)
+    for k in range(nv):
+        counts[lv[k]] += 1
+    nf = fracs.shape[0]
+    thr = np.zeros((m, nf))
+    for i in range(m):
+        vs = np.empty(counts[i])
+        c = 0
+        for k in range(nv):
+            if lv[k] == i:
+                vs[c] = v[k]
+                c += 1
+        if c == 0:
+            continue
+        # the order statistics at and above the lowest quantile's lower neighbour:
+        # one partition, then a sort of the top alone
+        first = c - 1
+        for f in range(nf):
+            virt = (c - 1) * fracs[f]
+            if 0 <= virt < first:
+                first = int(math.floor(virt))
+        top = np.sort(np.partition(vs, first)[first:])
+        for f in range(nf):
+            virt = (c - 1) * fracs[f]
+            if virt >= c - 1:
+                thr[i, f] = top[c - 1 - first]
+                continue
+            prev = int(math.floor(virt))
+            gamma = virt - prev
+            lo_v = top[prev - first]
+            hi_v = top[prev + 1 - first]
+            diff = hi_v - lo_v
+            if gamma >= 0.5:
+                thr[i, f] = hi_v - diff * (1 - gamma)
+            else:
+                thr[i, f] = lo_v + diff * gamma
+    G = m * nc * 2
+    cnt = np.zeros(G)
+    s1 = np.zeros(G)
+    s2 = np.zeros(G)
+    s3 = np.zeros(G)
+    for k in range(nv):
+        i = lv[k]
+        cls = 0
+        for f in range(nf):
+            if v[k] < thr[i, f]:
+                cls += 1
+        g = (i * nc + cls) * 2 + (1 if k3[k] < 0 else 0)
+        cnt[g] += 1.0
+        s1[g] += v[k]
+        s2[g] += v[k] * v[k]
+        s3[g] += k3[k]
+    return cnt, s1, s2, s3, counts
+
+
+def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """Group counts and sums of the random-jitter classes (see _rj_classes)."""
+    a = args.array("a", a, finite=True, min_len=1)
+    idx = args.array("idx", idx, dtype=np.int64)
+    dev = args.array("dev", dev, ndim=2, finite=True)
+    gh_w = args.array("gh_w", gh_w, finite=True)
+    w2 = args.array("w2", w2, finite=True, min_len=1)
+    w3 = args.array("w3", w3, finite=True)
+    fracs = args.array("fracs", fracs, finite=True)
+    if fracs.size and (fracs.min() < 0.0 or fracs.max() > 1.0):
+        raise ConfigError("fracs: quantile fractions must be in [0, 1]")
+    L = dev.shape[1]
+    m = args.integer("m", m, lo=1)
+    nc = args.integer("nc", nc, lo=fracs.shape[0] + 1)
+    if idx.shape != a.shape or (idx.size and (idx.min() < 0 or idx.max() >= m)):
+        raise ConfigError(f"idx: needs one level index in 0..{m - 1} per symbol")
+    if gh_w.shape[0] != dev.shape[0]:
+        raise ConfigError(f"gh_w: {gh_w.shape[0]} weights for {dev.shape[0]} nodes")
+    if w3.shape != w2.shape:
+        raise ConfigError(f"w3: {w3.shape[0]} values for {w2.shape[0]} FFE taps")
+    lo = args.integer("lo", lo, lo=0, hi=L - 1)
+    hi = args.integer("hi", hi, lo=lo + 1, hi=L)
+    d = args.integer("d", d, lo=0, hi=L + w2.shape[0] - 2)
+    if a.shape[0] < L + w2.shape[0]:
+        raise ConfigError(f"a: needs at least {L + w2.shape[0]} symbols, got {a.shape[0]}")
+    return _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc)
