@@ -83,19 +83,25 @@ def test_rj_classes_equal_the_numpy_steps(sj_rj):
         assert np.all(np.abs(got[3] - ref[3]) <= 1e-12 * scale + 1e-300)
 
 
-@pytest.mark.parametrize("rj_ui", [0.0, 0.01])
-def test_batched_rows_equal_the_per_row_path(rj_ui):
-    """StatisticalEngine.row_distributions (every row's responses from one kernel call)
-    against distribution() row by row, each tap's pulse re-sampled on its own."""
+@pytest.mark.parametrize("rj_ui, quantization, grid_step", [
+    (0.0, "uniform", None), (0.01, "uniform", None), (0.0, "gaussian", None),
+    (0.0, "uniform", 0.01)])
+def test_batched_rows_equal_the_per_row_path(rj_ui, quantization, grid_step):
+    """StatisticalEngine.row_distributions (every row's responses from one kernel call;
+    without RJ the distributions too) against distribution() row by row, each tap's
+    pulse re-sampled on its own; at the nominal phase and 0.3 UI off it (wider ISI)."""
     system = build(Config.default().with_overrides(
         ["noise.sj_ui=0.1", "noise.sj_hz=1e8", f"noise.rj_ui={rj_ui}"]))
-    eng = StatisticalEngine(system, jitter_points=4)
+    eng = StatisticalEngine(system, jitter_points=4, quantization=quantization)
     assert not eng.jitter.quasi_static
     eng._prefetch = lambda offsets: None          # the per-tap path of response()
     for phase in (0.0, 0.3):
-        batch = eng.row_distributions(phase)
+        batch = eng.row_distributions(phase, grid_step=grid_step)
         for (wq, d), (w0, row) in zip(batch, eng.jitter.rows()):
-            ref = eng.distribution(phase, row)
+            ref = eng.distribution(phase, row, grid_step=grid_step)
+            assert d.approximate == ref.approximate
+            assert d.isi_var == pytest.approx(ref.isi_var, rel=1e-12)
+            np.testing.assert_allclose(d.noise_var, ref.noise_var, rtol=1e-12)
             assert wq == w0
             assert d.k0 == ref.k0 and d.delta == pytest.approx(ref.delta, rel=1e-14)
             # (rounding in the cursors moves entries 1e-150 below the peak by ~1e-12)
@@ -139,3 +145,20 @@ def test_decision_matrix_and_eye_rates_share_the_threshold_tails():
 def test_wrappers_refuse_bad_arguments_in_one_line(call, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         call()
+
+
+def test_an_engine_with_its_own_response_takes_the_rows_one_by_one():
+    """An engine class that overrides the response (an interleaved ADC's lanes) is not
+    batched: every row goes through its own response()."""
+    system = build(Config.default().with_overrides(
+        ["noise.sj_ui=0.1", "noise.sj_hz=1e8", "noise.rj_ui=0"]))
+    calls = []
+
+    class Own(StatisticalEngine):
+        def response(self, offset_ui=0.0, tap_offsets_ui=None):
+            calls.append(offset_ui)
+            return super().response(offset_ui, tap_offsets_ui)
+
+    eng = Own(system, jitter_points=4)
+    rows = eng.row_distributions(0.0)
+    assert len(calls) == len(rows) == eng.jitter.weights.shape[0]

@@ -50,13 +50,13 @@ from serdes.dsp.linalg import toeplitz
 from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
+from serdes.engines.stat.rows import row_distributions
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
-from serdes.engines.stat.rj import (RandomJitterModel, hermite_points, merge_close,
-                                    resample, skewed_components)
+from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
+                                    skewed_components)
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
-from serdes.kernels.stat_rows import row_responses
 
 
 class StatisticalEngine:
@@ -130,6 +130,7 @@ class StatisticalEngine:
                                         sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
                                         points=self.jitter_points)
         self._cache: dict = {}
+        self._rows_cache: tuple = (None, None)
         self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
             float(np.max(np.abs(link.levels))) * max(float(np.sum(np.abs(np.convolve(
                 self.w, p.taps(ph))))) for ph in p.stat_phases())
@@ -209,17 +210,17 @@ class StatisticalEngine:
     def _residual(self, f: np.ndarray) -> np.ndarray:
         """ISI left at the slicer: f without the main cursor, DFE positions minus the
         DFE taps (correct decisions)."""
-        resid = f.copy()
-        resid[self.d] = 0.0
+        resid = f.copy()      # (f may hold one response per row: the last axis)
+        resid[..., self.d] = 0.0
         nb = self.b.shape[0]
-        end = min(self.d + 1 + nb, f.shape[0])
-        resid[self.d + 1:end] -= self.b[: end - self.d - 1]
+        end = min(self.d + 1 + nb, f.shape[-1])
+        resid[..., self.d + 1:end] -= self.b[: end - self.d - 1]
         # reflection-canceller taps (serdes.dsp.design.ReceiverTaps) are decision-fed too
         lags = np.asarray(getattr(self.taps, "rc_lags", ()), dtype=np.int64)
         if lags.size:
             rc = np.asarray(getattr(self.taps, "rc_taps"), dtype=np.float64)
-            ok = self.d + lags < f.shape[0]
-            resid[self.d + lags[ok]] -= rc[ok]
+            ok = self.d + lags < f.shape[-1]
+            resid[..., self.d + lags[ok]] -= rc[ok]
         return resid
 
     def _components(self, f: np.ndarray, sigma_min: float, delta: float):
@@ -271,19 +272,9 @@ class StatisticalEngine:
 
     def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
         """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
-        :meth:`distribution` of every row. With per-tap SJ offsets the responses of all
-        rows (each tap's pulse re-sampled at its own offset, with RJ its Gauss-Hermite
-        nodes too) come from one kernel call."""
-        J = self.jitter
-        if J.quasi_static:
-            return [(wq, self.distribution(offset_ui, row, grid_step=grid_step))
-                    for wq, row in J.rows()]
-        x, gw = hermite_points(self.rj.points) if self.rj is not None else ((0.0,), (1.0,))
-        fs, jvars = row_responses(self.pulse.fine, self.pulse.phase, self.pulse.m,
-                                  self.pulse.n_ui, offset_ui + J.offsets, self.w,
-                                  self.rj_ui if self.rj is not None else 0.0, x, gw)
-        return [(wq, self._distribution_of(f, jv, offset_ui, row, None, grid_step))
-                for wq, row, f, jv in zip(J.weights, J.offsets, fs, jvars)]
+        :meth:`distribution` of every row, per-tap SJ rows batched
+        (:func:`serdes.engines.stat.rows.row_distributions`)."""
+        return row_distributions(self, offset_ui, grid_step)
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step):
         fd = float(f[self.d])
