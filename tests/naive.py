@@ -399,3 +399,52 @@ class WaveformDirect:
         if fe.crosstalk is not None:
             x += fe.crosstalk(k0 - fe.latency, n)
         return x
+
+
+# ---- statistical engine, jitter quadrature rows (serdes/kernels/stat_rows.py)
+def row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui=0.0, gh_x=(0.0,), gh_w=(1.0,)):
+    """Every tap's pulse re-sampled on its own (lagrange4), averaged over the nodes with
+    NumPy; f = sum_i w_i h_i shifted by i."""
+    offsets_ui = np.atleast_2d(offsets_ui)
+    R, n = offsets_ui.shape
+    f = np.zeros((R, n + n_ui - 1))
+    jvar = np.zeros((R, n, n_ui))
+    j = np.arange(n_ui)
+    for r in range(R):
+        for i in range(n):
+            o = offsets_ui[r, i]
+            nodes = [o + rj_ui * x for x in gh_x] if rj_ui > 0 else [o]
+            h = np.array([[lagrange4(fine, phase + on * m + m * jj) for jj in j] for on in nodes])
+            wq = np.asarray(gh_w) if rj_ui > 0 else np.ones(1)
+            pbar = wq @ h
+            jvar[r, i] = wq @ (h - pbar) ** 2
+            f[r, i:i + n_ui] += w[i] * pbar
+    return f, jvar
+
+
+def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """The random-jitter class sums with np.convolve, np.quantile and np.bincount (the
+    steps of serdes.engines.stat.rj before they became one kernel)."""
+    L = dev.shape[1]
+    N = a.shape[0] - L + 1
+    var = np.zeros(N)
+    m3 = np.zeros(N)
+    for q in range(dev.shape[0]):
+        y = np.convolve(a, dev[q, lo:hi])[L - 1 - lo: L - 1 - lo + N]
+        var += gh_w[q] * y * y
+        m3 += gh_w[q] * y * y * y
+    v = np.convolve(var, w2, mode="valid")
+    k3 = np.convolve(m3, w3, mode="valid")
+    lv = idx[np.arange(L + w2.shape[0] - 2, a.shape[0]) - d]
+    counts = np.bincount(lv, minlength=m)
+    cls = np.zeros(v.shape[0], dtype=np.int64)
+    for i in range(m):
+        sel = lv == i
+        q = np.quantile(v[sel], fracs)
+        cls[sel] = np.sum(v[sel][:, None] < q[None, :], axis=1)
+    group = (lv * nc + cls) * 2 + (k3 < 0)
+    G = m * nc * 2
+    return (np.bincount(group, minlength=G).astype(np.float64),
+            np.bincount(group, weights=v, minlength=G),
+            np.bincount(group, weights=v * v, minlength=G),
+            np.bincount(group, weights=k3, minlength=G), counts)

@@ -12,11 +12,12 @@ adds is taken off the Gaussian, so the first two moments are exact.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
+from serdes.kernels.stat import isi_pmf, tail_grid
+from serdes.kernels.stat_rows import mixture_tails
 
 EYE_NAMES_PAM4 = ("lower", "middle", "upper")
 
@@ -51,6 +52,9 @@ class SlicerDistribution:
     mix_sigmas: np.ndarray | None = None   # (m, K) Gaussian mixture per level, if any
     mix_weights: np.ndarray | None = None  # (m, K), rows sum to 1
     mix_betas: np.ndarray | None = None    # (m, K) skew of each component (0: Gaussian)
+    _mix: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _at_thresholds: dict | None = field(default=None, init=False, repr=False,
+                                        compare=False)
 
     def gaussians(self, i: int):
         """(weight, std, beta) of the noise components of level i: component noise
@@ -62,12 +66,46 @@ class SlicerDistribution:
         return [(float(w), float(s), float(b)) for w, s, b in
                 zip(self.mix_weights[i], self.mix_sigmas[i], betas) if w > 0]
 
+    def _mixture(self):
+        """(sigmas, betas, weights), each (m, K): every level's noise components (one
+        Gaussian per level without a mixture)."""
+        if self._mix is None:
+            if self.mix_sigmas is None:
+                sig = np.ascontiguousarray(self.sigmas, dtype=np.float64).reshape(-1, 1)
+                self._mix = (sig, np.zeros_like(sig), np.ones_like(sig))
+            else:
+                betas = (self.mix_betas if self.mix_betas is not None
+                         else np.zeros_like(self.mix_sigmas))
+                self._mix = (self.mix_sigmas, betas, self.mix_weights)
+        return self._mix
+
+    def _tails(self, y_rel, upper, level) -> np.ndarray:
+        """Tails of the levels ``level`` at ``y_rel`` (relative to each level's mean),
+        upper or lower per point, all in one kernel call."""
+        sig, beta, w = self._mixture()
+        return mixture_tails(self.pmf, self.k0, self.delta, y_rel, upper, level, sig,
+                             beta, w)
+
     def _tail(self, i: int, y, upper: bool) -> np.ndarray:
         y = np.atleast_1d(np.asarray(y, dtype=np.float64)) - self.means[i]
-        out = np.zeros(y.shape[0])
-        for w, s, b in self.gaussians(i):
-            out += w * tail_points(self.pmf, self.k0, self.delta, y, s, upper, b)
-        return out
+        n = y.shape[0]
+        return self._tails(y, np.full(n, upper, dtype=np.uint8),
+                           np.full(n, i, dtype=np.int64))
+
+    def _threshold_tails(self) -> dict:
+        """{(i, e, upper): P(v_i > t_e) or P(v_i < t_e)} for every pair the decision
+        matrix and the per-eye error rates use, in one kernel call (cached)."""
+        if self._at_thresholds is None:
+            keys = []
+            for i in range(self.m):
+                for e, t in enumerate(self.thresholds):
+                    want = {e >= i, bool(t > self.means[i])}  # decisions; wrong_side
+                    keys += [(i, e, u) for u in sorted(want)]
+            y = np.array([self.thresholds[e] - self.means[i] for i, e, _ in keys])
+            vals = self._tails(y, np.array([u for _, _, u in keys], dtype=np.uint8),
+                               np.array([i for i, _, _ in keys], dtype=np.int64))
+            self._at_thresholds = dict(zip(keys, vals.tolist()))
+        return self._at_thresholds
 
     @property
     def m(self) -> int:
@@ -92,14 +130,14 @@ class SlicerDistribution:
     def decision_matrix(self) -> np.ndarray:
         """P[i, j]: probability that level i is decided as level j (off-diagonal)."""
         m = self.m
-        t = self.thresholds
+        tt = self._threshold_tails()
         P = np.zeros((m, m))
         for i in range(m):
-            if i < m - 1:
-                up = np.append(self.upper(i, t[i:]), 0.0)  # P(v > t_e), e = i..m-2
+            if i < m - 1:   # P(v > t_e), e = i..m-2
+                up = np.array([tt[i, e, True] for e in range(i, m - 1)] + [0.0])
                 P[i, i + 1:] = up[:-1] - up[1:]
-            if i > 0:
-                lo = np.concatenate([[0.0], self.lower(i, t[:i])])  # P(v < t_e), e = 0..i-1
+            if i > 0:       # P(v < t_e), e = 0..i-1
+                lo = np.array([0.0] + [tt[i, e, False] for e in range(i)])
                 P[i, :i] = lo[1:] - lo[:-1]
         return np.maximum(P, 0.0)
 
@@ -114,17 +152,22 @@ class SlicerDistribution:
         """The eye map at voltages y: (1/(M bits)) sum_i P(v_i beyond y, away from
         its mean)."""
         y = np.atleast_1d(np.asarray(y, dtype=np.float64))
-        out = np.zeros(y.shape[0])
-        for i in range(self.m):
-            above = y > self.means[i]
-            if above.any():
-                out[above] += self.upper(i, y[above])
-            if (~above).any():
-                out[~above] += self.lower(i, y[~above])
+        n = y.shape[0]
+        y_rel = (y[None, :] - self.means[:, None]).ravel()
+        above = (y[None, :] > self.means[:, None]).ravel().astype(np.uint8)
+        level = np.repeat(np.arange(self.m, dtype=np.int64), n)
+        vals = self._tails(y_rel, above, level).reshape(self.m, n)
+        out = np.zeros(n)
+        for i in range(self.m):   # the levels added in order
+            out += vals[i]
         return out / (self.m * self.bits_per_symbol)
 
     def ber_per_eye(self) -> np.ndarray:
-        return self.wrong_side(self.thresholds)
+        tt = self._threshold_tails()
+        out = np.zeros(self.m - 1)
+        for i in range(self.m):
+            out += [tt[i, e, bool(t > self.means[i])] for e, t in enumerate(self.thresholds)]
+        return out / (self.m * self.bits_per_symbol)
 
     def wrong_side_grid(self, y_start: float, stride: int, n: int) -> np.ndarray:
         """wrong_side at y_v = y_start + v * stride * delta (fast: tabulated Q)."""

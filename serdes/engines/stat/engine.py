@@ -50,6 +50,7 @@ from serdes.dsp.linalg import toeplitz
 from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
+from serdes.engines.stat.rows import row_distributions
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
 from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
                                     skewed_components)
@@ -130,6 +131,7 @@ class StatisticalEngine:
                                         points=self.jitter_points)
         self._cache: dict = {}
         self._xt_offsets = 0.0   # the sampling offsets of the current distribution (UI)
+        self._rows_cache: tuple = (None, None)
         self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
             float(np.max(np.abs(link.levels))) * max(float(np.sum(np.abs(np.convolve(
                 self.w, p.taps(ph))))) for ph in p.stat_phases())
@@ -209,17 +211,17 @@ class StatisticalEngine:
     def _residual(self, f: np.ndarray) -> np.ndarray:
         """ISI left at the slicer: f without the main cursor, DFE positions minus the
         DFE taps (correct decisions)."""
-        resid = f.copy()
-        resid[self.d] = 0.0
+        resid = f.copy()      # (f may hold one response per row: the last axis)
+        resid[..., self.d] = 0.0
         nb = self.b.shape[0]
-        end = min(self.d + 1 + nb, f.shape[0])
-        resid[self.d + 1:end] -= self.b[: end - self.d - 1]
+        end = min(self.d + 1 + nb, f.shape[-1])
+        resid[..., self.d + 1:end] -= self.b[: end - self.d - 1]
         # reflection-canceller taps (serdes.dsp.design.ReceiverTaps) are decision-fed too
         lags = np.asarray(getattr(self.taps, "rc_lags", ()), dtype=np.int64)
         if lags.size:
             rc = np.asarray(getattr(self.taps, "rc_taps"), dtype=np.float64)
-            ok = self.d + lags < f.shape[0]
-            resid[self.d + lags[ok]] -= rc[ok]
+            ok = self.d + lags < f.shape[-1]
+            resid[..., self.d + lags[ok]] -= rc[ok]
         return resid
 
     def _components(self, f: np.ndarray, sigma_min: float, delta: float):
@@ -267,6 +269,15 @@ class StatisticalEngine:
         integer fraction of this (for eye maps on a voltage grid).
         """
         f, jvar = self.response(offset_ui, tap_offsets_ui)
+        return self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step)
+
+    def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
+        """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
+        :meth:`distribution` of every row, per-tap SJ rows batched
+        (:func:`serdes.engines.stat.rows.row_distributions`)."""
+        return row_distributions(self, offset_ui, grid_step)
+
+    def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step):
         # the victim's sampling offsets move the aggressors' samples too (serdes.crosstalk)
         self._xt_offsets = offset_ui + (np.zeros(self.w.shape[0]) if tap_offsets_ui is None
                                         else np.asarray(tap_offsets_ui, dtype=np.float64))
@@ -318,8 +329,7 @@ class StatisticalEngine:
         """BER, SER and per-eye BER at a sampling-phase offset (UI), jitter-averaged."""
         tot = ser = mse = 0.0
         per_eye = np.zeros(self.m_levels - 1)
-        for wq, row in self.jitter.rows():
-            dist = self.distribution(offset_ui, row)
+        for wq, dist in self.row_distributions(offset_ui):
             P = dist.decision_matrix()
             tot += wq * float((P * self.bit_errors).sum() / (dist.m * dist.bits_per_symbol))
             ser += wq * float(P.sum() / dist.m)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.kernels.fir import interp_cubic
+from serdes.kernels.stat_rows import rj_classes
 
 GH_POINTS = 9
 MC_SYMBOLS = 1 << 16
@@ -156,11 +157,7 @@ class RandomJitterModel:
         _, dev, wq, jv = self.moments(offset_ui)
         L = dev.shape[1]
         n = self.w2.shape[0]
-        # only the pulse samples that carry the jitter variance (all but 1e-4 of it,
-        # left off at the two ends; the mean is restored exactly by mixture's scaling)
-        c = np.cumsum(jv) / max(float(jv.sum()), 1e-300)
-        lo = int(np.searchsorted(c, 0.5e-4))
-        hi = max(int(np.searchsorted(c, 1 - 0.5e-4)) + 1, lo + 1)
+        lo, hi = self._support(jv)
         # y_q[m] = sum_l a_{m-l} dev_q[l] for every sample m with a full pulse
         N = self.a.shape[0] - L + 1
         var = np.zeros(N)
@@ -196,39 +193,41 @@ class RandomJitterModel:
                              k3=kk * scale[:, None] ** 1.5)
 
     def _classes(self, offset_ui: float):
-        v, k3, lv = self.samples(offset_ui)
+        """(var, weights, k3) of the classes at one offset: the samples of
+        :meth:`samples`, their per-level quantiles, class sums and counts in one kernel
+        call (``tests/naive.py``: the NumPy steps, same numbers up to rounding)."""
+        _, dev, wq, jv = self.moments(offset_ui)
+        lo, hi = self._support(jv)
         m = self.levels.shape[0]
         nc = len(_TAIL_EDGES) - 1
-        counts = np.bincount(lv, minlength=m)
-        # class by tail rank within the level: V above the level's (1 - edge) quantiles
-        inner = 1.0 - np.asarray(_TAIL_EDGES[1:-1])
-        cls = np.zeros(v.shape[0], dtype=np.int64)
-        for i in range(m):
-            sel = lv == i
-            vs = v[sel]
-            q = np.quantile(vs, inner)                 # descending thresholds
-            # the number of thresholds above each sample; q sorted, so by bisection
-            # (the thresholds, and so the count, as a comparison with each of them)
-            qa = q[::-1]
-            if np.all(qa[1:] >= qa[:-1]):
-                cls[sel] = q.shape[0] - np.searchsorted(qa, vs, side="right")
-            else:
-                cls[sel] = np.sum(vs[:, None] < q[None, :], axis=1)
-        group = (lv * nc + cls) * 2 + (k3 < 0)
-        G = m * nc * 2
-        cnt = np.bincount(group, minlength=G).astype(np.float64)
-        s1 = np.bincount(group, weights=v, minlength=G)
-        s2 = np.bincount(group, weights=v * v, minlength=G)
-        s3 = np.bincount(group, weights=k3, minlength=G)
-        c = np.maximum(cnt, 1.0)
-        mu = s1 / c
-        sd = np.sqrt(np.maximum(s2 / c - mu * mu, 0.0))
-        kk = s3 / c
-        wts = cnt / counts.repeat(nc * 2)
-        var = np.stack([mu - sd, mu + sd], axis=1).reshape(m, -1)
-        wts = np.repeat(0.5 * wts, 2).reshape(m, -1)
-        kk = np.repeat(kk, 2).reshape(m, -1)
-        return var, wts, kk
+        w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+        cnt, s1, s2, s3, counts = rj_classes(self.a, self.idx, dev, lo, hi, wq, self.w2,
+                                             w3, self.d, m,
+                                             1.0 - np.asarray(_TAIL_EDGES[1:-1]), nc)
+        return class_points(cnt, s1, s2, s3, counts, m, nc)
+
+    @staticmethod
+    def _support(jv: np.ndarray) -> tuple[int, int]:
+        """The pulse samples that carry the jitter variance (all but 1e-4 of it, left
+        off at the two ends; the mean is restored exactly by mixture's scaling)."""
+        c = np.cumsum(jv) / max(float(jv.sum()), 1e-300)
+        lo = int(np.searchsorted(c, 0.5e-4))
+        hi = max(int(np.searchsorted(c, 1 - 0.5e-4)) + 1, lo + 1)
+        return lo, hi
+
+
+def class_points(cnt, s1, s2, s3, counts, m: int, nc: int):
+    """Two points per class (mean -+ std of V), their weights and the class's K3, from
+    the group counts and sums (groups (level nc + class) 2 + (K3 < 0))."""
+    c = np.maximum(cnt, 1.0)
+    mu = s1 / c
+    sd = np.sqrt(np.maximum(s2 / c - mu * mu, 0.0))
+    kk = s3 / c
+    wts = cnt / counts.repeat(nc * 2)
+    var = np.stack([mu - sd, mu + sd], axis=1).reshape(m, -1)
+    wts = np.repeat(0.5 * wts, 2).reshape(m, -1)
+    kk = np.repeat(kk, 2).reshape(m, -1)
+    return var, wts, kk
 
 
 BETA_LIMIT = 0.04   # serdes.kernels.stat.BETA_MAX

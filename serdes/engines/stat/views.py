@@ -22,8 +22,8 @@ def phase_grid_values(engine, phases: np.ndarray, fn) -> np.ndarray:
         out = []
         for p in phases:
             acc = None
-            for wq, row in engine.jitter.rows():
-                v = wq * fn(engine.distribution(p, row))
+            for wq, dist in engine.row_distributions(p):
+                v = wq * fn(dist)
                 acc = v if acc is None else acc + v
             out.append(acc)
         return np.array(out)
@@ -64,8 +64,7 @@ def bathtub_vertical(engine, offset_ui: float = 0.0, n_points: int = 401,
         span = float(np.min(np.diff(engine.levels)))
     dy = np.linspace(-span / 2, span / 2, n_points)
     out = np.zeros((engine.m_levels - 1, n_points))
-    for wq, row in engine.jitter.rows():
-        dist = engine.distribution(offset_ui, row)
+    for wq, dist in engine.row_distributions(offset_ui):
         for e, t in enumerate(engine.thresholds):
             out[e] += wq * dist.wrong_side(t + dy)
     return Bathtub(x=dy, ber_per_eye=out, ber=None, eye_names=engine.eye_names,
@@ -91,8 +90,8 @@ def _eye_columns(engine, phases: np.ndarray, y: np.ndarray, dstep: float) -> np.
     ber = np.zeros((phases.shape[0], n_bins))
     if not J.quasi_static:
         for k, p in enumerate(phases):
-            for wq, row in engine.jitter.rows():
-                ber[k] += wq * fn(dist_at(p, row))
+            for wq, dist in engine.row_distributions(p, grid_step=step):
+                ber[k] += wq * fn(dist)
         return ber
     lo = phases.min() - J.span_ui - 2 * dstep
     hi = phases.max() + J.span_ui + 2 * dstep

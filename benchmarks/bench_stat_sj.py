@@ -1,0 +1,99 @@
+"""Statistical engine with sinusoidal jitter: this checkout against an earlier revision,
+in paired runs (CPU time, pinned to one CPU where ``taskset`` exists).
+
+    python3 benchmarks/bench_stat_sj.py REV [--pairs 2] [--cases norj,rj]
+
+The measured report is the statistical part of ``serdes run``'s SJ report on the
+default link with SJ 0.1 UI at 1 MHz (each FFE tap sees its own phase of the sine: the
+32 quadrature rows are not quasi-static): the BER at the nominal phase plus the eye
+openings (an 801-point vertical bathtub and a 64-phase horizontal one, every point
+averaged over the 32 rows). Cases: ``norj`` (noise.rj_ui = 0) and ``rj`` (0.01 UI RJ,
+the default). Each pair runs the earlier tree (``git archive``) and this one, one
+process after the other, after a warm-up that compiles the kernels; printed: the CPU
+seconds of each, the BER of each (they must agree to rounding), and the ratio of the
+best of the pairs. A split of the new run's time (BER, vertical, horizontal) says
+where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEASURE = r'''
+import sys, time
+sys.path.insert(0, sys.argv[1])
+rj = sys.argv[2]
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.stat import StatisticalEngine
+
+sj = build(Config.default().with_overrides(["noise.sj_ui=0.1", "noise.sj_hz=1e6",
+                                            "noise.rj_ui=" + rj]))
+w = StatisticalEngine(sj, jitter_points=4)          # compile the kernels
+w.ber(0.0); w.bathtub_vertical(0.0, n_points=3); w.bathtub_horizontal(2)
+T = time.process_time
+t0 = T()
+eng = StatisticalEngine(sj)
+assert not eng.jitter.quasi_static
+b = eng.ber(0.0)
+t1 = T()
+v = eng.bathtub_vertical(0.0, n_points=801)
+t2 = T()
+h = eng.bathtub_horizontal(64)
+t3 = T()
+op = eng.eye_opening(vertical=v, horizontal=h)
+t4 = T()
+print("%.4f %.17e %.4f %.4f %.4f %.17e" % (t4 - t0, b.ber, t1 - t0, t2 - t1, t3 - t2,
+                                            float(op.height[0, 1])))
+'''
+
+
+def _pin(cpu):
+    return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--cases", default="norj,rj")
+    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
+    args = ap.parse_args(argv)
+    cases = {"norj": "0", "rj": "0.01"}
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        arch = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "serdes"],
+                              check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
+        script = Path(tmp) / "measure.py"
+        script.write_text(MEASURE)
+        for case in args.cases.split(","):
+            rows = {"old": [], "new": []}
+            for _ in range(args.pairs):
+                for name, tree in (("old", old), ("new", ROOT)):
+                    out = subprocess.run(_pin(args.cpu) + [sys.executable, str(script),
+                                         str(tree), cases[case]], check=True,
+                                         capture_output=True, text=True).stdout.split()
+                    r = tuple(float(x) for x in out)
+                    rows[name].append(r)
+                    print(f"{case} {name}: {r[0]:.2f} s CPU (BER {r[1]:.10e}, eye height "
+                          f"1e-6 middle {r[5]:.10f}; ber {r[2]:.2f} s, vertical "
+                          f"{r[3]:.2f} s, horizontal {r[4]:.2f} s)", flush=True)
+            so = min(r[0] for r in rows["old"])
+            sn = min(r[0] for r in rows["new"])
+            rel = abs(rows["new"][0][1] / rows["old"][0][1] - 1)
+            print(f"{case}: best of {args.pairs}: {so:.2f} -> {sn:.2f} s CPU "
+                  f"({so / sn:.2f}x); BER relative difference {rel:.1e}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

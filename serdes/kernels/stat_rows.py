@@ -1,0 +1,340 @@
+"""Statistical-engine kernels for the jitter quadrature: private @njit ``_name`` behind
+checking wrappers ``name`` (see serdes.kernels.args).
+
+* :func:`_row_responses`: the combined response ``f = sum_i w_i p(. + o_ri)`` of every
+  quadrature row r at once, each FFE tap's pulse re-sampled at its own offset ``o_ri``
+  (4-point Lagrange on the fine pulse, the formula of ``kernels.fir._cubic``), and with
+  random jitter the pulse averaged over the Gauss-Hermite nodes and each sample's
+  jitter variance. The same arithmetic, in the same order, as re-sampling the pulses
+  one at a time and adding ``w_i h_i`` tap by tap.
+* :func:`_mixture_tails`: ``P(X + N_l > y)`` or ``P(X + N_l < y)`` at many points, N_l
+  the noise mixture of level l (components ``sigma (U + beta (U^2 - 1))``, weights), X
+  on the grid ``(k0 + n) delta``: per point and component the sum of
+  ``kernels.stat._tail_points`` (same cut-offs, same order of the terms), the prefix
+  sums formed once per call instead of once per component and direction.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from serdes.errors import ConfigError
+from serdes.kernels import args
+
+# the cut-offs of serdes.kernels.stat (Q = 1 below -Z_LO, terms ignored above Z_HI)
+Z_LO = 8.3
+Z_HI = 11.5
+
+
+@njit(cache=True)
+def _lagrange(p, pos):
+    """4-point Lagrange interpolation of p at fractional index pos (zero outside)."""
+    i = int(np.floor(pos))
+    t = pos - i
+    n = p.shape[0]
+    y0 = p[i - 1] if 0 <= i - 1 < n else 0.0
+    y1 = p[i] if 0 <= i < n else 0.0
+    y2 = p[i + 1] if 0 <= i + 1 < n else 0.0
+    y3 = p[i + 2] if 0 <= i + 2 < n else 0.0
+    return (-t * (t - 1.0) * (t - 2.0) / 6.0 * y0 + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * y1
+            - (t + 1.0) * t * (t - 2.0) / 2.0 * y2 + (t + 1.0) * t * (t - 1.0) / 6.0 * y3)
+
+
+@njit(cache=True)
+def _row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui, gh_x, gh_w):
+    """Combined responses and per-tap jitter variances of quadrature rows.
+
+    fine        the pulse on the fine grid (m samples per UI); fine[phase + j m] is
+                symbol-spaced sample j
+    offsets_ui  (R, n) the sampling offset (UI) of the sample FFE tap i sees in row r
+    w           (n,) FFE taps
+    rj_ui       random jitter (UI rms); 0: the pulse itself, jitter variance 0
+    gh_x, gh_w  Gauss-Hermite nodes (in stds) and weights (sum 1), used when rj_ui > 0
+    Returns f (R, n + n_ui - 1) and jvar (R, n, n_ui).
+    """
+    R, n = offsets_ui.shape
+    L = n_ui
+    Q = gh_x.shape[0]
+    f = np.zeros((R, n + L - 1))
+    jvar = np.zeros((R, n, L))
+    h = np.empty(L)
+    hq = np.empty((Q, L))
+    for r in range(R):
+        for i in range(n):
+            o = offsets_ui[r, i]
+            if rj_ui > 0.0:
+                for q in range(Q):
+                    base = phase + (o + rj_ui * gh_x[q]) * m
+                    for j in range(L):
+                        hq[q, j] = _lagrange(fine, base + m * j)
+                for j in range(L):
+                    pb = 0.0
+                    for q in range(Q):
+                        pb += gh_w[q] * hq[q, j]
+                    v = 0.0
+                    for q in range(Q):
+                        dv = hq[q, j] - pb
+                        v += gh_w[q] * dv * dv
+                    h[j] = pb
+                    jvar[r, i, j] = v
+            else:
+                base = phase + o * m
+                for j in range(L):
+                    h[j] = _lagrange(fine, base + m * j)
+            wi = w[i]
+            for j in range(L):
+                f[r, i + j] += wi * h[j]
+    return f, jvar
+
+
+@njit(cache=True)
+def _q(z):
+    return 0.5 * math.erfc(z * 0.7071067811865476)
+
+
+@njit(cache=True)
+def _zskew(t, beta):
+    """The root of z + beta (z^2 - 1) = t on the branch through (t, t) (as
+    kernels.stat._zskew)."""
+    if beta == 0.0:
+        return t
+    disc = 1.0 + 4.0 * beta * (t + beta)
+    if disc <= 0.0:
+        return -0.5 / beta
+    return 2.0 * (t + beta) / (1.0 + math.sqrt(disc))
+
+
+@njit(cache=True)
+def _tskew(z, beta):
+    return z + beta * (z * z - 1.0)
+
+
+@njit(cache=True)
+def _mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights):
+    """sum_k weights[l, k] P(X + N_lk > y_v) (upper[v]) or P(X + N_lk < y_v), l =
+    level[v], N_lk = sigmas[l, k] (U + betas[l, k] (U^2 - 1)); components of zero weight
+    are skipped. y_v is relative to the level's mean."""
+    G = pmf.shape[0]
+    csum = np.empty(G + 1)
+    csum[0] = 0.0
+    for n in range(G):
+        csum[n + 1] = csum[n] + pmf[n]
+    K = sigmas.shape[1]
+    out = np.empty(y.shape[0])
+    for v in range(y.shape[0]):
+        lv = level[v]
+        up = upper[v] != 0
+        total = 0.0
+        for k in range(K):
+            wk = weights[lv, k]
+            if not wk > 0.0:
+                continue
+            sigma = sigmas[lv, k]
+            beta = betas[lv, k]
+            s = (y[v] / delta) - k0
+            r = sigma / delta
+            acc = 0.0
+            if up:
+                n_one = int(math.floor(s - _tskew(-Z_LO, beta) * r)) + 1
+                n_zero = int(math.ceil(s - _tskew(Z_HI, beta) * r))
+                a = max(n_zero, 0)
+                b = min(n_one, G)
+                if n_one < G:
+                    acc += csum[G] - csum[max(n_one, 0)]
+                for n in range(a, b):
+                    acc += pmf[n] * _q(_zskew((y[v] - (k0 + n) * delta) / sigma, beta))
+            else:
+                n_one = int(math.ceil(s - _tskew(Z_LO, beta) * r))
+                n_zero = int(math.floor(s - _tskew(-Z_HI, beta) * r)) + 1
+                a = max(n_one, 0)
+                b = min(n_zero, G)
+                if n_one > 0:
+                    acc += csum[min(n_one, G)]
+                for n in range(a, b):
+                    acc += pmf[n] * _q(-_zskew((y[v] - (k0 + n) * delta) / sigma, beta))
+            total += wk * acc
+        out[v] = total
+    return out
+
+
+# ------------------------------------------------------------------ public wrappers
+def row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui=0.0, gh_x=(0.0,),
+                  gh_w=(1.0,)):
+    """(f, jvar): the combined response of each quadrature row (R, n + n_ui - 1) and
+    the jitter variance of each tap's pulse samples (R, n, n_ui); see _row_responses."""
+    m = args.integer("m", m, lo=1)
+    n_ui = args.integer("n_ui", n_ui, lo=1)
+    fine = args.array("fine", fine, finite=True, min_len=1)
+    offsets_ui = args.array("offsets_ui", offsets_ui, ndim=2, finite=True)
+    w = args.array("w", w, finite=True)
+    if offsets_ui.shape[1] != w.shape[0]:
+        raise ConfigError(f"offsets_ui: {offsets_ui.shape[1]} columns for {w.shape[0]} "
+                          "FFE taps")
+    gh_x = args.array("gh_x", gh_x, finite=True, min_len=1)
+    gh_w = args.array("gh_w", gh_w, finite=True, min_len=1)
+    if gh_x.shape != gh_w.shape:
+        raise ConfigError(f"gh_w: {gh_w.shape[0]} weights for {gh_x.shape[0]} nodes")
+    return _row_responses(fine, args.real("phase", phase), m, n_ui, offsets_ui, w,
+                          args.real("rj_ui", rj_ui, nonneg=True), gh_x, gh_w)
+
+
+def mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights) -> np.ndarray:
+    """Tail probabilities of X + N_l at points y (relative to level l's mean): upper[v]
+    selects P(. > y_v), else P(. < y_v); N_l the mixture of row l of sigmas / betas /
+    weights (see _mixture_tails)."""
+    pmf = args.array("pmf", pmf, min_len=1)
+    y = args.array("y", y)
+    upper = args.array("upper", upper, dtype=np.uint8)
+    level = args.array("level", level, dtype=np.int64)
+    sigmas = args.array("sigmas", sigmas, ndim=2)
+    betas = args.array("betas", betas, ndim=2)
+    weights = args.array("weights", weights, ndim=2)
+    if not (upper.shape == level.shape == y.shape):
+        raise ConfigError(f"upper, level: need one value per point ({y.shape[0]}), got "
+                          f"{upper.shape[0]} and {level.shape[0]}")
+    if not (sigmas.shape == betas.shape == weights.shape):
+        raise ConfigError(f"betas, weights: shapes {betas.shape}, {weights.shape} differ "
+                          f"from sigmas {sigmas.shape}")
+    if level.size and (level.min() < 0 or level.max() >= sigmas.shape[0]):
+        raise ConfigError(f"level: must be in 0..{sigmas.shape[0] - 1}")
+    live = weights > 0
+    if np.any(sigmas[live] <= 0) or not np.all(np.isfinite(sigmas[live])):
+        raise ConfigError("sigmas: every component with a weight needs a finite sigma > 0")
+    if np.any(np.abs(betas[live]) > 0.04):
+        raise ConfigError("betas: must be in [-0.04, 0.04]")
+    return _mixture_tails(pmf, args.integer("k0", k0),
+                          args.real("delta", delta, positive=True), y, upper, level,
+                          sigmas, betas, weights)
+
+
+@njit(cache=True)
+def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """The sums behind the random-jitter classes of serdes.engines.stat.rj at one
+    sampling offset, from the fixed symbol sequence ``a`` (level indices ``idx``):
+
+    y_q[k] = sum_{l=lo}^{hi-1} a[k + L - 1 - l] dev[q, l]   (every sample with a full pulse)
+    var = sum_q gh_w[q] y_q^2, m3 = sum_q gh_w[q] y_q^3
+    V[k] = sum_i w2[i] var[k + n - 1 - i], K3[k] = sum_i w3[i] m3[k + n - 1 - i]
+
+    Each output belongs to the level of symbol L + n - 2 + k - d; within its level a
+    sample's class is the number of the level's quantiles at ``fracs`` (NumPy's linear
+    rule) above its V, and its group is (level nc + class) 2 + (K3 < 0).
+    Returns per group the count and the sums of V, V^2 and K3, and the count per level.
+    """
+    S = a.shape[0]
+    Q, L = dev.shape
+    n = w2.shape[0]
+    N = S - L + 1
+    # (loops over contiguous slices, so that they vectorize)
+    var = np.zeros(N)
+    m3 = np.zeros(N)
+    yq = np.empty(N)
+    for q in range(Q):
+        yq[:] = 0.0
+        for l in range(lo, hi):
+            g = dev[q, l]
+            src = a[L - 1 - l:L - 1 - l + N]
+            for k in range(N):
+                yq[k] += src[k] * g
+        wq = gh_w[q]
+        for k in range(N):
+            y2 = yq[k] * yq[k]
+            var[k] += wq * y2
+            m3[k] += wq * y2 * yq[k]
+    nv = N - n + 1
+    v = np.zeros(nv)
+    k3 = np.zeros(nv)
+    for i in range(n):
+        a2 = w2[i]
+        src = var[n - 1 - i:n - 1 - i + nv]
+        for k in range(nv):
+            v[k] += a2 * src[k]
+        a3 = w3[i]
+        src = m3[n - 1 - i:n - 1 - i + nv]
+        for k in range(nv):
+            k3[k] += a3 * src[k]
+    lv = np.empty(nv, dtype=np.int64)
+    for k in range(nv):
+        lv[k] = idx[L + n - 2 + k - d]
+    counts = np.zeros(m, dtype=np.int64)
+    for k in range(nv):
+        counts[lv[k]] += 1
+    nf = fracs.shape[0]
+    thr = np.zeros((m, nf))
+    for i in range(m):
+        vs = np.empty(counts[i])
+        c = 0
+        for k in range(nv):
+            if lv[k] == i:
+                vs[c] = v[k]
+                c += 1
+        if c == 0:
+            continue
+        # the order statistics at and above the lowest quantile's lower neighbour:
+        # one partition, then a sort of the top alone
+        first = c - 1
+        for f in range(nf):
+            virt = (c - 1) * fracs[f]
+            if 0 <= virt < first:
+                first = int(math.floor(virt))
+        top = np.sort(np.partition(vs, first)[first:])
+        for f in range(nf):
+            virt = (c - 1) * fracs[f]
+            if virt >= c - 1:
+                thr[i, f] = top[c - 1 - first]
+                continue
+            prev = int(math.floor(virt))
+            gamma = virt - prev
+            lo_v = top[prev - first]
+            hi_v = top[prev + 1 - first]
+            diff = hi_v - lo_v
+            if gamma >= 0.5:
+                thr[i, f] = hi_v - diff * (1 - gamma)
+            else:
+                thr[i, f] = lo_v + diff * gamma
+    G = m * nc * 2
+    cnt = np.zeros(G)
+    s1 = np.zeros(G)
+    s2 = np.zeros(G)
+    s3 = np.zeros(G)
+    for k in range(nv):
+        i = lv[k]
+        cls = 0
+        for f in range(nf):
+            if v[k] < thr[i, f]:
+                cls += 1
+        g = (i * nc + cls) * 2 + (1 if k3[k] < 0 else 0)
+        cnt[g] += 1.0
+        s1[g] += v[k]
+        s2[g] += v[k] * v[k]
+        s3[g] += k3[k]
+    return cnt, s1, s2, s3, counts
+
+
+def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """Group counts and sums of the random-jitter classes (see _rj_classes)."""
+    a = args.array("a", a, finite=True, min_len=1)
+    idx = args.array("idx", idx, dtype=np.int64)
+    dev = args.array("dev", dev, ndim=2, finite=True)
+    gh_w = args.array("gh_w", gh_w, finite=True)
+    w2 = args.array("w2", w2, finite=True, min_len=1)
+    w3 = args.array("w3", w3, finite=True)
+    fracs = args.array("fracs", fracs, finite=True)
+    if fracs.size and (fracs.min() < 0.0 or fracs.max() > 1.0):
+        raise ConfigError("fracs: quantile fractions must be in [0, 1]")
+    L = dev.shape[1]
+    m = args.integer("m", m, lo=1)
+    nc = args.integer("nc", nc, lo=fracs.shape[0] + 1)
+    if idx.shape != a.shape or (idx.size and (idx.min() < 0 or idx.max() >= m)):
+        raise ConfigError(f"idx: needs one level index in 0..{m - 1} per symbol")
+    if gh_w.shape[0] != dev.shape[0]:
+        raise ConfigError(f"gh_w: {gh_w.shape[0]} weights for {dev.shape[0]} nodes")
+    if w3.shape != w2.shape:
+        raise ConfigError(f"w3: {w3.shape[0]} values for {w2.shape[0]} FFE taps")
+    lo = args.integer("lo", lo, lo=0, hi=L - 1)
+    hi = args.integer("hi", hi, lo=lo + 1, hi=L)
+    d = args.integer("d", d, lo=0, hi=L + w2.shape[0] - 2)
+    if a.shape[0] < L + w2.shape[0]:
+        raise ConfigError(f"a: needs at least {L + w2.shape[0]} symbols, got {a.shape[0]}")
+    return _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc)
