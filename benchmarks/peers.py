@@ -153,10 +153,13 @@ def one_serdespy(symbols: int) -> dict:
         rx.FFE_BR(ffe, 4)
         z = rx.signal_BR.copy()
         rx.pam4_DFE_BR(dfe)
-        got = rx.symbols_out[lag + 1000:symbols - 1]  # skip the start-up, as serdes does
-        sent = data[1000:symbols - 1 - lag]
+        # from 1000 UI on (serdes skips its start-up too) to the last FFE output that
+        # saw all its inputs ("same" mode pads the end with zeros)
+        end = symbols - (ffe.shape[0] - 1) // 2 - 1
+        got = rx.symbols_out[lag + 1000:end]
+        sent = data[1000:end - lag]
         bit_errors = int(popcount[gray[got] ^ gray[sent]].sum())
-        err = z[lag + 1000:symbols - 1] - dfe[0] * levels[rx.symbols_out[lag + 999:symbols - 2]] \
+        err = z[lag + 1000:end] - dfe[0] * levels[rx.symbols_out[lag + 999:end - 1]] \
             - levels[sent]
         snr = 10 * np.log10(float(np.mean(levels ** 2)) / float(np.mean(err ** 2)))
         return dict(symbols=int(sent.shape[0]), bit_errors=bit_errors,
