@@ -160,8 +160,9 @@ def rows_from(b: dict, engines: str, startup: str, peers: list[dict] | None,
                  f"{e['ratio']:.2f}x wall, {e['per_core_ratio']:.2f}x per core from CPU time "
                  f"(same {e['bit_errors']} bit errors; load average {e['load']:.1f})" if e
                  else missing,
-                 f"the same run in one thread, {e['one_symbols_per_s'] / 1e6:.2f} M symbols/s "
-                 "(`bench_parallel.py`)" if e else ""))
+                 f"the same run in one thread, {e['symbols'] / e['one_cpu_s'] / 1e6:.2f} M "
+                 f"symbols/s CPU ({e['one_symbols_per_s'] / 1e6:.2f} M/s wall; "
+                 "`bench_parallel.py`)" if e else ""))
     w = re.search(r"waveform ([\d.]+) -> ([\d.]+) M symbols/s \(([\d.]+)x\)", engines)
     rows.append(("waveform engine, default link (noise, 0.01 UI RJ), CPU time",
                  f"{float(w.group(2)):.2f} M symbols/s" if w else missing,
