@@ -34,28 +34,32 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PHASES = r'''
 import sys, time
-t0 = time.perf_counter()
+T = [(time.perf_counter(), time.process_time())]
 import numpy as np
-t1 = time.perf_counter()
+T.append((time.perf_counter(), time.process_time()))
 import numba
-t2 = time.perf_counter()
+T.append((time.perf_counter(), time.process_time()))
 import serdes.cli
 serdes.cli.build_parser()
 from serdes.build import build
 from serdes.config import Config
 from serdes.report import run_report
-t3 = time.perf_counter()
+T.append((time.perf_counter(), time.process_time()))
 from serdes.kernels.fir import interp_cubic
 interp_cubic(np.zeros(8), np.array([2.5]))
-t4 = time.perf_counter()
+T.append((time.perf_counter(), time.process_time()))
 system = build(Config.default().with_overrides(["link.symbols=%d"]))
-t5 = time.perf_counter()
+T.append((time.perf_counter(), time.process_time()))
 run_report(system, stat=False)
-t6 = time.perf_counter()
-print("python+numpy %%.3f  import numba %%.3f  cli+serdes imports %%.3f  numba start-up "
-      "(first kernel) %%.3f  build %%.3f  run %%.3f  total %%.3f  scipy.linalg loaded by: %%s"
-      %% (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t6 - t0,
-         "numba" if "scipy.linalg" in sys.modules else "nobody"))
+T.append((time.perf_counter(), time.process_time()))
+names = ("python+numpy", "import numba", "cli+serdes imports",
+         "numba start-up (first kernel)", "build", "run")
+print("  ".join("%%s %%.3f/%%.3f" %% (n, T[i + 1][0] - T[i][0], T[i + 1][1] - T[i][1])
+                for i, n in enumerate(names))
+      + "  total %%.3f/%%.3f  (wall/CPU s; the CPU clock starts after the interpreter)"
+      %% (T[-1][0] - T[0][0], T[-1][1] - T[0][1])
+      + "  scipy.linalg loaded by: %%s"
+      %% ("numba" if "scipy.linalg" in sys.modules else "nobody"))
 '''
 
 

@@ -30,6 +30,28 @@ def test_a_run_imports_no_heavy_scipy_module():
     assert _heavy_modules_loaded(code) == "[]"
 
 
+def test_a_run_imports_no_sweep_machinery():
+    """`serdes run` draws its progress line with serdes.sweep.progress; the sweep package
+    resolves its other names on first use, so a run loads no grid, result-file, local or
+    Dask runner module."""
+    code = ("import io, sys, contextlib, serdes.cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-stat',"
+            " '--no-progress'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('serdes.sweep.')))")
+    assert _heavy_modules_loaded(code) == "['serdes.sweep.progress']"
+
+
+def test_the_sweep_package_still_exports_its_names():
+    import serdes.sweep as sweep
+    from serdes.sweep import grid, runner
+
+    assert sweep.Grid is grid.Grid and sweep.run_sweep is runner.run_sweep
+    assert set(sweep.__all__) <= set(dir(sweep))
+    with pytest.raises(AttributeError):
+        sweep.no_such_name
+
+
 def test_the_run_modules_do_not_import_scipy_linalg():
     """The equalizer design, the noise budget and the statistical engine use NumPy's
     linear algebra (serdes/dsp/linalg.py). In a real run numba's own start-up still
