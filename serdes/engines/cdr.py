@@ -348,8 +348,13 @@ def stat_link(system, front: CdrFrontEnd | None = None):
     - The loop's own dither (PD noise through the loop plus the PI rounding, rms from
       :meth:`CdrFrontEnd.model`) as a dual-Dirac of the same rms (slow against the
       equalizer span, like the engine's dual-Dirac), added to ``noise.dd_ui``.
-    - Per-symbol TX jitter (RJ, DCD, BUJ) and the frequency offset are not modelled
-      here (only the counting engine has them); :func:`stat_note` says so.
+    - Per-symbol TX jitter (RJ, DCD, BUJ) stays in ``system.tx_jitter``: the engine
+      moves each symbol's pulse (:mod:`serdes.engines.stat.txjitter`); it is white (or at
+      half the symbol rate, DCD), so the loop follows none of it.
+    - The frequency offset: the type-II loop's integrator takes it up, so its static
+      phase error is zero in steady state (the phase ramp's steps are the interpolator's
+      rounding, already in the dither); modelled as no residual. With the CDR off the
+      sampling walks through the whole UI: not modelled (:func:`stat_note`).
     """
     import copy
     from dataclasses import replace
@@ -382,9 +387,7 @@ def stat_link(system, front: CdrFrontEnd | None = None):
 def stat_note(system) -> str | None:
     """What the statistical engine leaves out of this system's jitter (None: nothing)."""
     t = system.tx_jitter
-    left = [n for n, v in (("TX RJ", t.rj_ui), ("DCD", t.dcd_ui), ("BUJ", t.buj_ui),
-                           ("frequency offset", t.ppm)) if v]
-    if not left:
+    if not t.ppm or system.cdr.active:
         return None
-    return ("the statistical engine leaves out " + ", ".join(left)
-            + " (per-symbol TX jitter and the frequency offset are counted only)")
+    return ("the statistical engine leaves out the frequency offset with cdr.mode = off "
+            "(the sampling phase walks through the whole UI; counted only)")

@@ -53,6 +53,7 @@ from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
 from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
                                     skewed_components)
+from serdes.engines.stat.txjitter import ParityMixture, TxJitterModel
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
@@ -129,6 +130,8 @@ class StatisticalEngine:
                                         sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
                                         points=self.jitter_points)
         self._cache: dict = {}
+        # per-symbol TX jitter (RJ, DCD, BUJ): serdes.engines.stat.txjitter
+        self.tx = TxJitterModel.of(system, self.pulse, self.w, self.d, self.levels)
         self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
             float(np.max(np.abs(link.levels))) * max(float(np.sum(np.abs(np.convolve(
                 self.w, p.taps(ph))))) for ph in p.stat_phases())
@@ -221,14 +224,25 @@ class StatisticalEngine:
             resid[self.d + lags[ok]] -= rc[ok]
         return resid
 
-    def _components(self, f: np.ndarray, sigma_min: float, delta: float):
-        """Discrete components (values, probs) and their exact variance."""
+    def _components(self, f: np.ndarray, sigma_min: float, delta: float, tx_top=None):
+        """Discrete components (values, probs) and their exact variance. ``tx_top``:
+        (cursor indices, deviations (K, Q)) of the cursors whose TX jitter is convolved
+        exactly (serdes.engines.stat.txjitter)."""
         resid = self._residual(f)
         tiny = 1e-12 * abs(f[self.d])
-        cur = resid[np.abs(resid) > tiny]
+        keep = np.abs(resid) > tiny
+        if tx_top is not None and tx_top[0].size:
+            keep[tx_top[0]] = False
+        cur = resid[keep]
         vals = [np.outer(cur, self.levels)]
         probs = [np.full(vals[0].shape, 1.0 / self.m_levels)]
         var = self.es * float(cur @ cur)
+        if tx_top is not None and tx_top[0].size:
+            tv, tp, tvar = self.tx.rows(resid[tx_top[0]], tx_top[1])
+            width = max(vals[0].shape[1], tv.shape[1])
+            vals = [_widen(vals[0], width), _widen(tv, width)]
+            probs = [_widen(probs[0], width), _widen(tp, width)]
+            var += tvar
         if self.quantization == "uniform" and self.lsb > 0:
             half = 0.5 * self.lsb * np.abs(self.w)
             big = half[half >= delta]
@@ -238,9 +252,10 @@ class StatisticalEngine:
                 # h^2/(3K^2) is made up by the Gaussian below
                 u = (np.arange(K) + 0.5) / K * 2 - 1
                 kv = np.outer(big, u)
-                pad = max(K, self.m_levels)
-                vals = [_widen(vals[0], pad), _widen(kv, pad)]
-                probs = [_widen(probs[0], pad), _widen(np.full(kv.shape, 1.0 / K), pad)]
+                pad = max(K, max(v.shape[1] for v in vals))
+                vals = [_widen(v, pad) for v in vals] + [_widen(kv, pad)]
+                probs = [_widen(v, pad) for v in probs] + [_widen(np.full(kv.shape, 1.0 / K),
+                                                                  pad)]
                 var += float(np.sum(big ** 2)) / 3.0
             small = half[half < delta]
             extra_gauss = float(np.sum(small ** 2)) / 3.0
@@ -263,12 +278,27 @@ class StatisticalEngine:
         """The slicer-input distribution at one sampling phase (one jitter point).
 
         delta: grid spacing (default sigma_min / resolution); grid_step: make delta an
-        integer fraction of this (for eye maps on a voltage grid).
+        integer fraction of this (for eye maps on a voltage grid). With TX DCD: the
+        average of the two parities' distributions on one grid (ParityMixture).
         """
+        if self.tx is None or len(self.tx.parities) == 1:
+            return self._distribution(offset_ui, tap_offsets_ui, delta, grid_step, 0)
+        first = self._distribution(offset_ui, tap_offsets_ui, delta, grid_step, 1)
+        return ParityMixture([first, self._distribution(offset_ui, tap_offsets_ui,
+                                                        first.delta, None, -1)])
+
+    def _distribution(self, offset_ui, tap_offsets_ui, delta, grid_step, parity):
         f, jvar = self.response(offset_ui, tap_offsets_ui)
+        tx_mix = None
+        if self.tx is not None:  # the TX jitter's mean response and its variance classes
+            common = offset_ui + (float(np.mean(tap_offsets_ui))
+                                  if tap_offsets_ui is not None else 0.0)
+            df, dev = self.tx.terms(common, parity)
+            f = f + df
+            tx_mix = self.tx.split(dev)
         fd = float(f[self.d])
         nv_other, rj_mean = self._noise_var_per_level(f, jvar)
-        nv = nv_other + rj_mean
+        nv = nv_other + rj_mean + (tx_mix[0] if tx_mix is not None else 0.0)
         sig_min = float(np.sqrt(max(nv.min(), 0.0)))
         floor = 1e-6 * max(abs(fd), 1e-3)
         sig_ref = max(sig_min, floor)
@@ -278,10 +308,13 @@ class StatisticalEngine:
         spread = float(np.sum(np.abs(resid))) * float(np.max(np.abs(self.levels)))
         spread += (0.5 * self.lsb * float(np.sum(np.abs(self.w)))) if self.lsb else 0.0
         spread += self._crosstalk_spread
+        if tx_mix is not None:
+            spread += self.tx.spread(tx_mix[2])
         delta = max(delta, 2.0 * spread / self.max_bins)
         if grid_step is not None:
             delta = grid_step / max(1, math.ceil(grid_step / delta))
-        values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta)
+        values, probs, var_true, extra_gauss, _ = self._components(
+            f, sig_ref, delta, tx_mix[1:] if tx_mix is not None else None)
         pmf, k0 = isi_pmf(values, probs, delta)
         x = (k0 + np.arange(pmf.shape[0])) * delta
         mean = float(pmf @ x)
