@@ -3,11 +3,12 @@
 Jitter tolerance: for each SJ frequency, the largest TX SJ amplitude (UI, peak) that
 keeps the BER at or below a target.
 
-- ``stat``: the statistical engine with the SJ the loop leaves untracked
-  (:func:`serdes.engines.cdr.stat_link`: amplitude times |1 - H(f)|, plus the loop's
-  dither). BER grows with the untracked amplitude u, so the largest u* is solved once
-  per frequency (Illinois regula falsi on log10 BER, to 12 % in BER or 1 % in u) and the
-  tolerance is u* / |1 - H(f)|. Below
+- ``stat``: the statistical engine with the SJ the loop leaves untracked, the loop's
+  static shift and Gaussian wander under that swing (:mod:`serdes.engines.cdr_stat`).
+  BER grows with the untracked amplitude u, so the largest u* is solved once per
+  frequency (Illinois regula falsi on log10 BER, to 12 % in BER or 1 % in u) and the
+  tolerance is u* / |1 - H(f)|, H with the detector's describing-function gain at u*.
+  Below
   ``f_floor`` (where the SJ moves by less than 0.01 rad across the FFE and pulse span)
   the engine's answer no longer depends on f, and the solve at ``f_floor`` is reused.
 - ``counted``: counted runs of the pulse engine with the CDR in the loop; one amplitude
@@ -88,18 +89,41 @@ class Jtol:
         sys_ = dataclasses.replace(sys_, link=stat_link(sys_, self.front))
         return float(StatisticalEngine(sys_, self.taps).ber(0.0).ber)
 
+    def _untracked_link(self, u: float, f_hz: float):
+        """(link, |1 - H(f)| of the loop under that swing) for an untracked SJ ``u``:
+        the loop's shift, wander and describing-function gain
+        (:mod:`serdes.engines.cdr_stat`); the fixed phase: u itself, |1 - H| = 1."""
+        if self.front is None:
+            import copy
+
+            lk = copy.copy(self.system.link)
+            lk.impairments = dataclasses.replace(lk.impairments, sj_ui=float(u),
+                                                 sj_hz=float(f_hz))
+            return lk, 1.0
+        from serdes.engines.cdr_stat import link_with_untracked
+
+        lk, kpd_eff = link_with_untracked(self.system, self.front, u, f_hz)
+        return lk, float(loop.untracked(f_hz, kpd_eff, self.front.kp, self.front.ki,
+                                        self.system.cdr.latency_ui, self.system.link.ui_s))
+
+    def _stat_ber_untracked(self, u: float, f_hz: float) -> float:
+        from serdes.engines.stat import StatisticalEngine
+
+        lk, _ = self._untracked_link(u, f_hz)
+        sys_ = dataclasses.replace(self.system, link=lk)
+        return float(StatisticalEngine(sys_, self.taps).ber(0.0).ber)
+
     def _solve_untracked(self, f_hz: float, target: float) -> tuple[float, int]:
         """u*: the largest untracked SJ amplitude (UI) with stat BER <= target."""
         key = float(max(f_hz, self.f_floor))
         if key in self._ustar:
             return self._ustar[key]
-        keep = self.untracked(key)
         evals = 0
 
         def g(u):
             nonlocal evals
             evals += 1
-            b = self.stat_ber(u / keep, key)
+            b = self._stat_ber_untracked(u, key)
             return math.log10(max(b, 1e-300)) - math.log10(target)
 
         u = 0.05
@@ -147,9 +171,11 @@ class Jtol:
 
     def stat_point(self, f_hz: float, target: float) -> dict:
         u, evals = self._solve_untracked(f_hz, target)
-        keep = self.untracked(f_hz)
+        lk, keep = self._untracked_link(u, f_hz)
+        imp = lk.impairments
         return {"sj_hz": float(f_hz), "sj_ui": u / keep, "untracked_ui": u,
-                "one_minus_h": keep, "evaluations": evals}
+                "one_minus_h": keep, "loop_shift_ui": float(imp.offset_ui),
+                "wander_ui": float(imp.wander_ui), "evaluations": evals}
 
     # ------------------------------------------------------------------ counted
     def counted_pass(self, sj_ui: float, f_hz: float, target: float, symbols: int) -> tuple:

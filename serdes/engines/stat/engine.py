@@ -128,7 +128,9 @@ class StatisticalEngine:
         self.sj_rad_per_ui = 2 * np.pi * imp.sj_hz * link.ui_s
         self.jitter = jitter_quadrature(n, self.pulse.n_ui, sj_ui=self.sj_ui,
                                         sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
-                                        points=self.jitter_points)
+                                        points=self.jitter_points,
+                                        offset_ui=getattr(imp, "offset_ui", 0.0),
+                                        wander_ui=getattr(imp, "wander_ui", 0.0))
         self._cache: dict = {}
         # per-symbol TX jitter (RJ, DCD, BUJ): serdes.engines.stat.txjitter
         self.tx = TxJitterModel.of(system, self.pulse, self.w, self.d, self.levels)
