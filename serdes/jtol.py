@@ -21,10 +21,17 @@ Jitter transfer: a small TX SJ drives the CDR front end alone (random PAM levels
 link's noise); the recovered phase's component at the SJ frequency over whole periods
 after lock, divided by the SJ's, is H(f).
 
-The 802.3 jitter tolerance template (:func:`template_ui`): the mask of the 802.3
-backplane/C2C clauses as quoted in transceiver documentation: peak-to-peak SJ 5 fb /
-(664000 f) UI for fb/664000 < f <= fb/6640, and 0.05 UI from fb/6640 up (fb: symbol
-rate); below fb/664000 unspecified. Here it is given as a peak amplitude (half).
+The jitter tolerance template (:func:`template_ui`), as published for the PAM4
+electrical interfaces: peak-to-peak SJ 5 fb / (664000 f) UI for fb/664000 < f <=
+fb/6640, 0.05 UI for fb/6640 < f <= 10 fb/6640 (ten times the reference loop bandwidth
+fb/6640), unspecified outside (fb: symbol rate); given here as a peak amplitude (half).
+Source checked: Intel AN 835 "PAM4 Signaling Fundamentals", section 4.4.4 "Receiver
+Jitter Tolerance" (CEI-56G-MR-PAM4, the OIF interface), table and figure 26
+(https://www.intel.com/content/www/us/en/docs/programmable/683852/current/receiver-jitter-tolerance.html).
+The 802.3ck/dj clause tables (162.9.4, 163.9, 120F/120G) themselves were not found in
+a public source; 802.3 uses the same corner fb/6640 (~8 MHz at 53.125 GBd) and 0.05 UI
+pp above it, but its tests are a few discrete (frequency, amplitude) cases, which
+this continuous mask only approximates.
 """
 
 from __future__ import annotations
@@ -38,11 +45,12 @@ from serdes import cdr as loop
 
 
 def template_ui(f_hz, symbol_rate_hz: float):
-    """The 802.3-style JTOL mask as a peak SJ amplitude (UI); NaN where unspecified."""
+    """The JTOL mask as a peak SJ amplitude (UI); NaN where unspecified (see the
+    module notes for the source)."""
     f = np.asarray(f_hz, dtype=np.float64)
     fb = float(symbol_rate_hz)
     pp = np.where(f <= fb / 6640, 5 * fb / (664000 * f), 0.05)
-    return np.where(f < fb / 664000, np.nan, pp / 2)
+    return np.where((f < fb / 664000) | (f > 10 * fb / 6640), np.nan, pp / 2)
 
 
 def log_grid(f_min: float, f_max: float, points: int) -> np.ndarray:

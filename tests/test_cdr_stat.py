@@ -79,3 +79,18 @@ def test_small_swing_keeps_the_linear_loop(system, front):
                    front)
     assert lk.impairments.sj_ui == pytest.approx(2.0 * keep, rel=0.1)
     assert lk.pulse is system.link.pulse
+
+
+def test_jtol_template_values():
+    """The mask's published values (serdes/jtol.py names the source): 5 fb / (664000 f)
+    UI pp from fb/664000 to fb/6640 (0.05 UI pp at the corner: continuous), 0.05 UI pp
+    to 10 fb/6640, unspecified outside; returned as peak (half)."""
+    from serdes.jtol import template_ui
+
+    fb = 53.125e9
+    f = np.array([fb / 664000 * 0.99, fb / 664000, 1e6, fb / 6640, 2e7, 10 * fb / 6640,
+                  10 * fb / 6640 * 1.01])
+    t = template_ui(f, fb)
+    assert np.isnan(t[0]) and np.isnan(t[-1])
+    np.testing.assert_allclose(t[1:-1], [2.5, 5 * fb / (664000 * 1e6) / 2, 0.025, 0.025,
+                                         0.025], rtol=1e-12)

@@ -121,8 +121,9 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
            "cdr": None if not system.cdr.active else {
                "mode": system.cdr.mode, "latency_ui": system.cdr.latency_ui,
                "pi_steps": system.cdr.pi_steps, **jt.model()},
-           "template": "802.3 JTOL mask (peak = half the peak-to-peak: 5 fb / (664000 f) "
-                       "UI pp from fb/664000 to fb/6640, 0.05 UI pp above)",
+           "template": "JTOL mask (peak = half the peak-to-peak: 5 fb / (664000 f) UI pp "
+                       "from fb/664000 to fb/6640, 0.05 UI pp to 10 fb/6640; source: Intel "
+                       "AN 835 4.4.4, CEI-56G-MR-PAM4)",
            "f_floor_hz": jt.f_floor}
     if jtf and system.cdr.active:
         out["jtf"] = [{"sj_hz": float(f), "measured_db": 20 * math.log10(abs(h)),
