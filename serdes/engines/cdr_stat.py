@@ -196,7 +196,8 @@ def stat_link(system, front=None):
       the sampler like an RX SJ. With both present the two untracked amplitudes are
       added at the TX frequency (a bound: the engine holds one SJ).
     - The loop's lock point plus its static shift under that swing
-      (``impairments.offset_ui``, from the pulse peak) and its Gaussian wander (``impairments.wander_ui``), see the module notes.
+      (``impairments.offset_ui``, from the pulse peak) and its Gaussian wander
+      (``impairments.wander_ui``), see the module notes.
     - Per-symbol TX jitter (RJ, DCD, BUJ) stays in ``system.tx_jitter``: the engine
       moves each symbol's pulse (:mod:`serdes.engines.stat.txjitter`); it is white (or
       at half the symbol rate, DCD), so the loop follows none of it.
