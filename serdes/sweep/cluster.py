@@ -37,8 +37,9 @@ class _DaskExecutor:
         """Points in flight: four per worker thread (the cluster may grow), at least 64."""
         return max(64, 4 * sum(self.client.nthreads().values()))
 
-    def run(self, points: list[dict], kwargs: dict, fn=run_point) -> Iterator[dict]:
+    def run(self, points: list[dict], kwargs: dict, fn=None) -> Iterator[dict]:
         """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish."""
+        fn = run_point if fn is None else fn
         if not points:
             return
         from distributed import as_completed

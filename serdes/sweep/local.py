@@ -137,8 +137,9 @@ class _LocalExecutor:
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def run(self, points: list[dict], kwargs: dict, fn=run_point) -> Iterator[dict]:
+    def run(self, points: list[dict], kwargs: dict, fn=None) -> Iterator[dict]:
         """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish."""
+        fn = run_point if fn is None else fn
         if self.workers == 0:
             for p in points:
                 yield fn(point=p, **kwargs)
