@@ -297,7 +297,12 @@ class StatisticalEngine:
                                   if tap_offsets_ui is not None else 0.0)
             df, dev = self.tx.terms(common, parity)
             f = f + df
-            tx_mix = self.tx.split(dev)
+            # an engine with its own ISI components (the interleaved ADC's) gets the
+            # TX jitter as Gaussian only
+            own = type(self)._components is StatisticalEngine._components
+            tx_mix = self.tx.split(dev, None if own else 0)
+            if not own:
+                tx_mix = None if tx_mix is None else (tx_mix[0], None, tx_mix[2])
         fd = float(f[self.d])
         nv_other, rj_mean = self._noise_var_per_level(f, jvar)
         nv = nv_other + rj_mean + (tx_mix[0] if tx_mix is not None else 0.0)
@@ -315,8 +320,11 @@ class StatisticalEngine:
         delta = max(delta, 2.0 * spread / self.max_bins)
         if grid_step is not None:
             delta = grid_step / max(1, math.ceil(grid_step / delta))
-        values, probs, var_true, extra_gauss, _ = self._components(
-            f, sig_ref, delta, tx_mix[1:] if tx_mix is not None else None)
+        if tx_mix is None or tx_mix[1] is None:
+            values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta)
+        else:  # the top TX-jitter cursors convolved with their data
+            values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta,
+                                                                       tx_mix[1:])
         pmf, k0 = isi_pmf(values, probs, delta)
         x = (k0 + np.arange(pmf.shape[0])) * delta
         mean = float(pmf @ x)

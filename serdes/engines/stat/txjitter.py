@@ -109,7 +109,7 @@ class TxJitterModel:
         self._cache[key] = hit
         return hit
 
-    def split(self, dev: np.ndarray):
+    def split(self, dev: np.ndarray, top_n: int | None = None):
         """The random part: (Gaussian variance per level (m,), top cursor indices,
         their deviations (K, Q)). The ``TOP`` cursors with the largest variance (other
         than the decided one) go into the ISI convolution with their exact joint law of
@@ -122,7 +122,7 @@ class TxJitterModel:
         others = var.copy()
         if self.d < var.shape[0]:
             others[self.d] = 0.0
-        order = np.argsort(others)[::-1][:TOP]
+        order = np.argsort(others)[::-1][:TOP if top_n is None else top_n]
         top = np.sort(order[others[order] > TOP_SHARE * max(float(others.sum()), 1e-300)])
         rest = self.es * float(others.sum() - others[top].sum())
         return self.levels ** 2 * own + rest, top, np.ascontiguousarray(dev[:, top].T)
