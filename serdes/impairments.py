@@ -58,9 +58,15 @@ class Impairments:
     sj_ui: float = 0.0
     sj_hz: float = 1e6
     dd_ui: float = 0.0
+    # set by serdes.engines.cdr_stat.stat_link for the statistical engine (no config
+    # keys): a clock-recovery loop's static phase shift (UI) and its slow Gaussian
+    # wander (rms UI, quasi-static against the equalizer span)
+    offset_ui: float = 0.0
+    wander_ui: float = 0.0
 
     def __post_init__(self):
-        require_nonnegative(self, ("eta0_v2_per_hz", "rj_ui", "sj_ui", "sj_hz", "dd_ui"))
+        require_nonnegative(self, ("eta0_v2_per_hz", "rj_ui", "sj_ui", "sj_hz", "dd_ui",
+                                   "wander_ui"))
         if not (self.tx_snr_db >= 0):
             raise ConfigError(f"tx_snr_db = {self.tx_snr_db!r}: must be >= 0 (inf: no TX noise)")
 

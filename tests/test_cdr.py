@@ -295,8 +295,11 @@ def test_stat_sees_the_untracked_sj(system, cal):
     s = dataclasses.replace(system, tx_jitter=TxJitter(sj_ui=2.0, sj_hz=1e5))
     link = stat_link(s, fe)
     keep = loop.untracked(1e5, cal.kpd, fe.kp, fe.ki, system.cdr.latency_ui, system.link.ui_s)
-    assert link.impairments.sj_ui == pytest.approx(2.0 * keep)
-    assert link.impairments.dd_ui == pytest.approx(fe.model()["dither_rms_ui"])
+    # the detector's describing-function gain at this small swing is within 10 % of
+    # the calibrated slope (tests/test_cdr_stat.py), so is |1 - H|
+    assert link.impairments.sj_ui == pytest.approx(2.0 * keep, rel=0.1)
+    assert link.impairments.dd_ui == system.link.impairments.dd_ui
+    assert link.impairments.wander_ui >= fe.model()["dither_rms_ui"] * 0.9
     assert link.pulse is system.link.pulse
 
 

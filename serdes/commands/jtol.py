@@ -29,8 +29,14 @@ def add_parser(sub):
     p.add_argument("--symbols", type=int, default=None,
                    help="counted: symbols per run (default 10 / target / bits per symbol, "
                         "at least 1e6)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="counted: frequencies run in parallel on this many processes")
+    p.add_argument("--workers", type=int, default=None,
+                   help="frequencies run in parallel on this many local processes (as "
+                        "serdes sweep; default: in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the frequencies on a Dask cluster: its scheduler, e.g. "
+                        "tcp://10.0.0.5:8786 (as serdes sweep)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="with --scheduler: how long to wait for the scheduler to answer")
     p.add_argument("--jtf", action="store_true",
                    help="also measure the jitter transfer at each frequency (small SJ, "
                         "recovered phase) beside the linear loop model")
@@ -61,16 +67,9 @@ def _freqs(args, fb: float):
     return f
 
 
-_JT = None  # the Jtol of a counted run, inherited by forked workers
-
-
-def _counted(job):
-    f, target, symbols, start = job
-    return _JT.counted_point(f, target, symbols, start)
-
-
 def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None = None,
-                workers: int = 1, jtf: bool = False) -> dict:
+                workers: int | None = None, jtf: bool = False, scheduler: str | None = None,
+                timeout: float | None = None) -> dict:
     """The jtol result as a plain dict (the --json object)."""
     import time
 
@@ -79,50 +78,47 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
     from serdes.build import build
     from serdes.jtol import Jtol, template_ui
 
-    global _JT
     if not 0 < target < 0.5:
         raise ConfigError(f"--target-ber = {target:g}: expected a number in (0, 0.5)")
+    if scheduler and workers is not None:
+        raise ConfigError("--workers and --scheduler exclude each other: the cluster's "
+                          "workers run the frequencies")
+    if workers is not None and workers < 0:
+        raise ConfigError(f"--workers {workers}: expected 0 (in this process) or more")
     t0 = time.perf_counter()
     system = build(cfg)
     if system.receiver.detector != "dfe" or system.receiver.mode != "mmse":
         raise ConfigError("serdes jtol: the receiver must be an MMSE FFE + DFE "
                           "(eq.mode = 'mmse', eq.detector = 'dfe')")
-    jt = Jtol(system)
+    jt = Jtol(system)  # the loop model and the jitter transfer, here
     fb = 1.0 / system.link.ui_s
     tmpl = template_ui(freqs, fb)
-    stat_pts = [jt.stat_point(float(f), target) for f in freqs]
-    points = []
-    for f, sp, tp in zip(freqs, stat_pts, tmpl):
-        points.append({"sj_hz": float(f), "sj_ui": sp["sj_ui"], "method": "stat",
-                       "stat_sj_ui": sp["sj_ui"], "untracked_ui": sp["untracked_ui"],
-                       "one_minus_h": sp["one_minus_h"],
-                       "template_ui": None if not np.isfinite(tp) else float(tp)})
-    if method in ("counted", "both"):
-        bps = 2 if system.link.modulation_order == 4 else 1
-        n = int(symbols) if symbols else max(1_000_000, int(math.ceil(10 / target / bps)))
-        jobs = [(float(f), target, n, min(sp["sj_ui"], 500.0))
-                for f, sp in zip(freqs, stat_pts)]
-        _JT = jt
-        if workers > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
+    from serdes.jtol_sweep import run_jtol
 
-            with ProcessPoolExecutor(max_workers=int(workers),
-                                     mp_context=mp.get_context("fork")) as ex:
-                res = list(ex.map(_counted, jobs))
-        else:
-            res = [_counted(j) for j in jobs]
-        for p, r in zip(points, res):
-            p.update(counted_sj_ui=r["sj_ui"], counted_fail_ui=r.get("sj_ui_fail"),
-                     counted_runs=r["runs"], symbols_per_run=n)
+    rows = run_jtol(cfg, freqs, target=target, method=method, symbols=symbols,
+                    workers=workers or 0, scheduler=scheduler, timeout=timeout, jtol=jt)
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        raise ConfigError(f"serdes jtol: {bad[0]['sj_hz']:g} Hz failed: {bad[0]['message']}")
+    points = []
+    for r, tp in zip(rows, tmpl):
+        p = {"sj_hz": r["sj_hz"], "sj_ui": r["sj_ui"], "method": "stat",
+             "stat_sj_ui": r["stat_sj_ui"], "untracked_ui": r["untracked_ui"],
+             "one_minus_h": r["one_minus_h"],
+             "template_ui": None if not np.isfinite(tp) else float(tp)}
+        if method in ("counted", "both"):
+            p.update({k: r[k] for k in ("counted_sj_ui", "counted_fail_ui", "counted_runs",
+                                        "symbols_per_run")})
             if method == "counted":
-                p.update(sj_ui=r["sj_ui"], method="counted")
+                p.update(sj_ui=r["counted_sj_ui"], method="counted")
+        points.append(p)
     out = {"target_ber": float(target), "method": method, "points": points,
            "cdr": None if not system.cdr.active else {
                "mode": system.cdr.mode, "latency_ui": system.cdr.latency_ui,
                "pi_steps": system.cdr.pi_steps, **jt.model()},
-           "template": "802.3 JTOL mask (peak = half the peak-to-peak: 5 fb / (664000 f) "
-                       "UI pp from fb/664000 to fb/6640, 0.05 UI pp above)",
+           "template": "JTOL mask (peak = half the peak-to-peak: 5 fb / (664000 f) UI pp "
+                       "from fb/664000 to fb/6640, 0.05 UI pp to 10 fb/6640; source: Intel "
+                       "AN 835 4.4.4, CEI-56G-MR-PAM4)",
            "f_floor_hz": jt.f_floor}
     if jtf and system.cdr.active:
         out["jtf"] = [{"sj_hz": float(f), "measured_db": 20 * math.log10(abs(h)),
@@ -138,7 +134,8 @@ def main(args) -> int:
     fb = cfg["link"]["symbol_rate_hz"]
     out = jtol_report(cfg, target=args.target_ber, method=args.method,
                       freqs=_freqs(args, fb), symbols=args.symbols,
-                      workers=max(1, args.workers), jtf=args.jtf)
+                      workers=args.workers, jtf=args.jtf, scheduler=args.scheduler,
+                      timeout=args.timeout)
     if args.csv:
         _write_csv(args.csv, out)
     if args.plot:

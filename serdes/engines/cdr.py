@@ -337,54 +337,14 @@ def pulse_tables(pulse, q: int):
 
 
 def stat_link(system, front: CdrFrontEnd | None = None):
-    """The link as the statistical engine should see it with clock recovery and TX
-    jitter: a copy whose sampling jitter is what reaches the sampler.
+    """The link the statistical engine sees: :func:`serdes.engines.cdr_stat.stat_link`."""
+    from serdes.engines.cdr_stat import stat_link as link_for_stat
 
-    - SJ (RX ``noise.sj_ui`` and TX ``tx_jitter.sj_ui``) through the loop: amplitude
-      times |1 - H(f)| (:func:`serdes.cdr.untracked`; 1 with the CDR off). Below the
-      symbol rate / 64 a TX SJ shifts the whole pulse, so it acts at the sampler like an
-      RX SJ. With both present the two untracked amplitudes are added at the TX
-      frequency (a bound: the engine holds one SJ).
-    - The loop's own dither (PD noise through the loop plus the PI rounding, rms from
-      :meth:`CdrFrontEnd.model`) as a dual-Dirac of the same rms (slow against the
-      equalizer span, like the engine's dual-Dirac), added to ``noise.dd_ui``.
-    - Per-symbol TX jitter (RJ, DCD, BUJ) and the frequency offset are not modelled
-      here (only the counting engine has them); :func:`stat_note` says so.
-    """
-    import copy
-    from dataclasses import replace
-
-    link, s, txj = system.link, system.cdr, system.tx_jitter
-    imp = link.impairments
-    if s.active:
-        front = front or CdrFrontEnd(link, system.run.seed, s, txj)
-        c = front.cal
-
-        def keep(f):
-            return float(loop.untracked(f, c.kpd, front.kp, front.ki, s.latency_ui,
-                                        link.ui_s)) if f > 0 else 0.0
-
-        dither = front.model()["dither_rms_ui"]
-    else:
-        def keep(f):
-            return 1.0
-
-        dither = 0.0
-    rx_sj = imp.sj_ui * keep(imp.sj_hz) if imp.sj_ui > 0 else 0.0
-    tx_sj = txj.sj_ui * keep(txj.sj_hz) if txj.sj_ui > 0 else 0.0
-    sj_hz = txj.sj_hz if tx_sj > 0 else imp.sj_hz
-    out = copy.copy(link)  # shares the computed pulse and noise (they do not use jitter)
-    out.impairments = replace(imp, sj_ui=rx_sj + tx_sj, sj_hz=sj_hz,
-                              dd_ui=imp.dd_ui + dither)
-    return out
+    return link_for_stat(system, front)
 
 
 def stat_note(system) -> str | None:
-    """What the statistical engine leaves out of this system's jitter (None: nothing)."""
-    t = system.tx_jitter
-    left = [n for n, v in (("TX RJ", t.rj_ui), ("DCD", t.dcd_ui), ("BUJ", t.buj_ui),
-                           ("frequency offset", t.ppm)) if v]
-    if not left:
-        return None
-    return ("the statistical engine leaves out " + ", ".join(left)
-            + " (per-symbol TX jitter and the frequency offset are counted only)")
+    """:func:`serdes.engines.cdr_stat.stat_note`."""
+    from serdes.engines.cdr_stat import stat_note as note
+
+    return note(system)

@@ -37,7 +37,9 @@ class _DaskExecutor:
         """Points in flight: four per worker thread (the cluster may grow), at least 64."""
         return max(64, 4 * sum(self.client.nthreads().values()))
 
-    def run(self, points: list[dict], kwargs: dict) -> Iterator[dict]:
+    def run(self, points: list[dict], kwargs: dict, fn=None) -> Iterator[dict]:
+        """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish."""
+        fn = run_point if fn is None else fn
         if not points:
             return
         from distributed import as_completed
@@ -53,7 +55,7 @@ class _DaskExecutor:
                 if p is None:
                     return
                 key = f"serdes-point-{kwargs['sweep']}-{point_id(p)}"
-                fut = client.submit(run_point, point=p, key=key, **kwargs)
+                fut = client.submit(fn, point=p, key=key, **kwargs)
                 self._pending[key] = (fut, p)
                 queue.add(fut)
 

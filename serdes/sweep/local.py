@@ -137,10 +137,12 @@ class _LocalExecutor:
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def run(self, points: list[dict], kwargs: dict) -> Iterator[dict]:
+    def run(self, points: list[dict], kwargs: dict, fn=None) -> Iterator[dict]:
+        """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish."""
+        fn = run_point if fn is None else fn
         if self.workers == 0:
             for p in points:
-                yield run_point(point=p, **kwargs)
+                yield fn(point=p, **kwargs)
             return
         n = min(self.workers, len(points))
         if n == 0:
@@ -160,7 +162,7 @@ class _LocalExecutor:
                 p = next(todo, None)
                 if p is None:
                     return
-                pending[self._pool.submit(run_point, point=p, **kwargs)] = p
+                pending[self._pool.submit(fn, point=p, **kwargs)] = p
 
         with _single_threaded_children():  # the first submits start every worker
             fill()

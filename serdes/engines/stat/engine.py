@@ -54,6 +54,7 @@ from serdes.engines.stat.rows import row_distributions
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
 from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
                                     skewed_components)
+from serdes.engines.stat.txjitter import ParityMixture, TxJitterModel
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
@@ -128,10 +129,14 @@ class StatisticalEngine:
         self.sj_rad_per_ui = 2 * np.pi * imp.sj_hz * link.ui_s
         self.jitter = jitter_quadrature(n, self.pulse.n_ui, sj_ui=self.sj_ui,
                                         sj_rad_per_ui=self.sj_rad_per_ui, dd_ui=self.dd_ui,
-                                        points=self.jitter_points)
+                                        points=self.jitter_points,
+                                        offset_ui=getattr(imp, "offset_ui", 0.0),
+                                        wander_ui=getattr(imp, "wander_ui", 0.0))
         self._cache: dict = {}
         self._xt_offsets = 0.0   # the sampling offsets of the current distribution (UI)
         self._rows_cache: tuple = (None, None)
+        # per-symbol TX jitter (RJ, DCD, BUJ): serdes.engines.stat.txjitter
+        self.tx = TxJitterModel.of(system, self.pulse, self.w, self.d, self.levels)
         self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
             float(np.max(np.abs(link.levels))) * max(float(np.sum(np.abs(np.convolve(
                 self.w, p.taps(ph))))) for ph in p.stat_phases())
@@ -224,14 +229,25 @@ class StatisticalEngine:
             resid[..., self.d + lags[ok]] -= rc[ok]
         return resid
 
-    def _components(self, f: np.ndarray, sigma_min: float, delta: float):
-        """Discrete components (values, probs) and their exact variance."""
+    def _components(self, f: np.ndarray, sigma_min: float, delta: float, tx_top=None):
+        """Discrete components (values, probs) and their exact variance. ``tx_top``:
+        (cursor indices, deviations (K, Q)) of the cursors whose TX jitter is convolved
+        exactly (serdes.engines.stat.txjitter)."""
         resid = self._residual(f)
         tiny = 1e-12 * abs(f[self.d])
-        cur = resid[np.abs(resid) > tiny]
+        keep = np.abs(resid) > tiny
+        if tx_top is not None and tx_top[0].size:
+            keep[tx_top[0]] = False
+        cur = resid[keep]
         vals = [np.outer(cur, self.levels)]
         probs = [np.full(vals[0].shape, 1.0 / self.m_levels)]
         var = self.es * float(cur @ cur)
+        if tx_top is not None and tx_top[0].size:
+            tv, tp, tvar = self.tx.rows(resid[tx_top[0]], tx_top[1])
+            width = max(vals[0].shape[1], tv.shape[1])
+            vals = [_widen(vals[0], width), _widen(tv, width)]
+            probs = [_widen(probs[0], width), _widen(tp, width)]
+            var += tvar
         if self.quantization == "uniform" and self.lsb > 0:
             half = 0.5 * self.lsb * np.abs(self.w)
             big = half[half >= delta]
@@ -241,9 +257,10 @@ class StatisticalEngine:
                 # h^2/(3K^2) is made up by the Gaussian below
                 u = (np.arange(K) + 0.5) / K * 2 - 1
                 kv = np.outer(big, u)
-                pad = max(K, self.m_levels)
-                vals = [_widen(vals[0], pad), _widen(kv, pad)]
-                probs = [_widen(probs[0], pad), _widen(np.full(kv.shape, 1.0 / K), pad)]
+                pad = max(K, max(v.shape[1] for v in vals))
+                vals = [_widen(v, pad) for v in vals] + [_widen(kv, pad)]
+                probs = [_widen(v, pad) for v in probs] + [_widen(np.full(kv.shape, 1.0 / K),
+                                                                  pad)]
                 var += float(np.sum(big ** 2)) / 3.0
             small = half[half < delta]
             extra_gauss = float(np.sum(small ** 2)) / 3.0
@@ -266,10 +283,19 @@ class StatisticalEngine:
         """The slicer-input distribution at one sampling phase (one jitter point).
 
         delta: grid spacing (default sigma_min / resolution); grid_step: make delta an
-        integer fraction of this (for eye maps on a voltage grid).
+        integer fraction of this (for eye maps on a voltage grid). With TX DCD: the
+        average of the two parities' distributions on one grid (ParityMixture).
         """
+        if self.tx is None or len(self.tx.parities) == 1:
+            return self._distribution(offset_ui, tap_offsets_ui, delta, grid_step, 0)
+        first = self._distribution(offset_ui, tap_offsets_ui, delta, grid_step, 1)
+        return ParityMixture([first, self._distribution(offset_ui, tap_offsets_ui,
+                                                        first.delta, None, -1)])
+
+    def _distribution(self, offset_ui, tap_offsets_ui, delta, grid_step, parity):
         f, jvar = self.response(offset_ui, tap_offsets_ui)
-        return self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step)
+        return self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
+                                     parity)
 
     def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
         """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
@@ -277,13 +303,26 @@ class StatisticalEngine:
         (:func:`serdes.engines.stat.rows.row_distributions`)."""
         return row_distributions(self, offset_ui, grid_step)
 
-    def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step):
+    def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
+                         parity=0):
         # the victim's sampling offsets move the aggressors' samples too (serdes.crosstalk)
         self._xt_offsets = offset_ui + (np.zeros(self.w.shape[0]) if tap_offsets_ui is None
                                         else np.asarray(tap_offsets_ui, dtype=np.float64))
+        tx_mix = None
+        if self.tx is not None:  # the TX jitter's mean response and its variance classes
+            common = offset_ui + (float(np.mean(tap_offsets_ui))
+                                  if tap_offsets_ui is not None else 0.0)
+            df, dev = self.tx.terms(common, parity)
+            f = f + df
+            # an engine with its own ISI components (the interleaved ADC's) gets the
+            # TX jitter as Gaussian only
+            own = type(self)._components is StatisticalEngine._components
+            tx_mix = self.tx.split(dev, None if own else 0)
+            if not own:
+                tx_mix = None if tx_mix is None else (tx_mix[0], None, tx_mix[2])
         fd = float(f[self.d])
         nv_other, rj_mean = self._noise_var_per_level(f, jvar)
-        nv = nv_other + rj_mean
+        nv = nv_other + rj_mean + (tx_mix[0] if tx_mix is not None else 0.0)
         sig_min = float(np.sqrt(max(nv.min(), 0.0)))
         floor = 1e-6 * max(abs(fd), 1e-3)
         sig_ref = max(sig_min, floor)
@@ -293,10 +332,16 @@ class StatisticalEngine:
         spread = float(np.sum(np.abs(resid))) * float(np.max(np.abs(self.levels)))
         spread += (0.5 * self.lsb * float(np.sum(np.abs(self.w)))) if self.lsb else 0.0
         spread += self._crosstalk_spread
+        if tx_mix is not None:
+            spread += self.tx.spread(tx_mix[2])
         delta = max(delta, 2.0 * spread / self.max_bins)
         if grid_step is not None:
             delta = grid_step / max(1, math.ceil(grid_step / delta))
-        values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta)
+        if tx_mix is None or tx_mix[1] is None:
+            values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta)
+        else:  # the top TX-jitter cursors convolved with their data
+            values, probs, var_true, extra_gauss, _ = self._components(f, sig_ref, delta,
+                                                                       tx_mix[1:])
         pmf, k0 = isi_pmf(values, probs, delta)
         x = (k0 + np.arange(pmf.shape[0])) * delta
         mean = float(pmf @ x)

@@ -3,9 +3,9 @@ the statistical slicer distribution."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
+
+from serdes.engines.stat.txjitter import replace_means
 
 
 def dfe_error_propagation(engine, offset_ui: float = 0.0,
@@ -46,7 +46,7 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     bit_rate = np.zeros(ns)      # expected bit errors of the next symbol given state s
     for s, e in enumerate(diffs):
         shift = -b[0] * e
-        shifted = replace(dist, means=dist.means + shift)
+        shifted = replace_means(dist, dist.means + shift)
         P = shifted.decision_matrix()
         for i in range(m):
             P[i, i] = 1.0 - P[i].sum() + P[i, i]

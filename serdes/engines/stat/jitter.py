@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+WANDER_POINTS = 5  # Gauss-Hermite points of a slow Gaussian wander
+
 
 @dataclass
 class Jitter:
@@ -38,10 +40,20 @@ class Jitter:
 
 
 def jitter_quadrature(n_taps: int, pulse_n_ui: int, *, sj_ui: float, sj_rad_per_ui: float,
-                      dd_ui: float, points: int) -> Jitter:
-    """The quadrature for an FFE of ``n_taps`` taps and a pulse of ``pulse_n_ui`` UI."""
+                      dd_ui: float, points: int, offset_ui: float = 0.0,
+                      wander_ui: float = 0.0) -> Jitter:
+    """The quadrature for an FFE of ``n_taps`` taps and a pulse of ``pulse_n_ui`` UI.
+    ``offset_ui``: a static offset of every point; ``wander_ui``: a slow Gaussian
+    wander (rms) on a WANDER_POINTS Gauss-Hermite rule, common to all taps, combined
+    with the dual-Dirac points."""
     n = n_taps
     dd = np.array([-dd_ui, dd_ui]) if dd_ui > 0 else np.zeros(1)
+    dd_w = np.full(dd.shape[0], 1.0 / dd.shape[0])
+    if wander_ui > 0:
+        x, w = np.polynomial.hermite_e.hermegauss(WANDER_POINTS)
+        dd = (dd[:, None] + wander_ui * x[None, :]).ravel()
+        dd_w = (dd_w[:, None] * (w / w.sum())[None, :]).ravel()
+    dd = dd + offset_ui
     if sj_ui > 0:
         K = max(points, 4)
         theta = 2 * np.pi * (np.arange(K) + 0.5) / K
@@ -57,7 +69,7 @@ def jitter_quadrature(n_taps: int, pulse_n_ui: int, *, sj_ui: float, sj_rad_per_
         sj = np.zeros((1, n))
         quasi = True
     offs = (sj[:, None, :] + dd[None, :, None]).reshape(-1, n)
-    wts = np.full(offs.shape[0], 1.0 / offs.shape[0])
+    wts = (np.full(sj.shape[0], 1.0 / sj.shape[0])[:, None] * dd_w[None, :]).ravel()
     if quasi:  # merge equal offsets (sin is symmetric)
         key = np.round(offs[:, 0], 12)
         uniq, inv = np.unique(key, return_inverse=True)

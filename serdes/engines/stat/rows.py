@@ -32,8 +32,10 @@ def row_distributions(engine, offset_ui: float = 0.0, grid_step: float | None = 
 
     J = engine.jitter
     cls = type(engine)
-    if J.quasi_static or any(getattr(cls, n) is not getattr(StatisticalEngine, n)
-                             for n in _OWN):
+    # per-symbol TX jitter (its mean response, exact cursors and DCD parities) is applied
+    # row by row in StatisticalEngine.distribution
+    if J.quasi_static or getattr(engine, "tx", None) is not None or any(
+            getattr(cls, n) is not getattr(StatisticalEngine, n) for n in _OWN):
         return [(wq, engine.distribution(offset_ui, row, grid_step=grid_step))
                 for wq, row in J.rows()]
     key = (round(float(offset_ui), 12), grid_step)

@@ -1,0 +1,126 @@
+"""The clock-recovery loop as the statistical engine sees it (serdes/engines/cdr_stat.py):
+the loop's static phase shift under a large untracked SJ, predicted from the detector's
+S-curve, against the closed loop itself; the link handed to the engine."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from serdes import cdr as loop
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.cdr import CdrFrontEnd, stat_link
+from serdes.engines.cdr_stat import loop_state, response_for
+from serdes.txjitter import TxJitter
+
+FIXED_CTLE = ["ctle.auto=false", "ctle.g_dc_db=-18", "ctle.g_dc2_db=-1"]
+
+
+@pytest.fixture(scope="module")
+def system():
+    return build(Config.default().with_overrides(["cdr.mode=mm", *FIXED_CTLE]))
+
+
+@pytest.fixture(scope="module")
+def front(system):
+    return CdrFrontEnd(system.link, 1, system.cdr)
+
+
+def _trace(system, front, txj, n=1_200_000, skip=300_000):
+    fe = CdrFrontEnd(system.link, 1, system.cdr, txj, calibration=front.cal)
+    fe.trace = []
+    g = np.random.default_rng(5)
+    for k in range(0, n, 1 << 16):
+        m = min(1 << 16, n - k)
+        fe(fe.levels[g.integers(0, 4, m)], k)
+    ph = np.concatenate(fe.trace)
+    kn = np.arange(ph.shape[0]) - fe.latency
+    return (ph - fe.tx_source.slow(int(kn[0]), ph.shape[0]))[skip:]
+
+
+def test_loop_shift_under_sj_matches_the_closed_loop(system, front):
+    """0.09 UI of TX SJ at 10 MHz (above the 4 MHz bandwidth: the loop follows little
+    of it). The detector's S-curve is not odd about the lock point, so the swing has a
+    mean output and the loop settles where it is zero: mu from the S-curve averaged
+    over the swing and the wander. The closed loop's mean sampling offset agrees within
+    4 standard errors (batch means over blocks of two SJ periods, 10625 UI, so the SJ
+    averages out of each; far longer than the loop's correlation time ~1 / (2 pi 4 MHz)
+    = 2100 UI), and the shift is real (the linear model says 0)."""
+    off = _trace(system, front, TxJitter(sj_ui=0.09, sj_hz=1e7))
+    lk = stat_link(dataclasses.replace(system, tx_jitter=TxJitter(sj_ui=0.09, sj_hz=1e7)),
+                   front)
+    mu = lk.impairments.offset_ui
+    blk = 10625
+    nb = off.shape[0] // blk
+    blocks = off[:nb * blk].reshape(nb, blk).mean(axis=1)
+    se = blocks.std(ddof=1) / np.sqrt(nb)
+    print(f"\nshift: closed loop {off.mean():.5f} +- {se:.5f} UI, model {mu:.5f} UI")
+    assert abs(off.mean() - mu) < 4 * se + 5e-4   # + the S-curve's 0.01 UI grid, interpolated
+    assert off.mean() < -4 * se and mu < -0.003
+    # the untracked swing: amplitude from the rms about the mean, less the wander
+    amp = np.sqrt(2 * max(off.var() - lk.impairments.wander_ui ** 2, 0.0))
+    assert amp == pytest.approx(lk.impairments.sj_ui, rel=0.05)
+
+
+def test_small_swing_keeps_the_linear_loop(system, front):
+    """Without SJ the operating point is the lock point and the detector gain the
+    calibrated slope (within the S-curve's grid interpolation), so H is the linear
+    model's."""
+    resp = response_for(system, front)
+    mu, dither, kpd = loop_state(front, resp, 0.0)
+    assert abs(mu) < 2e-3
+    assert kpd == pytest.approx(front.cal.kpd, rel=0.1)
+    assert dither >= 1 / (np.sqrt(12) * system.cdr.pi_steps)
+    f = 1e5
+    keep = loop.untracked(f, kpd, front.kp, front.ki, system.cdr.latency_ui,
+                          system.link.ui_s)
+    lk = stat_link(dataclasses.replace(system, tx_jitter=TxJitter(sj_ui=2.0, sj_hz=f)),
+                   front)
+    assert lk.impairments.sj_ui == pytest.approx(2.0 * keep, rel=0.1)
+    assert lk.pulse is system.link.pulse
+
+
+def test_jtol_template_values():
+    """The mask's published values (serdes/jtol.py names the source): 5 fb / (664000 f)
+    UI pp from fb/664000 to fb/6640 (0.05 UI pp at the corner: continuous), 0.05 UI pp
+    to 10 fb/6640, unspecified outside; returned as peak (half)."""
+    from serdes.jtol import template_ui
+
+    fb = 53.125e9
+    f = np.array([fb / 664000 * 0.99, fb / 664000, 1e6, fb / 6640, 2e7, 10 * fb / 6640,
+                  10 * fb / 6640 * 1.01])
+    t = template_ui(f, fb)
+    assert np.isnan(t[0]) and np.isnan(t[-1])
+    np.testing.assert_allclose(t[1:-1], [2.5, 5 * fb / (664000 * 1e6) / 2, 0.025, 0.025,
+                                         0.025], rtol=1e-12)
+
+
+def test_jtol_points_local_and_dask_agree():
+    """`serdes jtol` runs its frequencies on the sweep machinery: in this process, in a
+    local worker process (spawn, one BLAS thread) and on a Dask cluster (a LocalCluster
+    in this process) the rows are the same (a cheap setting: fixed phase, BER 1e-3,
+    counted runs of 20 000 symbols)."""
+    pytest.importorskip("distributed", reason="Dask is an optional extra: pip install "
+                        "'serdes[dask]'")
+    from distributed import LocalCluster
+
+    from serdes.jtol_sweep import run_jtol
+
+    cfg = Config.default().with_overrides([*FIXED_CTLE, "dfe.taps=0", "link.precoding=false",
+                                           "noise.eta0_v2_per_ghz=1e-7"])
+    kw = dict(target=1e-3, method="both", symbols=20_000)
+    freqs = [1e5, 3e5]  # below f_floor: quasi-static SJ, one statistical solve
+
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k != "elapsed_s"} for r in rows]
+
+    here = strip(run_jtol(cfg, freqs, workers=0, **kw))
+    assert all(r["status"] == "ok" for r in here), here
+    assert all(r["counted_sj_ui"] > 0 and r["stat_sj_ui"] > 0 for r in here)
+    local = strip(run_jtol(cfg, freqs, workers=1, **kw))
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster:
+        remote = strip(run_jtol(cfg, freqs, scheduler=cluster.scheduler_address, **kw))
+    assert remote == local
+    assert [r["counted_runs"] for r in here] == [r["counted_runs"] for r in local]
