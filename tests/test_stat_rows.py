@@ -162,3 +162,19 @@ def test_an_engine_with_its_own_response_takes_the_rows_one_by_one():
     eng = Own(system, jitter_points=4)
     rows = eng.row_distributions(0.0)
     assert len(calls) == len(rows) == eng.jitter.weights.shape[0]
+
+
+@pytest.mark.parametrize("txj", [["tx_jitter.rj_ui=0.03"], ["tx_jitter.dcd_ui=0.08"]])
+def test_tx_jitter_rows_are_taken_one_by_one(txj):
+    """Per-symbol TX jitter shifts the mean response and convolves its main cursors
+    exactly (and DCD mixes two parities) inside distribution(): the batched rows must
+    not bypass it, so with TX jitter every row equals distribution() of that row."""
+    system = build(Config.default().with_overrides(
+        ["noise.sj_ui=0.1", "noise.sj_hz=1e8", "noise.rj_ui=0"] + txj))
+    eng = StatisticalEngine(system, jitter_points=4)
+    rows = eng.row_distributions(0.0)
+    ref = StatisticalEngine(system, jitter_points=4)
+    for (w, d), (wr, row) in zip(rows, ref.jitter.rows()):
+        dr = ref.distribution(0.0, row)
+        assert w == wr
+        assert d.ser() == pytest.approx(dr.ser(), rel=1e-12)
