@@ -90,7 +90,7 @@ class Jtol:
 
     # ------------------------------------------------------------------ statistical
     def stat_ber(self, sj_ui: float, sj_hz: float) -> float:
-        from serdes.engines.cdr import stat_link
+        from serdes.engines.cdr_stat import stat_link
         from serdes.engines.stat import StatisticalEngine
 
         sys_ = with_tx_sj(self.system, sj_ui, sj_hz)

@@ -241,7 +241,7 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
     if system.cdr.active or system.tx_jitter.active:  # jitter the sampler sees
         import dataclasses
 
-        from serdes.engines.cdr import stat_link, stat_note
+        from serdes.engines.cdr_stat import stat_link, stat_note
 
         note = stat_note(system)
         system = dataclasses.replace(system, link=stat_link(system))

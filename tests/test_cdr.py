@@ -13,7 +13,8 @@ import naive
 from serdes import cdr as loop
 from serdes.build import build
 from serdes.config import Config
-from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd, stat_link
+from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd
+from serdes.engines.cdr_stat import stat_link
 from serdes.engines.pulse import PulseFrontEnd
 from serdes.engines.run import front_end
 from serdes.errors import ConfigError

@@ -10,7 +10,8 @@ import pytest
 from serdes import cdr as loop
 from serdes.build import build
 from serdes.config import Config
-from serdes.engines.cdr import CdrFrontEnd, stat_link
+from serdes.engines.cdr import CdrFrontEnd
+from serdes.engines.cdr_stat import stat_link
 from serdes.engines.cdr_stat import loop_state, response_for
 from serdes.txjitter import TxJitter
 

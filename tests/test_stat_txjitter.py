@@ -10,7 +10,7 @@ import pytest
 
 from serdes.build import build
 from serdes.config import Config
-from serdes.engines.cdr import stat_link, stat_note
+from serdes.engines.cdr_stat import stat_link, stat_note
 from serdes.engines.run import design_equalizer, simulate
 from serdes.engines.stat import StatisticalEngine, dfe_error_propagation
 from serdes.engines.stat.txjitter import ParityMixture, TxJitterModel

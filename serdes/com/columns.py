@@ -57,11 +57,12 @@ def channel_set(model: str, file: str, ports: str, loss_db: float, skin_fraction
     return thru, fext, nxt
 
 
-def com_columns(cfg, preset: str, overrides=()) -> dict[str, Any]:
-    from serdes.build import build_com_channels
+def com_columns(channels, preset: str, overrides=()) -> dict[str, Any]:
+    """The columns of the worst package case; ``channels`` = ``(thru, fext, next)`` as
+    :func:`channel_set` gives them."""
     from serdes.com.core import compute_com
 
-    thru, fext, nxt = build_com_channels(cfg)
+    thru, fext, nxt = channels
     res = compute_com(thru, fext, nxt, preset, list(overrides))
     c = min(res.cases, key=lambda c: c.com_db)
     return {"com_db": float(c.com_db), "com_case": int(c.package_case),

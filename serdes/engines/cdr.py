@@ -334,17 +334,3 @@ def pulse_tables(pulse, q: int):
     mid, hi, lo = _rows(pulse, q), _rows(pulse, q, 1.0), _rows(pulse, q, -1.0)
     return mid, np.ascontiguousarray((hi - lo) * (m / 2.0)), \
         np.ascontiguousarray((hi - 2 * mid + lo) * (m * m))
-
-
-def stat_link(system, front: CdrFrontEnd | None = None):
-    """The link the statistical engine sees: :func:`serdes.engines.cdr_stat.stat_link`."""
-    from serdes.engines.cdr_stat import stat_link as link_for_stat
-
-    return link_for_stat(system, front)
-
-
-def stat_note(system) -> str | None:
-    """:func:`serdes.engines.cdr_stat.stat_note`."""
-    from serdes.engines.cdr_stat import stat_note as note
-
-    return note(system)

@@ -49,9 +49,10 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
         report = run_report(build(cfg), engine=engine, stat=stat)
         row.update(report_columns(report.to_dict(), stat=stat))
         if com is not None:
+            from serdes.build import build_com_channels
             from serdes.com.columns import com_columns
 
-            row.update(com_columns(cfg, com[0], com[1]))
+            row.update(com_columns(build_com_channels(cfg), com[0], com[1]))
         message = None
     except Exception as exc:  # a failing point is recorded, the sweep goes on
         row["status"] = "error"

@@ -40,13 +40,14 @@ import numpy as np
 def _input_autocorr(link, lags: int) -> np.ndarray:
     """R_x[k], k < lags, of the ADC input: PAM symbols (plus TX noise) through the pulse,
     plus the RX noise (V^2)."""
-    from serdes.impairments import rx_thermal_autocorr
-
     p = link.pulse.taps
     ea = link.level_power + link.tx_noise_sigma ** 2
     r = np.array([ea * float(p[:p.shape[0] - k] @ p[k:]) if k < p.shape[0] else 0.0
                   for k in range(lags)])
-    return r + rx_thermal_autocorr(link, lags)
+    ac = link.noise.autocorr   # the RX noise at the ADC input (the budget's rx_thermal)
+    n = min(lags, ac.shape[0])
+    r[:n] += ac[:n]
+    return r
 
 
 def offset_variance(link, settings) -> float:

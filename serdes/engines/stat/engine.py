@@ -301,7 +301,7 @@ class StatisticalEngine:
         """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
         :meth:`distribution` of every row, per-tap SJ rows batched
         (:func:`serdes.engines.stat.rows.row_distributions`)."""
-        return row_distributions(self, offset_ui, grid_step)
+        return row_distributions(self, StatisticalEngine, offset_ui, grid_step)
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
                          parity=0):

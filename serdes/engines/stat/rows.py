@@ -22,20 +22,21 @@ _OWN = ("response", "_components", "_residual", "_noise_var_per_level", "distrib
         "_distribution_of")
 
 
-def row_distributions(engine, offset_ui: float = 0.0, grid_step: float | None = None):
+def row_distributions(engine, base: type, offset_ui: float = 0.0,
+                      grid_step: float | None = None):
     """[(weight, distribution)] over the jitter quadrature rows of ``engine`` at a phase
     offset. Per-tap SJ rows: the combined responses of all rows (each tap's pulse
     re-sampled at its own offset, with RJ over its Gauss-Hermite nodes) in one kernel
     call; without RJ and crosstalk the distributions too (:func:`gauss_rows`). The last
-    phase's rows are kept (the BER and the vertical bathtub share the nominal phase)."""
-    from serdes.engines.stat.engine import StatisticalEngine
-
+    phase's rows are kept (the BER and the vertical bathtub share the nominal phase).
+    ``base``: the engine class whose methods the batched rows reproduce (a subclass
+    that overrides one of them takes the rows one by one)."""
     J = engine.jitter
     cls = type(engine)
     # per-symbol TX jitter (its mean response, exact cursors and DCD parities) is applied
     # row by row in StatisticalEngine.distribution
     if J.quasi_static or getattr(engine, "tx", None) is not None or any(
-            getattr(cls, n) is not getattr(StatisticalEngine, n) for n in _OWN):
+            getattr(cls, n) is not getattr(base, n) for n in _OWN):
         return [(wq, engine.distribution(offset_ui, row, grid_step=grid_step))
                 for wq, row in J.rows()]
     key = (round(float(offset_ui), 12), grid_step)

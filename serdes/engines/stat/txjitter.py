@@ -28,7 +28,7 @@ order and beyond).
   ``a_i^2 v_d`` per level.
 
 The slow TX jitter (SJ, the frequency offset) is not here: it is tracked by the clock
-recovery like an RX SJ (:func:`serdes.engines.cdr.stat_link`).
+recovery like an RX SJ (:func:`serdes.engines.cdr_stat.stat_link`).
 """
 
 from __future__ import annotations
