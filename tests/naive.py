@@ -311,9 +311,10 @@ def xtalk_add(out, b, start, k0, seg, shift, taps, dtaps, off):
 
 
 def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mode, bias, kp, ki,
-                steps, first, phi0, latency):
+                steps, first, phi0, latency, agg_v=None, agg_s=None):
     """The CDR sampler loop written out plainly (one sample at a time, a list as the
-    latency line). Returns (x, phase, raw MM output)."""
+    latency line); ``agg_v``/``agg_s``: aggressor sum and slope at nominal instants s - P ..
+    (added as agg_v + f agg_s at the sample's shift). Returns (x, phase, raw MM output)."""
     n_ui = table.shape[1]
     hist = n_ui - 1 + 2 * big_p
     n = len(a) - hist
@@ -336,6 +337,8 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mo
             rn = r + 1 if t >= 0.5 else r
             dl = tau[ks] - np.asarray(tau[base:base + n_ui])
             x += float(np.sum(win * dl * (dtable[rn] + dl / 2 * d2table[rn])))
+        if agg_v is not None:
+            x += agg_v[k + big_p + shift] + f * agg_s[k + big_p + shift]
         d = levels[int(np.argmin(np.abs(levels - x / h0)))]
         e_mm = (x * d_prev - x_prev * d) / h0
         xs.append(x)

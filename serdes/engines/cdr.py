@@ -21,6 +21,15 @@ loop gains are derived from it.
 ``cdr.lock = "peak"`` subtracts the detector's mean output at the pulse peak (its median
 for the sign detector), so the loop locks where the equalizer was designed; ``"mm"``
 locks at the detector's zero. Both points are reported.
+
+Crosstalk aggressors are sampled at the recovered phase to first order, as the
+fixed-phase engine moves them by the victim's RX jitter: their sum and its slope per UI
+at the nominal instants (:meth:`serdes.engines.crosstalk.CrosstalkFrontEnd.streams`)
+go into the kernel, which adds ``sum + offset x slope`` at each sample's whole-UI shift
+and fraction. The aggressors run on the victim transmitter's symbol grid (their ``ppm``
+is against it), so a TX ppm offset moves them with the victim; other TX jitter with
+aggressors is refused (:func:`serdes.engines.run.front_end`). The detector gain is
+calibrated on the victim alone.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import numpy as np
 
 from serdes import cdr as loop
 from serdes import rng
+from serdes.engines.crosstalk import CrosstalkFrontEnd
 from serdes.engines.pulse import Jitter
 from serdes.kernels import cdr as kc
 from serdes.kernels.fir import fir_valid, interp_cubic
@@ -123,6 +133,8 @@ class CdrFrontEnd:
         self.noise_fir = link.noise.fir
         self.rx_jitter = Jitter(link, seed)
         self.tx_source = TxJitterSource(self.txj, self.ui_s, seed)
+        self.crosstalk = (CrosstalkFrontEnd(link, self.rx_jitter, slopes=True)
+                          if link.aggressor_pulses else None)
         self._noise_rng = rng.BlockRNG(seed, rng.RX_NOISE)
         self._a_hist = np.zeros(self.hist)
         self._t_hist = np.zeros(self.hist)
@@ -171,14 +183,20 @@ class CdrFrontEnd:
         s = self.settings
         # outputs before `gear_end` (nominal symbol index) run at the acquisition gains
         gear_end = min(max(s.acquire_symbols - kn, 0), n) if s.acquire_gear != 1 else 0
+        xv = xs = None
+        if self.crosstalk is not None:  # nominal instants kn - P .. kn + n - 1 + P
+            xv, xs = self.crosstalk.streams(kn - LOOKAHEAD, n + 2 * LOOKAHEAD)
         parts = []
         for lo, hi, g in ((0, gear_end, s.acquire_gear), (gear_end, n, 1.0)):
             if hi > lo:
+                agg = {} if xv is None else {"xv": xv[lo:hi + 2 * LOOKAHEAD],
+                                             "xs": xs[lo:hi + 2 * LOOKAHEAD]}
                 parts.append(kc.cdr_sampler(
                     a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], drx[lo:hi], w[lo:hi],
                     self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
                     self.pd_levels, self.h0, self.mode, self.bias, self.kp * g,
-                    self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state, self.ring))
+                    self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state, self.ring,
+                    **agg))
         x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
         if self.trace is not None:
             self.trace.append(ph)

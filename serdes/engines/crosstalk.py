@@ -83,9 +83,11 @@ class AggressorSymbols:
 class CrosstalkFrontEnd:
     """``(k0, n) -> the aggressors' sum at the ADC input for UIs k0..k0+n-1`` (volts)."""
 
-    def __init__(self, link, jitter):
+    def __init__(self, link, jitter, slopes: bool = False):
         self.pulses = link.aggressor_pulses
         self.jitter = jitter
+        # the taps' slopes: for the victim's jitter, or for :meth:`streams` (``slopes``)
+        self._slopes = bool(slopes) or jitter.active
         self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
                         for p in self.pulses]
         self._fixed = {}
@@ -109,7 +111,7 @@ class CrosstalkFrontEnd:
     def _taps(self, i: int, phase_ui: float) -> tuple[np.ndarray, np.ndarray]:
         p = self.pulses[i]
         t = p.taps(phase_ui)
-        d = p.slope(phase_ui) if self.jitter.active else t[:0]
+        d = p.slope(phase_ui) if self._slopes else t[:0]
         return t, d
 
     def _plan(self, i: int, k0: int, n: int):
@@ -142,7 +144,7 @@ class CrosstalkFrontEnd:
         seg = np.clip(np.arange(b0, b1 + 2) * B - k0, 0, n).astype(np.int64)
         seg[0], seg[-1] = 0, n
         taps = np.array(rows)
-        dtaps = np.array(drows) if self.jitter.active else np.zeros((0, taps.shape[1]))
+        dtaps = np.array(drows) if self._slopes else np.zeros((0, taps.shape[1]))
         return seg, np.array(shifts, dtype=np.int64), taps, dtaps
 
     def _fft_block(self, b: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -153,7 +155,7 @@ class CrosstalkFrontEnd:
         if hit is None:
             B, L, N = self._block, self._lmax, self._nfft
             y0 = np.zeros(N // 2 + 1, dtype=np.complex128)
-            y1 = y0.copy() if self.jitter.active else None
+            y1 = y0.copy() if self._slopes else None
             for i, (c, d) in zip(self.fft, self._spec):
                 s = sfft.rfft(self.sources[i].fetch(b * B - (L - 1), B + L - 1), N)
                 if y1 is not None:
@@ -176,7 +178,7 @@ class CrosstalkFrontEnd:
                 y0, y1 = self._fft_block(b)
                 lo, hi = max(b * B, k0), min((b + 1) * B, k0 + n)
                 out[lo - k0:hi - k0] += y0[lo - b * B:hi - b * B]
-                if y1 is not None:
+                if y1 is not None and self.jitter.active:
                     out[lo - k0:hi - k0] += off[lo - k0:hi - k0] * y1[lo - b * B:hi - b * B]
         for i in self.direct:
             src = self.sources[i]
@@ -185,8 +187,36 @@ class CrosstalkFrontEnd:
             lo = k0 + int(np.min(seg[:-1] - shift)) - (L - 1)
             hi = k0 + int(np.max(seg[1:] - 1 - shift))
             b = src.fetch(lo, hi - lo + 1)
-            xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps, off)
+            if self.jitter.active:
+                xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps, off)
+            else:
+                xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps[:0], off)
         return out
+
+    def streams(self, k0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(sum, slope of the sum per UI) of the aggressors at the nominal instants of UIs
+        k0..k0+n-1 (built with ``slopes``): the clock-recovery sampler adds
+        ``sum + offset * slope`` at the offset it recovers per symbol, the first order
+        of :meth:`__call__`'s jitter term (the same taps, slopes and summing order)."""
+        if not self._slopes:
+            raise ValueError("streams: build the front end with slopes=True")
+        val, slope = np.zeros(n), np.zeros(n)
+        if self.fft:
+            B = self._block
+            for b in range(k0 // B, (k0 + n - 1) // B + 1):
+                y0, y1 = self._fft_block(b)
+                lo, hi = max(b * B, k0), min((b + 1) * B, k0 + n)
+                val[lo - k0:hi - k0] += y0[lo - b * B:hi - b * B]
+                slope[lo - k0:hi - k0] += y1[lo - b * B:hi - b * B]
+        for i in self.direct:
+            seg, shift, taps, dtaps = self._plan(i, k0, n)
+            L = taps.shape[1]
+            lo = k0 + int(np.min(seg[:-1] - shift)) - (L - 1)
+            hi = k0 + int(np.max(seg[1:] - 1 - shift))
+            b = self.sources[i].fetch(lo, hi - lo + 1)
+            xtalk_add(val, b, lo, k0, seg, shift, taps, taps[:0], val[:0])
+            xtalk_add(slope, b, lo, k0, seg, shift, dtaps, dtaps[:0], val[:0])
+        return val, slope
 
 
 class AggressorWaveform:

@@ -77,13 +77,18 @@ def design_equalizer(system) -> ReceiverTaps:
 
 
 def _cdr_limits(system) -> None:
-    """The clock-recovery / TX-jitter front end forms the victim's samples only: refuse
-    what it would silently leave out (crosstalk aggressors, interleaved ADC lanes)."""
+    """The clock-recovery / TX-jitter front end samples the aggressors at the recovered
+    phase, on the victim transmitter's grid (a TX ppm offset moves them too); refuse what
+    it would get wrong or leave out (other TX jitter with aggressors, interleaved ADC
+    lanes)."""
     from serdes.errors import ConfigError
 
-    if system.link.aggressor_pulses:
-        raise ConfigError("cdr.mode / [tx_jitter] with crosstalk aggressors: the clock-"
-                          "recovery front end does not sum aggressors yet; drop one of them")
+    t = system.tx_jitter
+    if system.link.aggressor_pulses and (t.rj_ui > 0 or t.sj_ui > 0 or t.dcd_ui > 0
+                                         or t.buj_ui > 0):
+        raise ConfigError("[tx_jitter] rj/sj/dcd/buj with crosstalk aggressors: the victim's "
+                          "TX jitter would move the aggressors too; only tx_jitter.ppm and "
+                          "the CDR work with aggressors, drop one of them")
     if getattr(system.link.adc, "interleaved", False):
         raise ConfigError("cdr.mode / [tx_jitter] with an interleaved ADC (adc.lanes, "
                           "mismatch): not modelled together yet; drop one of them")

@@ -21,6 +21,11 @@ Then the Mueller-Muller detector on the sample and a slicer decision on it,
 e = (x_k d_{k-1} - x_{k-1} d_k) / h0 - bias (mode 1; mode 2: the sign of that), enters
 a ring of L + 1 values (the loop latency) and the loop filter updates the phase
 (:mod:`serdes.cdr`). ``state`` = [phi, integral, x_prev, d_prev, ring position].
+
+Crosstalk aggressors (optional): ``xv``/``xs`` hold their sum and its slope per UI at
+the nominal instants of UIs s - P .. s_last + P; the sample adds them to first order at
+the same offset, ``xv[s + n] + f xs[s + n]`` (the aggressors run on the victim
+transmitter's symbol grid: with a TX ppm offset they walk with it).
 """
 
 import numpy as np
@@ -32,12 +37,13 @@ from serdes.kernels import args
 
 @njit(cache=True, fastmath=True)
 def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias,
-                 kp, ki, steps, first, state, ring, x_out, ph_out, e_out):
+                 kp, ki, steps, first, state, ring, x_out, ph_out, e_out, xv, xs):
     rows, n_ui = table.shape
     n = x_out.shape[0]
     big_p = lookahead
     hist = n_ui - 1 + 2 * big_p
     per_sym = dtable.shape[0] > 0
+    aggr = xv.shape[0] > 0
     n_lev = levels.shape[0]
     phi = state[0]
     integ = state[1]
@@ -86,6 +92,9 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
                 dl = tk - tw[i]
                 s2 += aw[i] * dl * (dt[i] + 0.5 * dl * d2[i])
             x += s2
+        if aggr:
+            ix = k + big_p + shift
+            x += xv[ix] + f * xs[ix]
         x_out[k] = x
         ph_out[k] = phq
         # slicer on the ADC sample: nearest level of x / h0
@@ -119,14 +128,15 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
 
 
 def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias, kp, ki,
-                steps, first, state, ring):
+                steps, first, state, ring, xv=None, xs=None):
     """Samples, sampling phases and raw MM outputs of one chunk (see the module notes).
 
     ``a``, ``tau``: symbols and their TX jitter with n_ui - 1 + 2 P of history in front;
     ``drx``, ``w``: RX jitter and noise per output; ``table``/``dtable``/``d2table``:
     (Q + 3, n_ui) reversed rows of p, p', p'' for f = (r - 1) / Q - 1/2 (the derivative
     tables may have 0 rows: no per-symbol TX jitter); ``mode`` 0 (open loop), 1 (MM), 2 (sign MM);
-    ``first``: outputs before it do not move the loop. Returns (x, phase, e_mm)."""
+    ``first``: outputs before it do not move the loop; ``xv``, ``xs``: the aggressors'
+    sum and slope at n + 2 P nominal instants (None: no aggressors). Returns (x, phase, e_mm)."""
     table = args.array("table", table, ndim=2)
     n_ui = table.shape[1]
     dtable = args.array("dtable", dtable, ndim=2)
@@ -149,13 +159,20 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0
     ring = args.state("ring", ring)
     if ring.shape[0] < 1:
         raise ConfigError("ring: needs at least one value (latency + 1)")
+    if xv is None and xs is None:
+        xv = xs = np.zeros(0)
+    else:
+        xv, xs = args.array("xv", xv, finite=True), args.array("xs", xs, finite=True)
+        if xv.shape[0] != n + 2 * lookahead or xs.shape[0] != n + 2 * lookahead:
+            raise ConfigError(f"xv/xs: expected {n + 2 * lookahead} values each, got "
+                              f"{xv.shape[0]}/{xs.shape[0]}")
     x, ph, e = np.empty(n), np.empty(n), np.empty(n)
     _cdr_sampler(a, tau, drx, w, table, dtable, d2table, args.real("q", q, positive=True), lookahead,
                  levels, args.real("h0", h0, positive=True),
                  args.integer("mode", mode, lo=0, hi=2), args.real("bias", bias),
                  args.real("kp", kp, nonneg=True), args.real("ki", ki, nonneg=True),
                  args.real("steps", steps, positive=True), args.integer("first", first, lo=0),
-                 state, ring, x, ph, e)
+                 state, ring, x, ph, e, xv, xs)
     return x, ph, e
 
 
