@@ -146,11 +146,29 @@ class SkewTerm:
         self.common_var = float(c[0])
         self.profile = cd / c[0] if c[0] > 0 else np.zeros(n)
         k = c[np.subtract.outer(i, i) % lanes] - np.outer(cd, self.profile)
-        self._wcw = np.outer(self.w, self.w) * k
         self._ea = link.level_power + link.tx_noise_sigma ** 2
         self._pulse = link.pulse
-        self._active = bool(np.any(np.abs(k) > 1e-12 * max(c[0], 1e-300)))
         self._slopes: dict = {}
+        # the rest's costliest direction: moved out of the Gaussian term (see the class)
+        self.mode = self._top_mode(k) if c[0] > 0 else np.zeros(n)
+        k = k - np.outer(self.mode, self.mode)
+        self._wcw = np.outer(self.w, self.w) * k
+        self._active = bool(np.any(np.abs(k) > 1e-12 * max(c[0], 1e-300)))
+
+    def _top_mode(self, k: np.ndarray) -> np.ndarray:
+        """d (UI per unit normal z): the direction r = d z of the rest r ~ N(0, K)
+        whose cost at the FFE output, E[a^2] r' (w w' o G) r (G the slopes' Gram matrix at
+        the pulse peak), is largest: d = K^(1/2) y, y the top eigenvector of
+        K^(1/2)' (w w' o G) K^(1/2)."""
+        s, u = np.linalg.eigh(k)
+        half = u * np.sqrt(np.clip(s, 0.0, None))[None, :]
+        n, slope = self.w.shape[0], self._slope(0.0)
+        m = np.zeros((n, n + slope.shape[0] - 1))
+        for i in range(n):
+            m[i, i:i + slope.shape[0]] = slope
+        b = np.outer(self.w, self.w) * (m @ m.T)
+        ev, y = np.linalg.eigh(half.T @ b @ half)
+        return half @ y[:, -1]
 
     def _slope(self, offset_ui: float) -> np.ndarray:
         key = round(float(offset_ui), 12)

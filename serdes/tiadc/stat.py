@@ -108,6 +108,8 @@ class InterleavedStatistics(StatisticalEngine):
         if self.cal_skew is not None and self.cal_skew.common_var > 0:
             self.jitter = _with_gaussian_offset(self.jitter, self.cal_skew.common_var,
                                                 self.cal_skew.profile)
+            if np.any(self.cal_skew.mode != 0):   # the rest's costliest direction, exactly
+                self.jitter = _with_gaussian_offset(self.jitter, 1.0, self.cal_skew.mode)
         self._r = toeplitz(rx_thermal_autocorr(link, self.w.shape[0]))
         self.gain_mod_var = 0.0
         if sup is not None and sup.gain_active:
