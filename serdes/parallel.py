@@ -37,6 +37,7 @@ from serdes.pipeline import ALIGN_WINDOW, STOP_BLOCK, Bursts, SlicerCapture
 
 VERIFY = 64            # decisions compared at each range boundary
 MAX_TASK_BLOCKS = 64   # a range: at most 64 blocks (4.2 M symbols), at least 4 per worker
+TAIL_BLOCKS = 4        # the shortest range of the tapered tail (its warm-up stays < 1 %)
 
 
 def split_limit(system, engine: str) -> str | None:
@@ -261,16 +262,28 @@ class Split:
     extra: dict = field(default_factory=dict)
 
 
+def range_blocks(nblocks: int, workers: int) -> list[tuple[int, int]]:
+    """(first block, blocks) of each range: at most 64 blocks, at least four ranges per
+    worker when the run is long enough, and a tail that tapers (each range at most a
+    quarter of a worker's share of what is left, down to ``TAIL_BLOCKS``) so that the
+    workers finish together instead of one waiting on another's last long range."""
+    per = max(1, min(MAX_TASK_BLOCKS, -(-nblocks // (4 * workers))))
+    out, b = [], 0
+    while b < nblocks:
+        n = max(min(per, TAIL_BLOCKS), min(per, (nblocks - b) // (4 * workers)))
+        out.append((b, min(n, nblocks - b)))
+        b += out[-1][1]
+    return out
+
+
 def plan(system, pipe, workers: int, warmup: int | None = None):
-    """The ranges, in order (a generator: a 1e13-symbol run has millions): whole blocks,
-    at most 64, at least four ranges per worker when the run is long enough; the first
-    is the single run's own start."""
+    """The ranges, in order (a generator: a 1e13-symbol run has millions): whole blocks
+    (:func:`range_blocks`); the first is the single run's own start."""
     symbols = system.run.symbols
     skip = pipe.skip_for(symbols)
     nblocks = -(-symbols // STOP_BLOCK)
-    per = max(1, min(MAX_TASK_BLOCKS, -(-nblocks // (4 * workers))))
     w = warmup_ui(pipe) if warmup is None else int(warmup)
-    for i, b in enumerate(range(0, nblocks, per)):
+    for i, (b, per) in enumerate(range_blocks(nblocks, workers)):
         first, end = b * STOP_BLOCK, min((b + per) * STOP_BLOCK, symbols)
         if i == 0:
             yield Task(0, 0, skip, skip, skip, end)

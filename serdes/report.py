@@ -84,7 +84,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
 
     link = system.link
     dfe = system.receiver.detector == "dfe"
-    split = None
+    split, early = None, []
     fec = _fec_counter(system, threads, scheduler)
     if (threads == 1 and scheduler is None) or fec is not None:
         capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
@@ -96,10 +96,17 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
     else:
         from serdes.engines.blocks_run import simulate_split
 
+        def during():  # the statistical sections overlap the counting
+            try:
+                early.append(_stat_early(system))
+            except KeyboardInterrupt:
+                if should_stop is None:
+                    raise
+
         res, capture, how = simulate_split(
             system, engine=engine, threads=threads, scheduler=scheduler, timeout=timeout,
             capture_limit=COUNTED_EYE_SYMBOLS if (eye and dfe) else 0, progress=progress,
-            should_stop=should_stop)
+            should_stop=should_stop, during=during if (stat and dfe) else None)
         split = {"threads": how.threads}
         if how.workers is not None:
             split["workers"] = how.workers
@@ -123,7 +130,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
         report.eye = _counted_eye(capture, link)
     if stat and res.symbols:
         try:
-            _stat_sections(system, res, report)
+            _stat_sections(system, res, report, early[0] if early else None)
         except KeyboardInterrupt:
             if should_stop is None:
                 raise
@@ -229,14 +236,43 @@ def _counted_eye(capture, link) -> dict:
     }
 
 
-def _stat_sections(system, res: RunResult, report: RunReport) -> None:
+def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None = None) -> None:
     """The statistical engine on the taps the counted run ended with (the adapted ones
-    with LMS), so both engines judge the same receiver."""
+    with LMS), so both engines judge the same receiver. ``pre``: :func:`_stat_parts`
+    computed while the run counted (a split run), used when its taps are the run's."""
     from serdes.engines.run import design_equalizer
-    from serdes.engines.stat import DEFAULT_TARGETS, dfe_error_propagation
     from serdes.metrics.eye import taps_of_result
 
     taps = taps_of_result(design_equalizer(system), res)
+    if pre is None or not _same_taps(pre["taps"], taps):
+        pre = _stat_parts(system, taps)
+    stat_eye, sb = pre["stat_eye"], pre["sb"]
+    if report.eye is None:
+        report.eye = {"volts_per_unit": pre["volts_per_unit"]}
+    report.eye["statistical"] = stat_eye
+    report.stat_ber = sb.ber
+    lo, hi = res.ber_ci
+    st = sb.to_dict()
+    st.update(
+        counted_over_stat=(res.ber / sb.ber) if sb.ber > 0 else None,
+        counted_ci_over_stat=[lo / sb.ber, hi / sb.ber] if sb.ber > 0 else None,
+        counted_bit_errors=res.bit_errors,
+        adc_clip_probability=pre["clip"],
+        dfe_taps=len(res.dfe_taps),
+        bursts={str(k): v for k, v in sorted(res.bursts.items())},
+    )
+    if pre["note"]:
+        st["jitter_note"] = pre["note"]
+    if pre["prop"] is not None:
+        st["dfe_error_propagation"] = pre["prop"]
+    report.stat = st
+
+
+def _stat_parts(system, taps) -> dict:
+    """What the statistical sections compute from the link and the taps alone (no
+    counted result needed)."""
+    from serdes.engines.stat import DEFAULT_TARGETS, dfe_error_propagation
+
     note = None
     if system.cdr.active or system.tx_jitter.active:  # jitter the sampler sees
         import dataclasses
@@ -254,26 +290,31 @@ def _stat_sections(system, res: RunResult, report: RunReport) -> None:
     stat_eye = eng.eye_opening(targets=targets).to_dict()
     stat_eye.update(ber_per_eye={n: float(v) for n, v in zip(sb.eye_names, sb.ber_per_eye)},
                     sndr_db=sb.sndr_db, rlm=rlm_of(system.link.levels))
-    if report.eye is None:
-        report.eye = {"volts_per_unit": eng.volts_per_unit}
-    report.eye["statistical"] = stat_eye
-    report.stat_ber = sb.ber
-    lo, hi = res.ber_ci
-    st = sb.to_dict()
-    st.update(
-        counted_over_stat=(res.ber / sb.ber) if sb.ber > 0 else None,
-        counted_ci_over_stat=[lo / sb.ber, hi / sb.ber] if sb.ber > 0 else None,
-        counted_bit_errors=res.bit_errors,
-        adc_clip_probability=eng.clip_probability(0.0),
-        dfe_taps=len(res.dfe_taps),
-        bursts={str(k): v for k, v in sorted(res.bursts.items())},
-    )
-    if note:
-        st["jitter_note"] = note
-    prop = dfe_error_propagation(eng)
-    if prop is not None:
-        st["dfe_error_propagation"] = prop
-    report.stat = st
+    return dict(taps=taps, note=note, sb=sb, stat_eye=stat_eye,
+                volts_per_unit=eng.volts_per_unit, clip=eng.clip_probability(0.0),
+                prop=dfe_error_propagation(eng))
+
+
+def _stat_early(system) -> dict | None:
+    """:func:`_stat_parts` on the designed fixed taps, for a split run to compute while
+    its workers count (its taps are checked against the run's before use)."""
+    import dataclasses
+
+    import numpy as np
+
+    from serdes.engines.run import design_equalizer
+
+    d = design_equalizer(system)
+    taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
+                               dfe=np.asarray(d.dfe, dtype=np.float64))
+    return _stat_parts(system, taps)
+
+
+def _same_taps(a, b) -> bool:
+    import numpy as np
+
+    return all(np.array_equal(np.asarray(getattr(a, k)), np.asarray(getattr(b, k)))
+               for k in ("ffe", "dfe", "rc_lags", "rc_taps"))
 
 
 def rlm_of(levels) -> float:

@@ -190,3 +190,46 @@ def test_unreachable_scheduler_is_one_line(capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
+
+
+# ------------------------------------------------------- ranges and overlap
+@pytest.mark.parametrize("nblocks,workers", [(1, 2), (7, 2), (11, 3), (306, 2), (1526, 2),
+                                             (15259, 4)])
+def test_ranges_cover_the_blocks_once_and_taper_at_the_end(nblocks, workers):
+    from serdes.parallel import MAX_TASK_BLOCKS, TAIL_BLOCKS, range_blocks
+
+    r = range_blocks(nblocks, workers)
+    assert r[0][0] == 0 and sum(n for _, n in r) == nblocks
+    assert all(b + n == b2 for (b, n), (b2, _) in zip(r, r[1:]))
+    sizes = [n for _, n in r]
+    assert max(sizes) <= MAX_TASK_BLOCKS and sizes == sorted(sizes, reverse=True)[:-1] + [
+        sizes[-1]]
+    assert len(r) >= min(nblocks, 4 * workers)
+    if nblocks >= 8 * TAIL_BLOCKS * workers:  # the last ranges are the short ones
+        assert sizes[-2] == TAIL_BLOCKS
+
+
+def test_split_report_computes_its_statistical_sections_while_counting(monkeypatch):
+    """The statistical sections of a split run are computed once, while the workers
+    count (on the designed taps, checked against the run's), and equal one thread's."""
+    import serdes.engines.blocks_run as blocks_run
+    import serdes.report as report
+
+    system = _system("link.symbols=400000", "link.target_errors=0", "channel.loss_db=34")
+    one = report.run_report(system, threads=1).to_dict()
+    events = []
+    parts, drive = report._stat_parts, blocks_run._drive
+    monkeypatch.setattr(report, "_stat_parts",
+                        lambda *a: (events.append("stat"), parts(*a))[1])
+
+    def watched(*a, **k):
+        events.append("drive")
+        out = drive(*a, **k)
+        events.append("merged")
+        return out
+
+    monkeypatch.setattr(blocks_run, "_drive", watched)
+    two = report.run_report(system, threads=2).to_dict()
+    assert events == ["drive", "stat", "merged"]
+    for k in ("stat", "eye", "stat_ber"):  # (json: a NaN field compares equal)
+        assert json.dumps(two[k], sort_keys=True) == json.dumps(one[k], sort_keys=True), k

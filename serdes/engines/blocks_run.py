@@ -94,13 +94,16 @@ class _Dask:
 def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
                    scheduler: str | None = None, timeout: float | None = None,
                    capture_limit: int = 0, progress=None, should_stop=None,
-                   warmup: int | None = None):
+                   warmup: int | None = None, during=None):
     """Count errors on ``system`` over ``threads`` local processes (default: all cores)
     or the Dask cluster at ``scheduler``, with the counts of one thread. Returns
     ``(RunResult, SlicerCapture or None, Split)``; a run that cannot be split (see
     :func:`split_limit`) or is too short runs in one thread (refused with a scheduler).
     ``warmup``: UIs before each range (default :func:`serdes.parallel.warmup_ui`; a
-    range whose boundary check fails runs again with four times as many)."""
+    range whose boundary check fails runs again with four times as many).
+    ``during``: work for this process while the workers count (called once, after the
+    first ranges are handed out; not called when the run is not split), so that it
+    overlaps the counting instead of following it."""
     from serdes.engines.run import design_equalizer, pipeline, simulate
     from serdes.errors import ConfigError
 
@@ -123,7 +126,7 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
           else _Local(threads, system, taps, engine, capture_limit))
     try:
         merge, split, delay = _drive(ex, system, pipe, capture_limit, progress, should_stop,
-                                     warmup)
+                                     warmup, during)
     finally:
         ex.close()
     if scheduler:
@@ -133,7 +136,7 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
 
 
-def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup):
+def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, during=None):
     from serdes.signal.source import SymbolSource
 
     run, link = system.run, system.link
@@ -166,6 +169,8 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup):
     split = Split(warmup=warmup_ui(pipe) if warmup is None else int(warmup))
     prev, delay, skip0 = None, -1, pipe.skip_for(run.symbols)
     fill()
+    if during is not None:
+        during()
     while flight:
         if should_stop is not None and should_stop():
             merge.stopped_by = "interrupted"

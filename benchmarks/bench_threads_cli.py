@@ -1,0 +1,59 @@
+"""End to end `serdes run --threads N` against `--threads 1`: whole CLI processes
+(imports, link build with the CTLE search, counting, the report's statistical sections),
+paired and interleaved, wall clock and CPU time (worker processes included), with the
+load average. `bench_parallel.py` times the counting alone in one process.
+
+Run: python benchmarks/bench_threads_cli.py [SYMBOLS [ROUNDS [THREADS]]]
+     (default 1e8 symbols, 3 rounds, 2 threads; the default link, no error target)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def one(symbols: str, threads: int) -> tuple[float, float, int, float]:
+    """(wall s, CPU s, bit errors, load average) of one CLI run."""
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "serdes.cli", "run", "--json", "--no-progress",
+                          "--set", f"link.symbols={symbols}", "--set", "link.target_errors=0",
+                          "--threads", str(threads)], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+    return wall, cpu, json.loads(out.stdout)["bit_errors"], os.getloadavg()[0]
+
+
+def main(argv) -> None:
+    symbols = argv[0] if argv else "1e8"
+    rounds = int(argv[1]) if len(argv) > 1 else 3
+    threads = int(argv[2]) if len(argv) > 2 else 2
+    symbols = str(int(float(symbols)))
+    ratios, cpus = [], []
+    for r in range(rounds):
+        order = (1, threads) if r % 2 == 0 else (threads, 1)
+        got = {t: one(symbols, t) for t in order}
+        (w1, c1, e1, l1), (wn, cn, en, ln) = got[1], got[threads]
+        assert e1 == en, "a split run must count what one thread counts"
+        ratios.append(w1 / wn)
+        cpus.append((c1, cn))
+        print(f"round {r}: 1 thread {w1:.2f} s wall {c1:.2f} s CPU; {threads} threads "
+              f"{wn:.2f} s wall {cn:.2f} s CPU; ratio {w1 / wn:.2f}x; {e1} bit errors; "
+              f"load average {max(l1, ln):.1f}", flush=True)
+    print(f"{symbols} symbols, {threads} threads against 1: wall ratio median "
+          f"{statistics.median(ratios):.2f}x (" + ", ".join(f"{x:.2f}" for x in ratios)
+          + f"); CPU {statistics.median(c for c, _ in cpus):.2f} s against "
+          f"{statistics.median(c for _, c in cpus):.2f} s")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
