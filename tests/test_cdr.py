@@ -396,3 +396,17 @@ def test_jtol_refuses_bad_frequencies(capsys):
 
     assert cli_main(["jtol", "--freqs", "3e10", "--set", "cdr.mode=mm"]) == 2
     assert "symbol rate / 4" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--timeout", "nan"], "--timeout applies to --scheduler only"),
+    (["--timeout", "nan", "--scheduler", "tcp://127.0.0.1:1"], "--timeout nan: expected"),
+    (["--workers", "-1"], "--workers -1: expected 0"),
+    (["--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "exclude each other"),
+])
+def test_jtol_refuses_bad_executor_options(capsys, extra, message):
+    from serdes.cli import main as cli_main
+
+    assert cli_main(["jtol", "--freqs", "1e6", "--set", "cdr.mode=mm"] + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

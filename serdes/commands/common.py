@@ -81,6 +81,22 @@ def check_dpi(dpi: int) -> int:
     return dpi
 
 
+def check_executor_options(workers, scheduler, timeout, what: str = "points",
+                           error=ConfigError) -> None:
+    """--workers, --scheduler and --timeout of the commands that run on the sweep
+    executors (``serdes sweep``, ``serdes jtol``): one line for each wrong combination."""
+    if workers is not None and workers < 0:
+        raise error(f"--workers {workers}: expected 0 (in this process) or more")
+    if scheduler and workers is not None:
+        raise error("--workers and --scheduler exclude each other: the cluster's "
+                    f"workers run the {what}")
+    if timeout is not None:
+        if not scheduler:
+            raise error("--timeout applies to --scheduler only")
+        if not 0 < timeout <= 3600:   # also refuses NaN
+            raise error(f"--timeout {timeout:g}: expected seconds in (0, 3600]")
+
+
 def refuse_mlse(receiver, what: str) -> None:
     """The statistical engine and the slicer eye model an FFE + DFE (+ RC) slicer; with
     the Viterbi detector (``receiver``: a ReceiverSpec) there is no slicer whose input

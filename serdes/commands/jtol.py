@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import math
 
-from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.commands.common import (add_config_options, check_executor_options, json_safe,
+                                    load_config)
 from serdes.errors import ConfigError
 
 
@@ -80,11 +81,7 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
 
     if not 0 < target < 0.5:
         raise ConfigError(f"--target-ber = {target:g}: expected a number in (0, 0.5)")
-    if scheduler and workers is not None:
-        raise ConfigError("--workers and --scheduler exclude each other: the cluster's "
-                          "workers run the frequencies")
-    if workers is not None and workers < 0:
-        raise ConfigError(f"--workers {workers}: expected 0 (in this process) or more")
+    check_executor_options(workers, scheduler, timeout, what="frequencies")
     t0 = time.perf_counter()
     system = build(cfg)
     if system.receiver.detector != "dfe" or system.receiver.mode != "mmse":

@@ -7,7 +7,8 @@ import json
 import signal
 import sys
 
-from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.commands.common import (add_config_options, check_executor_options, json_safe,
+                                    load_config)
 
 EPILOG = """\
 values:  START:STOP:STEP (STOP included), v1,v2,... or both (10:20:5,30);
@@ -75,16 +76,7 @@ def main(args) -> int:
 
     cfg = load_config(args)
     grid = parse_specs(args.axes)
-    if args.workers is not None and args.workers < 0:
-        raise SweepError(f"--workers {args.workers}: expected 0 (in this process) or more")
-    if args.scheduler and args.workers is not None:
-        raise SweepError("--workers and --scheduler exclude each other: the cluster's "
-                         "workers run the points")
-    if args.timeout is not None:
-        if not args.scheduler:
-            raise SweepError("--timeout applies to --scheduler only")
-        if not 0 < args.timeout <= 3600:
-            raise SweepError(f"--timeout {args.timeout:g}: expected seconds in (0, 3600]")
+    check_executor_options(args.workers, args.scheduler, args.timeout, error=SweepError)
     if args.com_set and args.com is None:
         raise SweepError("--com-set applies to --com only")
     previous = _terminate_as_interrupt()
