@@ -66,7 +66,7 @@ def test_sweep_com_bad_options_one_line(tmp_path, capsys):
             str(tmp_path / "x.csv")]
     assert cli_main(base + ["--com", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "nope" in err[0] and "802.3ck-kr" in err[0]
+    assert len(err) == 1 and "nope" in err[0] and "802.3ck-kr" in err[0] and "--com " in err[0]
     assert cli_main(base + ["--com-set", "der0=1e-5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--com-set" in err[0]

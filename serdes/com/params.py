@@ -228,9 +228,10 @@ def preset_names() -> tuple[str, ...]:
     return tuple(PRESETS)
 
 
-def preset(name: str) -> ComParams:
+def preset(name: str, option: str = "--preset") -> ComParams:
+    """The named preset; ``option`` is the command-line option an error names."""
     if name not in PRESETS:
-        raise ConfigError(f"--preset = {name!r} is not allowed: expected one of "
+        raise ConfigError(f"{option} = {name!r} is not allowed: expected one of "
                           + ", ".join(PRESETS))
     return PRESETS[name]
 

@@ -92,7 +92,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         from serdes.com.params import apply_overrides, preset as com_preset
 
         com = (com[0], tuple(com[1]))
-        apply_overrides(com_preset(com[0]), list(com[1]))   # a bad preset fails here
+        apply_overrides(com_preset(com[0], "--com"), list(com[1]))   # a bad preset fails here
     sid = sweep_id(base, keys, engine, stat, com)
     points = list(grid)
     ids = [point_id(p) for p in points]
