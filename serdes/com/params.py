@@ -120,6 +120,10 @@ class ComParams:
     erl_n_bx: int = 12
     erl_t_fx_ns: float = 0.0
     erl_n_ui: int = 1000
+    #: COM with the MLSD reference receiver (802.3dj 178A.1.10, ``mlsd.py``; needs one DFE
+    #: tap) and its added-RX-noise penalty dCOM_an (dB); off in every preset here
+    mlsd: bool = False
+    mlsd_dcom_an_db: float = 3.0
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -330,3 +334,7 @@ def check(p: ComParams) -> None:
             bad(k, "a number >= 0")
     if not 1 <= p.erl_n_ui <= 100000:
         bad("erl_n_ui", "an integer in [1, 100000] UI")
+    if p.mlsd and len(p.dfe_max) != 1:
+        bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
+    if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
+        bad("mlsd_dcom_an_db", "a number in (0, 20] dB")
