@@ -17,7 +17,7 @@ from serdes.com import mmse as _mmse
 from serdes.com import mmse_grid as _mmse_grid
 from serdes.com import mlsd as _mlsd
 from serdes.com import noise as _noise
-from serdes.com.eye import eye_at_der0
+from serdes.com.eye import eye_at_der0, eye_over_window
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
 from serdes.com.pulse import Channel, ComGrid, channel_vtf, h_r, read_channel, xsinc
 
@@ -43,6 +43,7 @@ class CaseResult:
     eye_height_v: float = None
     vec_db: float = None
     mlsd: dict = None
+    eye_window: dict = None
     # for the figure
     pulse_uneq: np.ndarray = field(repr=False, default=None)
     pulse_eq: np.ndarray = field(repr=False, default=None)
@@ -60,7 +61,8 @@ class CaseResult:
                 "dfe_taps": self.dfe_taps, "rx_ffe_taps": self.rx_ffe_taps,
                 "sigma_v": self.sigmas_v, "fom_evaluations": self.n_fom,
                 "eye_height_v": self.eye_height_v, "vec_db": self.vec_db,
-                **({"mlsd": self.mlsd} if self.mlsd is not None else {})}
+                **({"mlsd": self.mlsd} if self.mlsd is not None else {}),
+                **({"eye_window": self.eye_window} if self.eye_window is not None else {})}
 
 
 @dataclass
@@ -81,7 +83,8 @@ class ComResult:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
-                "not_modelled": "C2M eye timing window (T_O), floating DFE taps"
+                "not_modelled": ("" if self.params.eye_t_o_mui > 0 else "C2M eye timing window (T_O = 0), ")
+                + "floating DFE taps"
                 + (", RX FFE floating taps, quantization noise" if len(self.params.rx_ffe_max) else "")
                 + ("" if self.params.mlsd or not len(self.params.rx_ffe_max) else ", MLSD (mlsd = false)")}
 
@@ -121,6 +124,7 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
         uneq = np.fft.irfft(xs * vtfs[0]) * p.a_v
         com = 20 * np.log10(b.a_s / b.a_ni)
         eh, vec = eye_at_der0(b.y, b.pdf, b.a_s, p.der0)
+        ew = eye_over_window(p, grid.m, pv, ix, b) if p.eye_t_o_mui > 0 else None
         ml = None
         if p.mlsd:   # 178A.1.10: COM is the MLSD receiver's, the DFE receiver's in "mlsd"
             r_rn = _mlsd.rx_noise_autocorr(p.eta0, grid.f, b.parts["h_rx"], grid.ui,
@@ -134,6 +138,7 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             unequalized_peak_v=float(uneq.max()), tx_taps=[float(x) for x in best.tx_taps],
             g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
             rx_ffe_taps=rx_taps, n_fom=best.n_evaluated, eye_height_v=eh, vec_db=vec, mlsd=ml,
+            eye_window=ew,
             sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
                       "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
