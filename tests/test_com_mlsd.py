@@ -210,3 +210,21 @@ def test_mlsd_key_checks():
         apply_overrides(preset("802.3ck-kr"), {"mlsd": "true"})
     with pytest.raises(ConfigError, match="mlsd_dcom_an_db"):
         apply_overrides(preset("802.3dj-kr"), {"mlsd": "true", "mlsd_dcom_an_db": "-1"})
+
+
+def test_closed_eye_gives_no_gain():
+    """A DER_MLSD beyond the median of the added-noise distribution (a closed eye) has no
+    amplitude: the gain is None and COM stays COM_DFE (no math error)."""
+    from types import SimpleNamespace
+    ystep, n = 0.01, 801
+    g = _gauss_pmf(n, ystep, 0.5)
+    y = (np.arange(n) - n // 2) * ystep
+    delta = np.zeros(n)
+    delta[n // 2] = 1.0
+    budget = SimpleNamespace(y=y, a_s=0.1, a_ni=1.0, sigma_tx=0.0, sigma_rj=0.0, sigma_n=0.5,
+                             dfe_taps=np.array([0.85]),
+                             parts={"p_isi": delta, "p_dd": delta, "p_xt": delta, "p_g": g,
+                                    "isi": np.zeros(40), "h_j": np.zeros(40), "xt": []})
+    p = preset("802.3dj-kr")
+    r = mlsd.mlsd_com(p, budget, -20.0, np.r_[0.25, np.zeros(39)], np.zeros(1), 0.0)
+    assert r.der_mlsd > 0.5 and r.gain_db is None and r.com_db == -20.0

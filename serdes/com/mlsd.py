@@ -44,7 +44,8 @@ TERM_REL = 1e-4
 class MlsdResult:
     com_db: float          # COM with the MLSD reference receiver (never below com_dfe_db)
     com_dfe_db: float      # COM of the DFE receiver (one DFE tap)
-    gain_db: float         # 20 log10(A_an^-1(DER_MLSD) / A_s) (may be negative)
+    gain_db: float | None  # 20 log10(A_an^-1(DER_MLSD) / A_s) (may be negative; None
+                           # when DER_MLSD reaches the median of p_an)
     der_mlsd: float
     g_an: float            # added RX noise, in units of the RX noise variance
     terms: int             # error-event lengths summed
@@ -96,9 +97,11 @@ def _gauss(n: int, ystep: float, var: float) -> np.ndarray:
 
 
 def quantile(p: np.ndarray, ystep: float, prob: float) -> float:
-    """The grid value where the CDF of the centred PMF ``p`` first reaches ``prob``."""
+    """The grid value where the CDF of the centred PMF ``p`` first reaches ``prob``
+    (+inf when it never does, i.e. prob > 1: a sum of 178A-50 can exceed 1)."""
     c = np.cumsum(p)
-    return float((int(np.argmax(c >= prob * c[-1])) - len(p) // 2) * ystep)
+    hit = np.nonzero(c >= prob * c[-1])[0]
+    return float((hit[0] - len(p) // 2) * ystep) if len(hit) else math.inf
 
 
 def _cdf_at(p: np.ndarray, ystep: float, y: float) -> float:
@@ -223,6 +226,11 @@ def mlsd_com(p, budget, com_dfe_db: float, r_rn: np.ndarray, tx_pulse: np.ndarra
     rni = rni + var_x * (p.sigma_rj ** 2 + p.a_dd ** 2) * autocorr(parts["h_j"], nl)
     rni = rni + var_x * autocorr(parts["isi"], nl)
     der, terms = der_mlsd(p_an, ystep, budget.a_s, b, rni / rni[0], L)
-    gain = 20 * math.log10(-quantile(p_an, ystep, der) / budget.a_s)
-    return MlsdResult(com_db=float(max(com_dfe_db, com_dfe_db + gain)), com_dfe_db=float(com_dfe_db),
-                      gain_db=float(gain), der_mlsd=float(der), g_an=float(g_an), terms=int(terms), b=b)
+    q = -quantile(p_an, ystep, der)
+    # DER_MLSD at or beyond the median (a closed eye; the sum of 178A-50 may even pass 1,
+    # where a first-index search would return the grid's lowest value and a spurious
+    # gain): no amplitude reaches it, no advantage (gain null in JSON)
+    gain = 20 * math.log10(q / budget.a_s) if q > 0 else None
+    return MlsdResult(com_db=float(com_dfe_db if gain is None else max(com_dfe_db, com_dfe_db + gain)),
+                      com_dfe_db=float(com_dfe_db), gain_db=None if gain is None else float(gain),
+                      der_mlsd=float(der), g_an=float(g_an), terms=int(terms), b=b)
