@@ -3,6 +3,10 @@
 ``IEEE_8023dj`` configuration with ``mlsd=True``) on the same reduced grid.
 
     PYTHONPATH=. python3 benchmarks/com_mlsd.py dpo4 dpo12 ca ex2 [--ours-only]
+    PYTHONPATH=. python3 benchmarks/com_mlsd.py --lines 20 25 30 35
+
+(--lines: synthetic Annex 93A lines of that loss at 53.125 GHz, ours only, the same grid
+with TX c(-1), c(1) in {-0.1, -0.05, 0} and 4 x 2 CTLE settings)
 
 Prints one JSON line per set: ours (COM_DFE, the MLSD gain, DER_MLSD, g_an, COM) and,
 unless --ours-only, PyChOpMarg's.
@@ -60,7 +64,28 @@ def run(key, grid=GRID, pcm=True):
     return out
 
 
+LINE_GRID = {"g_dc": [-12.0, -9.0, -6.0, -3.0], "g_dc2": [-2.0, 0.0],
+             "tx_min": [0.0, 0.0, -0.1, -0.1, 0.0, 0.0], "tx_max": [0.0] * 6,
+             "tx_step": [0.0, 0.0, 0.05, 0.05, 0.0, 0.0], "f_step_ghz": 0.05}
+
+
+def run_line(loss_db, out_dir):
+    from com_loss_sweep import write_line
+    fn = write_line(Path(out_dir) / f"line_{loss_db:g}dB.s2p", loss_db, fb_gbd=106.25)
+    res = compute_com(fn, preset="802.3dj-kr",
+                      overrides={**_ours_overrides(LINE_GRID), "mlsd": "true"})
+    return {"line_loss_db": loss_db,
+            "cases": [dict(c.mlsd, package_case=c.package_case, g_dc_db=c.g_dc_db,
+                           tx_taps=c.tx_taps) for c in res.cases]}
+
+
 if __name__ == "__main__":
+    if "--lines" in sys.argv:
+        import tempfile
+        tmp = tempfile.mkdtemp()
+        for x in [float(a) for a in sys.argv[1:] if not a.startswith("--")]:
+            print(json.dumps(run_line(x, tmp), default=float), flush=True)
+        sys.exit(0)
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     for key in args or list(SETS):
         print(json.dumps(run(key, pcm="--ours-only" not in sys.argv), default=float), flush=True)
