@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from serdes.com.noise import FILTER_REL, conv, delta_pmf
+
 __all__ = ["eye_at_der0", "eye_over_window"]
 
 
@@ -64,8 +66,6 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     level, its bottom the upper quantile of the lower level, EH = top - bottom (the worst
     eye: all are equal here, the distributions being level-independent), VEC =
     20 log10(2 A_s / EH) with A_s at T_s. Also the smallest per-offset EH (``eye_height_min_v``)."""
-    from serdes.com.noise import FILTER_REL, conv, delta_pmf
-
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     nw = int(math.floor(p.eye_t_o_mui / 1000.0 * p.eye_samples_per_ui))
