@@ -451,3 +451,49 @@ def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
             np.bincount(group, weights=v, minlength=G),
             np.bincount(group, weights=v * v, minlength=G),
             np.bincount(group, weights=k3, minlength=G), counts)
+
+
+def com_mlsd_der(p_an, ystep, a_s, b, rho, levels, rel_tol=1e-4):
+    """DER_MLSD of 802.3dj eq. 178A-50 written out: u from the 178A-51 list, u^T V u by a
+    double loop, each scaled PMF by the overlap of every source bin (mass uniform over the
+    bin) with every target bin, the PMFs of sum_i u_i n_i by direct np.convolve, the CDF
+    at -x as the sum of the bins up to the first grid point at or above -x."""
+    n = len(p_an)
+    c = n // 2
+
+    def scaled(a):
+        out = np.zeros(n)
+        if a == 0:
+            out[c] = 1.0
+            return out
+        for k in range(n):
+            if p_an[k] == 0.0:
+                continue
+            lo, hi = (k - c - 0.5) * a, (k - c + 0.5) * a     # where bin k's mass goes
+            for t in range(max(0, int(math.floor(lo + 0.5)) + c - 1),
+                           min(n, int(math.ceil(hi + 0.5)) + c + 1)):
+                ov = min(hi, t - c + 0.5) - max(lo, t - c - 0.5)
+                if ov > 0:
+                    out[t] += p_an[k] * ov / (hi - lo)
+        return out / out.sum()
+
+    p_b, p_1mb = scaled(b), scaled(1.0 - b)
+    pj = np.convolve(p_an, p_b)                  # centred, length 2n-1
+    der = 0.0
+    for j in range(1, len(rho)):
+        u = [1.0] + [(-1) ** (i - 1) * (1 - b) for i in range(2, j + 1)] + [(-1) ** (j + 1) * b]
+        uu = sum(x * x for x in u)
+        uvu = 0.0
+        for i1 in range(len(u)):
+            for i2 in range(len(u)):
+                uvu += u[i1] * u[i2] * rho[abs(i1 - i2)]
+        x = a_s * uu ** 1.5 / math.sqrt(uvu)
+        cc = len(pj) // 2
+        k = int(math.ceil(-x / ystep - 1e-9)) + cc
+        cdf = 0.0 if k < 0 else (1.0 if k >= len(pj) else float(np.sum(pj[:k + 1]) / np.sum(pj)))
+        term = ((levels - 1) / levels) ** (j - 1) * cdf
+        der += term
+        if term <= rel_tol * der:
+            return der, j
+        pj = np.convolve(pj, p_1mb)
+    return der, len(rho) - 1

@@ -3,6 +3,7 @@ thru with one echo and white noise (the COM closed-form channel of test_com.py).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -12,7 +13,7 @@ from scipy import integrate, optimize, stats
 from serdes.com.core import compute_com
 from serdes.com.eye import eye_at_der0
 from serdes.com.params import preset
-from serdes.com.pulse import ComGrid
+from serdes.com.pulse import ComGrid, h_r
 from tests.test_com import ECHO, ECHO_UI, _ideal, _write_s2p
 
 
@@ -67,3 +68,68 @@ def test_eye_from_known_distribution_and_closed_eye():
     assert vec == pytest.approx(20 * np.log10(a_s / (a_s - q)), abs=0.01)
     eh, vec = eye_at_der0(y, pdf, 3e-3, der0)
     assert eh < 0 and vec is None
+
+
+def _rc(t):
+    """Raised-cosine pulse of roll-off 1 (t in UI), peak 1, zeros at every other whole UI."""
+    t = np.asarray(t, dtype=float)
+    den = 1 - (2 * t) ** 2
+    out = np.sinc(t) * np.cos(np.pi * t) / np.where(np.abs(den) < 1e-12, 1.0, den)
+    return np.where(np.abs(den) < 1e-12, np.pi / 4 * np.sinc(0.5), out)
+
+
+def _rc_params(t_o):
+    base = _ideal(preset("802.3ck-kr"), eta0=2e-7)
+    return dataclasses.replace(base, dfe_max=(1.0,) * 12, dfe_min=(-1.0,) * 12, eye_t_o_mui=t_o)
+
+
+@pytest.fixture(scope="module")
+def rc_file(tmp_path_factory):
+    """A thru whose pulse (with the 1-UI rectangle and the reference filter) is A_v times
+    the raised-cosine pulse: no ISI at T_s, known ISI and amplitude at every offset."""
+    p = _rc_params(0.0)
+    fb = p.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    x = f / fb
+    h = np.zeros(len(f), complex)
+    ok = x < 1
+    h[ok] = np.cos(np.pi * x[ok] / 2) ** 2 / (np.sinc(x[ok]) * h_r(p, f[ok] * 1e9))
+    return _write_s2p(tmp_path_factory.mktemp("comeyew") / "rc.s2p", f, h)
+
+
+def test_eye_over_the_c2m_window_closed_form(rc_file):
+    """T_O = 100 mUI at 100 points per UI: offsets d = -0.10..0.10 UI. At each, the upper
+    level sits at A_s(d) = RLM A_v r(d) / 3 above the eye centre with ISI A_v r(d + k) x_k
+    (k != 0, x_k PAM4) and the Gaussian RX noise; the pooled lower tail is
+    mean_d E_x Phi((y - A_s(d) - sum_k A_v r(d + k) x_k) / sigma), exact over |k| <= 3
+    (4^6 symbol patterns), and EH = 2 y where it equals DER_0 (symmetric). Tolerance: the
+    ISI beyond |k| = 3 (a voltage bound from r) and two grid steps. The per-offset
+    minimum is checked the same way, and a window narrower than one sample gives the
+    eye at T_s."""
+    p = _rc_params(100.0)
+    (case,) = compute_com(rc_file, preset=p).cases
+    ew = case.eye_window
+    assert ew["offsets"] == 21
+    assert case.pulse_eq[case.cursor_ix] == pytest.approx(p.a_v, rel=1e-3)
+    fc = p.f_r * p.fb_gbd
+    sigma = math.sqrt(p.eta0 * integrate.quad(lambda x: 1 / (1 + (x / fc) ** 8), 0, 16 * p.fb_gbd)[0])
+    ds = np.arange(-10, 11) / 100
+    ks = np.array([-3, -2, -1, 1, 2, 3])
+    lv = np.array([-1, -1 / 3, 1 / 3, 1])
+    pats = np.array(np.meshgrid(*[lv] * len(ks), indexing="ij")).reshape(len(ks), -1)
+    shifts = [p.rlm * p.a_v * _rc(d) / 3 + p.a_v * (_rc(d + ks) @ pats) for d in ds]
+    far = np.r_[np.arange(-400, -3), np.arange(4, 400)]
+    bound = max(p.a_v * np.abs(_rc(d + far)).sum() for d in ds) + 2 * min(case.a_s_v / 1000, 1e-5)
+
+    def lower_tail(y, sh):
+        return np.mean(stats.norm.cdf((y - sh) / sigma))
+
+    top = optimize.brentq(lambda y: np.mean([lower_tail(y, s) for s in shifts]) - p.der0, -1, 1)
+    assert ew["eye_height_v"] == pytest.approx(2 * top, abs=2 * bound)
+    each = [2 * optimize.brentq(lambda y, s=s: lower_tail(y, s) - p.der0, -1, 1) for s in shifts]
+    assert ew["eye_height_min_v"] == pytest.approx(min(each), abs=2 * bound)
+    assert ew["eye_height_v"] < case.eye_height_v - 4 * bound      # the window costs height
+    assert ew["vec_db"] == pytest.approx(20 * np.log10(2 * case.a_s_v / ew["eye_height_v"]))
+    (c0,) = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=5.0)).cases
+    assert c0.eye_window["offsets"] == 1
+    assert c0.eye_window["eye_height_v"] == pytest.approx(c0.eye_height_v, abs=2 * min(c0.a_s_v / 1000, 1e-5))

@@ -15,8 +15,9 @@ import numpy as np
 from serdes.com import fom as _fom
 from serdes.com import mmse as _mmse
 from serdes.com import mmse_grid as _mmse_grid
+from serdes.com import mlsd as _mlsd
 from serdes.com import noise as _noise
-from serdes.com.eye import eye_at_der0
+from serdes.com.eye import eye_at_der0, eye_over_window
 from serdes.com.params import ComParams, apply_overrides, preset as _preset
 from serdes.com.pulse import Channel, ComGrid, channel_vtf, h_r, read_channel, xsinc
 
@@ -41,6 +42,8 @@ class CaseResult:
     n_fom: int
     eye_height_v: float = None
     vec_db: float = None
+    mlsd: dict = None
+    eye_window: dict = None
     # for the figure
     pulse_uneq: np.ndarray = field(repr=False, default=None)
     pulse_eq: np.ndarray = field(repr=False, default=None)
@@ -57,7 +60,9 @@ class CaseResult:
                 "tx_taps": self.tx_taps, "g_dc_db": self.g_dc_db, "g_dc2_db": self.g_dc2_db,
                 "dfe_taps": self.dfe_taps, "rx_ffe_taps": self.rx_ffe_taps,
                 "sigma_v": self.sigmas_v, "fom_evaluations": self.n_fom,
-                "eye_height_v": self.eye_height_v, "vec_db": self.vec_db}
+                "eye_height_v": self.eye_height_v, "vec_db": self.vec_db,
+                **({"mlsd": self.mlsd} if self.mlsd is not None else {}),
+                **({"eye_window": self.eye_window} if self.eye_window is not None else {})}
 
 
 @dataclass
@@ -78,8 +83,10 @@ class ComResult:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
-                "not_modelled": "C2M eye timing window (T_O), floating DFE taps"
-                + (", RX FFE floating taps, quantization noise, MLSD" if len(self.params.rx_ffe_max) else "")}
+                "not_modelled": ("" if self.params.eye_t_o_mui > 0 else "C2M eye timing window (T_O = 0), ")
+                + "floating DFE taps"
+                + (", RX FFE floating taps, quantization noise" if len(self.params.rx_ffe_max) else "")
+                + ("" if self.params.mlsd or not len(self.params.rx_ffe_max) else ", MLSD (mlsd = false)")}
 
 
 def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
@@ -117,12 +124,21 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
         uneq = np.fft.irfft(xs * vtfs[0]) * p.a_v
         com = 20 * np.log10(b.a_s / b.a_ni)
         eh, vec = eye_at_der0(b.y, b.pdf, b.a_s, p.der0)
+        ew = eye_over_window(p, grid.m, pv, ix, b) if p.eye_t_o_mui > 0 else None
+        ml = None
+        if p.mlsd:   # 178A.1.10: COM is the MLSD receiver's, the DFE receiver's in "mlsd"
+            r_rn = _mlsd.rx_noise_autocorr(p.eta0, grid.f, b.parts["h_rx"], grid.ui,
+                                           len(b.parts["isi"]))
+            ml = _mlsd.mlsd_com(p, b, float(com), r_rn, b.parts["tx_pulse"],
+                                10 ** (-p.snr_tx_db / 10)).as_dict()
+            com = ml["com_db"]
         cases.append(CaseResult(
             package_case=n, lengths={k: list(v) for k, v in case.items()}, com_db=float(com),
             a_s_v=b.a_s, a_ni_v=b.a_ni, fom_db=best.fom_db,
             unequalized_peak_v=float(uneq.max()), tx_taps=[float(x) for x in best.tx_taps],
             g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
-            rx_ffe_taps=rx_taps, n_fom=best.n_evaluated, eye_height_v=eh, vec_db=vec,
+            rx_ffe_taps=rx_taps, n_fom=best.n_evaluated, eye_height_v=eh, vec_db=vec, mlsd=ml,
+            eye_window=ew,
             sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
                       "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
@@ -155,6 +171,7 @@ def _case_93a(p, grid, vtfs, kinds, offs, xs):
         pa = np.fft.irfft(xs * v * hc) * amp
         aggs.append(pa if kind == "next" else _apply_tx(pa, best.tx_taps, offs, m))
     b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc)
+    b.parts.update(h_rx=h_r(p, grid.f) * hc, tx_pulse=np.array([b.h0]))   # eq. 93A-30: white
     return best, pv, ix, b
 
 
@@ -185,6 +202,7 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs):
     h_ffe = (w[None, :] * np.exp(-2j * np.pi * grid.f[:, None] * k[None, :] * grid.ui)).sum(axis=1)
     b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc * h_ffe, var_tx=var_tx,
                       xt_phases=phases)
+    b.parts.update(h_rx=h_r(p, grid.f) * hc * h_ffe, tx_pulse=g[ix % m::m])   # 178A-21
     best.cursor_offset = 0
     best.parts = {}
     return best, pv, ix, b, [float(x) for x in w]

@@ -113,13 +113,14 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     isi[n0 + 1:n0 + 1 + len(post)] = post - dfe * h0
     var_isi = var_x * float(np.sum(isi ** 2))
     isi_f = isi[np.abs(isi) > thr]
-    xts = []
+    xts, xt_full = [], []
     for n, pa in enumerate(aggs):
         if xt_phases is None:
             e = [np.sum(pa[k::m] ** 2) for k in range(m)]
             s = pa[int(np.argmax(e))::m]
         else:
             s = pa[xt_phases[n]::m]
+        xt_full.append(s)
         xts.append(s[np.abs(s) > thr])
     ystep = min(a_s / 1000.0, 1e-5)
     support = np.abs(isi_f).sum() + sum(np.abs(x).sum() for x in xts) + np.abs(h_dd).sum()
@@ -139,4 +140,6 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     ani = a_ni(y, pdf, p.der0)
     return Budget(a_s, ani, h0, np.sqrt(var_tx), np.sqrt(var_n), np.sqrt(var_rj), np.sqrt(var_isi),
                   np.sqrt(var_xt), np.sqrt(var_dd), dfe,
-                  y, pdf, {"p_isi": p_isi, "p_xt": p_xt, "p_g": p_g, "p_dd": p_j})
+                  y, pdf, {"p_isi": p_isi, "p_xt": p_xt, "p_g": p_g, "p_dd": p_j,
+                                 # UI samples (unfiltered) for the MLSD's noise autocorrelation
+                                 "isi": isi, "h_j": h_j, "xt": xt_full})

@@ -47,7 +47,8 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   floating DFE taps (N_bg 3 groups of N_bf 3 taps within N_f 40 UI) are not modelled.
 * 802.3ck-cr and 802.3ck-c2m: unverified (provisional); no readable copy of the Clause 162
   (CR) or Annex 120G (C2M) sheet was found, so they repeat the KR values. The C2M eye
-  (VEC) criteria are not modelled.
+  (VEC) pass criteria are not modelled; the eye over the timing window T_O is
+  (``eye_t_o_mui``, value unknown, 0 here).
 """
 
 from __future__ import annotations
@@ -120,6 +121,14 @@ class ComParams:
     erl_n_bx: int = 12
     erl_t_fx_ns: float = 0.0
     erl_n_ui: int = 1000
+    #: COM with the MLSD reference receiver (802.3dj 178A.1.10, ``mlsd.py``; needs one DFE
+    #: tap) and its added-RX-noise penalty dCOM_an (dB); off in every preset here
+    mlsd: bool = False
+    mlsd_dcom_an_db: float = 3.0
+    #: eye height / VEC also over the C2M timing window T_s +- T_O (milli-UI; 0: at T_s
+    #: only), sampled at eye_samples_per_ui points per UI (``eye.eye_over_window``)
+    eye_t_o_mui: float = 0.0
+    eye_samples_per_ui: int = 100
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -331,3 +340,11 @@ def check(p: ComParams) -> None:
             bad(k, "a number >= 0")
     if not 1 <= p.erl_n_ui <= 100000:
         bad("erl_n_ui", "an integer in [1, 100000] UI")
+    if p.mlsd and len(p.dfe_max) != 1:
+        bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
+    if not 0 <= p.eye_t_o_mui <= 500:
+        bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
+    if not 8 <= p.eye_samples_per_ui <= 1000:
+        bad("eye_samples_per_ui", "an integer in [8, 1000]")
+    if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
+        bad("mlsd_dcom_an_db", "a number in (0, 20] dB")

@@ -1,0 +1,230 @@
+"""COM with the MLSD reference receiver (serdes/com/mlsd.py, 802.3dj 178A.1.10): closed
+forms with Gaussian noise (the 1 + D channel among them), a slow direct evaluation of
+eq. 178A-50, PyChOpMarg's own functions on the same inputs, and a whole COM run on an
+ideal 1 + D thru against the closed form."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from serdes.com import mlsd
+from serdes.com.core import compute_com
+from serdes.com.params import apply_overrides, preset
+from serdes.com.pulse import h_r
+from serdes.errors import ConfigError
+from tests import naive
+from tests.test_com import _ideal, _write_s2p
+
+
+def _gauss_pmf(n, ystep, sigma):
+    y = (np.arange(n) - n // 2) * ystep
+    p = np.exp(-y ** 2 / (2 * sigma ** 2))
+    return p / p.sum()
+
+
+def _closed_der(a_s, sigma, b, rho, levels=4, rel=mlsd.TERM_REL):
+    """178A-50 with Gaussian n_i: sum u_i n_i ~ N(0, sigma^2 |u|^2), so each term is
+    ((L-1)/L)^(j-1) Phi(-A_s |u|^3 / sqrt(u^T V u) / (sigma |u|)); same truncation."""
+    der = 0.0
+    for j in range(1, len(rho)):
+        u = np.convolve((-1.0) ** np.arange(j), [1.0, b])
+        k = np.arange(len(u))
+        v = u @ (np.asarray(rho)[np.abs(k[:, None] - k[None, :])] @ u)
+        term = ((levels - 1) / levels) ** (j - 1) * stats.norm.cdf(
+            -a_s * (u @ u) ** 1.5 / math.sqrt(v) / (sigma * math.sqrt(u @ u)))
+        der += term
+        if term <= rel * der:
+            return der, j
+    return der, len(rho) - 1
+
+
+@pytest.mark.parametrize("b", [1.0, 0.5, 0.0])
+def test_gaussian_white_noise_closed_form(b):
+    """Gaussian noise only, white: g_an = 10^(dCOM_an/10) - 1 (the DER_0 quantile scales
+    with sigma), DER_MLSD the sum of Gaussian tails, and the gain 20 log10(sigma_an
+    Q^-1(DER_MLSD) / A_s). For 1 + D (b = 1) every event has |u|^2 = 2, so DER_MLSD = 4 (1
+    - 0.75^J) Q(sqrt(2) A_s / sigma_an): the MLSD's 3 dB of distance less its multiplicity.
+    Tolerances: the grid step (sigma/400) moves a quantile by at most one step, i.e. a
+    relative 1/400 of sigma at 4-5 sigma (0.01 dB, 3 % on a tail probability at 5 sigma)."""
+    sigma, der0, dcom = 1.0, 1e-4, 3.0
+    ystep = sigma / 400
+    n = 2 * int(12 * sigma * 10 ** (dcom / 20) / ystep) + 1
+    rest = np.zeros(n)
+    rest[n // 2] = 1.0
+    g_an, p_an = mlsd.added_noise(rest, ystep, sigma ** 2, sigma ** 2, der0, dcom)
+    assert 1 + g_an == pytest.approx(10 ** (dcom / 10), rel=2 * 2 / 400)
+    sigma_an = sigma * math.sqrt(1 + g_an)
+    a_s = 4.5 * sigma_an
+    rho = np.r_[1.0, np.zeros(60)]
+    der, terms = mlsd.der_mlsd(p_an, ystep, a_s, b, rho, 4)
+    der_cf, terms_cf = _closed_der(a_s, sigma_an, b, rho)
+    assert der == pytest.approx(der_cf, rel=0.05)
+    assert abs(terms - terms_cf) <= 1
+    if b == 1.0:
+        q = stats.norm.sf(math.sqrt(2) * a_s / sigma_an)
+        assert der_cf == pytest.approx(4 * (1 - 0.75 ** terms_cf) * q, rel=1e-9)
+    gain = 20 * math.log10(-mlsd.quantile(p_an, ystep, der) / a_s)
+    gain_cf = 20 * math.log10(sigma_an * stats.norm.isf(der_cf) / a_s)
+    assert gain == pytest.approx(gain_cf, abs=0.01)
+    if b == 1.0:
+        assert 1.5 < gain < 3.0       # sqrt(2) in distance (3 dB) less the multiplicity
+    if b == 0.0:
+        assert gain < 0.0             # no ISI: nothing to gain over the DFE
+
+
+def test_der_mlsd_equals_direct_evaluation():
+    """A non-Gaussian p_an (PAM4 delta distribution of three ISI samples convolved with a
+    Gaussian), correlated noise and b = 0.6 against tests/naive.com_mlsd_der (direct
+    convolutions, explicit rebinning, u from the 178A-51 list): the same formula, so they
+    agree to rounding (rel 1e-9)."""
+    ystep, n = 0.01, 601
+    g = _gauss_pmf(n, ystep, 0.35)
+    isi = np.zeros(n)
+    isi[n // 2] = 1.0
+    for h in (0.3, -0.12, 0.05):
+        d = np.zeros(n)
+        for lv in (-1, -1 / 3, 1 / 3, 1):
+            d[n // 2 + int(round(h * lv / ystep))] += 0.25
+        isi = np.convolve(isi, d, mode="same")
+    p_an = np.convolve(isi, g, mode="same")
+    p_an /= p_an.sum()
+    rho = np.r_[1.0, 0.3, -0.1, 0.05, np.zeros(20)]
+    a_s = 1.6
+    der, terms = mlsd.der_mlsd(p_an, ystep, a_s, 0.6, rho, 4)
+    der_ref, terms_ref = naive.com_mlsd_der(p_an, ystep, a_s, 0.6, rho, 4)
+    assert terms == terms_ref
+    assert der == pytest.approx(der_ref, rel=1e-9)
+    assert 1e-7 < der < 1e-2 and terms > 3     # a tail, several event lengths
+
+
+def test_against_pychopmarg_functions():
+    """PyChOpMarg 3.4's der_mlsd and solve_g_an on the same PMFs give the same numbers."""
+    pcm = pytest.importorskip("pychopmarg.mlsd")
+    ystep, n = 0.01, 1201
+    rest = np.zeros(n)
+    rest[n // 2] = 1.0
+    for h in (0.2, 0.07):
+        d = np.zeros(n)
+        for lv in (-1, -1 / 3, 1 / 3, 1):
+            d[n // 2 + int(round(h * lv / ystep))] += 0.25
+        rest = np.convolve(rest, d, mode="same")
+    g_an, p_an = mlsd.added_noise(rest, ystep, 0.04, 0.03, 1e-4, 3.0)
+    g_ref, p_ref = pcm.solve_g_an(rest, ystep, 0.04, 0.03, 1e-4, 3.0)
+    assert g_an == pytest.approx(g_ref, rel=1e-9)
+    assert np.allclose(p_an, p_ref, atol=1e-15)
+    rho = np.r_[1.0, 0.2, 0.05, np.zeros(30)]
+    for b in (0.85, 0.4):
+        der, terms = mlsd.der_mlsd(p_an, ystep, 1.5, b, rho, 4)
+        der_ref, terms_ref = pcm.der_mlsd(p_ref, ystep, 1.5, b, rho, 4)
+        assert terms == terms_ref and der == pytest.approx(der_ref, rel=1e-9)
+
+
+def test_rx_noise_autocorr_equals_the_integral():
+    """eta_0 through an 8th-order Butterworth at 2 f_b, at lags of 0..3 UI: the inverse FFT
+    against the cosine integral done by quadrature (rel 1e-3: the 0.1 GHz grid's
+    Riemann sum of a smooth integrand)."""
+    fb = 53.125e9
+    f = np.arange(0, 16 * fb + 0.05e9, 0.1e9)
+    fc = 2 * fb
+    h = 1 / np.sqrt(1 + (f / fc) ** 8)
+    r = mlsd.rx_noise_autocorr(1e-8, f, h, 1 / fb, 4)
+    for lag in range(4):
+        ref = 1e-8 * integrate.quad(lambda x: 1 / (1 + (x / fc) ** 8), 0, f[-1], weight="cos",
+                                    wvar=2 * np.pi * lag / fb, limit=400)[0] / 1e9
+        assert r[lag] == pytest.approx(ref, rel=1e-3, abs=1e-3 * abs(r[0]))
+
+
+def _one_plus_d_params():
+    base = _ideal(preset("802.3ck-kr"), eta0=5e-6)
+    return dataclasses.replace(base, dfe_max=(1.0,), dfe_min=(0.0,), mlsd=True)
+
+
+@pytest.fixture(scope="module")
+def one_plus_d_file(tmp_path_factory):
+    """A thru whose pulse (with the 1-UI rectangle and the reference filter) is (1 + D)
+    times a raised-cosine pulse of roll-off 1: UI samples h0 = h1, all others zero."""
+    p = _one_plus_d_params()
+    fb = p.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    x = f / fb
+    h = np.zeros(len(f), complex)
+    ok = x < 1
+    h[ok] = ((1 + np.exp(-2j * np.pi * x[ok])) * np.cos(np.pi * x[ok] / 2) ** 2
+             / (np.sinc(x[ok]) * h_r(p, f[ok] * 1e9)))
+    return _write_s2p(tmp_path_factory.mktemp("commlsd") / "one_plus_d.s2p", f, h)
+
+
+def test_com_of_a_one_plus_d_thru(one_plus_d_file):
+    """The 1 + D thru, one DFE tap (limit 1), RX noise only (eta_0 through the reference
+    filter at 2 f_b): COM_DFE = 20 log10(A_s / (sigma Q^-1(DER_0))) and the MLSD result is
+    the Gaussian closed form with the filter's autocorrelation at UI lags (by quadrature)
+    and the DFE tap COM chose; the MLSD gains 2-3 dB (3 dB of distance less the error
+    events' multiplicity). Tolerance: the pulse's other samples at the cursor phase (a
+    voltage bound, as in test_com.py) and one grid step, in dB of A_ni."""
+    p = _one_plus_d_params()
+    (case,) = compute_com(one_plus_d_file, preset=p).cases
+    ml = case.mlsd
+    fc = p.f_r * p.fb_gbd
+    grid_fmax = 32 * p.fb_gbd / 2
+
+    def r(lag):
+        return p.eta0 * integrate.quad(lambda x: 1 / (1 + (x / fc) ** 8), 0, grid_fmax,
+                                       weight="cos", wvar=2 * np.pi * lag / p.fb_gbd, limit=400)[0]
+    rr = np.array([r(k) for k in range(40)])
+    sigma = math.sqrt(rr[0])
+    a_s = case.a_s_v
+    m = p.samples_per_ui
+    ix = case.cursor_ix
+    s = case.pulse_eq[ix % m::m].copy()
+    n0 = ix // m
+    h0 = s[n0]
+    s[n0] = 0.0
+    s[n0 + 1] -= ml["b"] * h0
+    ystep = min(a_s / 1000, 1e-5)
+    a_ni = sigma * stats.norm.isf(p.der0)
+    tol = 20 * math.log10(1 + (2 * np.abs(s).sum() + 2 * ystep) / a_ni)
+    assert tol < 0.05
+    assert ml["com_dfe_db"] == pytest.approx(20 * math.log10(a_s / a_ni), abs=tol)
+    assert 1 + ml["g_an"] == pytest.approx(10 ** 0.3, rel=0.01)
+    sigma_an = sigma * math.sqrt(1 + ml["g_an"])
+    der_cf, _ = _closed_der(a_s, sigma_an, ml["b"], rr / rr[0])
+    gain_cf = 20 * math.log10(sigma_an * stats.norm.isf(der_cf) / a_s)
+    assert ml["gain_db"] == pytest.approx(gain_cf, abs=2 * tol)
+    assert ml["b"] > 0.99 and 2.0 < ml["gain_db"] < 3.0
+    assert case.com_db == pytest.approx(ml["com_dfe_db"] + ml["gain_db"])
+    assert case.as_dict()["mlsd"] == ml
+
+
+def test_mlsd_key_checks():
+    """Off in every preset; on needs one DFE tap (one clear line naming the key)."""
+    for name in ("802.3ck-kr", "802.3dj-kr", "100gbase-kr4"):
+        assert preset(name).mlsd is False
+    p = apply_overrides(preset("802.3dj-kr"), {"mlsd": "true"})
+    assert p.mlsd is True
+    with pytest.raises(ConfigError, match="mlsd"):
+        apply_overrides(preset("802.3ck-kr"), {"mlsd": "true"})
+    with pytest.raises(ConfigError, match="mlsd_dcom_an_db"):
+        apply_overrides(preset("802.3dj-kr"), {"mlsd": "true", "mlsd_dcom_an_db": "-1"})
+
+
+def test_closed_eye_gives_no_gain():
+    """A DER_MLSD beyond the median of the added-noise distribution (a closed eye) has no
+    amplitude: the gain is None and COM stays COM_DFE (no math error)."""
+    from types import SimpleNamespace
+    ystep, n = 0.01, 801
+    g = _gauss_pmf(n, ystep, 0.5)
+    y = (np.arange(n) - n // 2) * ystep
+    delta = np.zeros(n)
+    delta[n // 2] = 1.0
+    budget = SimpleNamespace(y=y, a_s=0.1, a_ni=1.0, sigma_tx=0.0, sigma_rj=0.0, sigma_n=0.5,
+                             dfe_taps=np.array([0.85]),
+                             parts={"p_isi": delta, "p_dd": delta, "p_xt": delta, "p_g": g,
+                                    "isi": np.zeros(40), "h_j": np.zeros(40), "xt": []})
+    p = preset("802.3dj-kr")
+    r = mlsd.mlsd_com(p, budget, -20.0, np.r_[0.25, np.zeros(39)], np.zeros(1), 0.0)
+    assert r.der_mlsd > 0.5 and r.gain_db is None and r.com_db == -20.0
