@@ -130,8 +130,13 @@ def build_packages(cfg: Config, next_tx: bool = False):
     if next_tx:  # the local transmitter: on the victim receiver's device
         key = "z_p_next_mm" if given("z_p_next_mm") is not None else "z_p_rx_mm"
         return Package(side(key), "tx", p["preset"]), None
-    return (Package(side("z_p_tx_mm"), "tx", p["preset"]),
-            Package(side("z_p_rx_mm"), "rx", p["preset"]))
+    from serdes.presets import NO_RX_PACKAGE  # C2M host output: only R_d at the RX
+
+    rx = side("z_p_rx_mm")
+    if p["preset"] in NO_RX_PACKAGE:
+        rx = replace(rx, c_d_nf=(0.0,), l_s_nh=(0.0,), c_b_nf=0.0, c_p_nf=0.0,
+                     z_p_mm=(0.0,) * len(rx.z_p_mm))
+    return Package(side("z_p_tx_mm"), "tx", p["preset"]), Package(rx, "rx", p["preset"])
 
 
 def build_crosstalk(cfg: Config, channel: list):

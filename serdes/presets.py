@@ -12,13 +12,13 @@ preset         C_d (nF)          L_s (nH)      C_b nF  C_p nF   R_d   Z_c (ohm) 
 802.3ck-kr     1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
 802.3ck-cr     1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
 802.3ck-c2c    1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
-802.3ck-c2m    1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
+802.3ck-c2m    1.2e-4 (RX: 0)    0.12 (RX: 0)  0.3e-4  0.87e-4  50    87.5, 92.5  0.75
 802.3dj-kr     4e-5, 9e-5, 1.1e-4  .13,.15,.14  3e-5    4e-5     50    87.5, 92.5  0.58
 =============  ================  ============  ======  =======  ====  ==========  ====
 
 Line model: 802.3ck gamma0 = 0, a1 = 9.909e-4, a2 = 2.772e-4, tau = 6.141e-3; 802.3dj
 gamma0 = 5e-4, a1 = 8.9e-4, a2 = 2e-4, tau = 6.141e-3. The second line segment is
-z_pB = 1.8 mm at 92.5 ohm in every row.
+z_pB = 1.8 mm at 92.5 ohm wherever a side has a line.
 
 Package cases (main segment z_p in mm, TX / NEXT / FEXT / RX; ``PACKAGE_CASES``); the
 link (``serdes run``) uses case 1, COM evaluates every case:
@@ -29,28 +29,27 @@ preset         case 1            case 2
 802.3ck-kr     12 / 12 / 12 / 12  31 / 29 / 31 / 29
 802.3ck-cr     12 / 12 / 12 / 12  31 / 29 / 31 / 29
 802.3ck-c2c    13 / 11 / 13 / 11  31 / 29 / 31 / 29
-802.3ck-c2m    12 / 12 / 12 / 12  31 / 29 / 31 / 29
+802.3ck-c2m    15 / 0 / 15 / 0    30 / 0 / 30 / 0
 802.3dj-kr     33 / 33 / 33 / 33  -
 =============  ================  ================
 
+802.3ck-c2m (Annex 120G host output, TP1a) has no RX package (``NO_RX_PACKAGE``: C_d,
+L_s, C_b, C_p and z_p of the RX are 0 in its sheet, R_d remains), and neither the NEXT
+aggressor's package nor the RX side has a line (z_p and z_pB 0).
+
 Sources, row by row (``PRESET_SOURCES`` carries the same text):
 
-* 802.3ck-kr -- verified: the 802.3ck KR COM configuration sheet
-  ``config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx`` (sheet COM_Settings, in the task
-  force's ``mellitz_3ck_adhoc_01_032322_COM3p70.zip``, ieee802.org/3/ck/public/tools),
-  as transcribed value by value in cortalo/serdeskit
-  ``examples/compute_com_kr_backplane.py``: C_d, L_s, C_b, C_p, R_d [50 50],
-  package_Z_c [87.5 87.5; 92.5 92.5], z_p case 1 = 12 mm (all four) then 1.8 mm, the
-  line model [0 9.909e-4 2.772e-4] and tau 6.141e-3, f_r 0.75. Case 2 (31/29/31/29)
-  is not in that transcription: unverified.
-* 802.3ck-c2c -- verified: the C2C sheet
-  ``config_com_ieee8023_93a=3ck_d3p1_120F_C2C_11_30_21.xlsx`` (Annex 120F, same zip),
-  transcribed in cortalo/serdeskit ``examples/compute_com_c2c.py`` and
-  ``tests/package/test_cascade_vs_matlab_c2c.py`` (checked there against MATLAB COM 3.70):
-  the same elements and line model as KR, z_p (TX) [13 31], (NEXT) [11 29],
-  (FEXT) [13 31], (RX) [11 29], f_r 0.75.
-* 802.3ck-cr, 802.3ck-c2m -- unverified (provisional): no readable copy of the CR
-  (Clause 162) or C2M (Annex 120G) sheets was found; these rows repeat the KR values.
+* 802.3ck-kr, -cr, -c2c, -c2m -- verified: the task force's final COM configuration
+  sheets ``config_com_ieee8023_93a=3ck_SA_KR_08_17_2022.xlsx``, ``..._SA_CR_CA_08_17_2022``
+  (Clause 162 cable assembly), ``..._SA_120F_C2C_08_17_2022`` and
+  ``..._SA_120g_C2M_tp1a_08_17_2022`` (sheet COM_Settings), as published in the COM code
+  repository Omer-Sella/COM (``config_sheets_100G/``), read value by value: C_d, L_s, C_b,
+  C_p ([TX RX]), R_d [50 50], package_Z_c [87.5 87.5; 92.5 92.5], the z_p rows of both
+  cases, package_tl_gamma0_a1_a2 [0 9.909e-4 2.772e-4], package_tl_tau 6.141e-3, f_r
+  0.75. The earlier d3p1 KR and C2C sheets (``..._3ck_d3p1_KR_11_30_21``,
+  ``..._120F_C2C_11_30_21``, transcribed in cortalo/serdeskit
+  ``examples/compute_com_kr_backplane.py`` and ``compute_com_c2c.py``) agree where they
+  are transcribed. Not modelled: the host boards the CR sheet adds (Include PCB = 1).
 * 802.3dj-kr -- verified: PyChOpMarg (capn-freako/PyChOpMarg,
   ``src/pychopmarg/config/ieee_8023dj.py``, Annex 178A): the 3-section die ladder,
   C_b, C_p, R_d, the two segments (33 mm at 87.5 ohm, 1.8 mm at 92.5 ohm), the line
@@ -67,7 +66,7 @@ from serdes.analog.package import PackageParams
 from serdes.errors import ConfigError
 
 __all__ = ["PACKAGE_PRESETS", "PACKAGE_CASES", "PRESET_SOURCES", "RX_FILTER_F_R",
-           "package_preset", "preset_names", "com_package"]
+           "NO_RX_PACKAGE", "package_preset", "preset_names", "com_package"]
 
 _CK = dict(c_d_nf=(1.2e-4,), l_s_nh=(0.12,), c_b_nf=0.3e-4, c_p_nf=0.87e-4, r_d_ohm=50.0,
            z_c_ohm=(87.5, 92.5), z_p_mm=(12.0, 1.8), gamma0_per_mm=0.0, a1=9.909e-4,
@@ -76,14 +75,18 @@ _DJ = dict(c_d_nf=(4.0e-5, 9.0e-5, 1.1e-4), l_s_nh=(0.13, 0.15, 0.14), c_b_nf=3.
            c_p_nf=4.0e-5, r_d_ohm=50.0, z_c_ohm=(87.5, 92.5), z_p_mm=(33.0, 1.8),
            gamma0_per_mm=5.0e-4, a1=8.9e-4, a2=2.0e-4, tau_ns_per_mm=6.141e-3)
 
-#: preset name -> package values (both sides use the same values and lengths)
+#: preset name -> package values (both sides use the same values; lengths per case)
 PACKAGE_PRESETS: dict[str, dict] = {
     "802.3ck-kr": _CK,
     "802.3ck-cr": _CK,
     "802.3ck-c2c": dict(_CK, z_p_mm=(13.0, 1.8)),
-    "802.3ck-c2m": _CK,
+    "802.3ck-c2m": dict(_CK, z_p_mm=(15.0, 1.8)),
     "802.3dj-kr": _DJ,
 }
+
+#: presets without an RX package (the C2M host-output sheet: C_d, L_s, C_b, C_p and z_p of
+#: the RX all 0, the die termination R_d at the channel's port)
+NO_RX_PACKAGE = frozenset({"802.3ck-c2m"})
 
 def _case(tx, nxt, fext, rx, zb=1.8):
     return {"tx": (tx, zb), "next": (nxt, zb), "fext": (fext, zb), "rx": (rx, zb)}
@@ -94,21 +97,29 @@ PACKAGE_CASES: dict[str, tuple] = {
     "802.3ck-kr": (_case(12.0, 12.0, 12.0, 12.0), _case(31.0, 29.0, 31.0, 29.0)),
     "802.3ck-cr": (_case(12.0, 12.0, 12.0, 12.0), _case(31.0, 29.0, 31.0, 29.0)),
     "802.3ck-c2c": (_case(13.0, 11.0, 13.0, 11.0), _case(31.0, 29.0, 31.0, 29.0)),
-    "802.3ck-c2m": (_case(12.0, 12.0, 12.0, 12.0), _case(31.0, 29.0, 31.0, 29.0)),
+    # C2M: NEXT and RX have no line at all (z_p and z_pB 0 in the sheet)
+    "802.3ck-c2m": tuple({"tx": (z, 1.8), "next": (0.0, 0.0), "fext": (z, 1.8), "rx": (0.0, 0.0)}
+                         for z in (15.0, 30.0)),
     "802.3dj-kr": (_case(33.0, 33.0, 33.0, 33.0),),
 }
 
-_SHEETS = ("IEEE 802.3ck COM config sheet {} (mellitz_3ck_adhoc_01_032322_COM3p70.zip, "
-           "ieee802.org/3/ck/public/tools) as transcribed in cortalo/serdeskit {}")
+_SA = ("IEEE 802.3ck COM configuration sheet config_com_ieee8023_93a=3ck_SA_{} (sheet "
+       "COM_Settings, dated 08/17/2022, as published in the COM code repository "
+       "Omer-Sella/COM, config_sheets_100G/)")
 #: preset name -> where its values come from ("unverified" when not checked)
 PRESET_SOURCES: dict[str, str] = {
-    "802.3ck-kr": _SHEETS.format("config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx",
-                                 "examples/compute_com_kr_backplane.py")
-    + "; verified except package case 2 (unverified)",
-    "802.3ck-cr": "unverified (provisional): repeats 802.3ck-kr; no readable Clause 162 sheet",
-    "802.3ck-c2c": _SHEETS.format("config_com_ieee8023_93a=3ck_d3p1_120F_C2C_11_30_21.xlsx",
-                                  "examples/compute_com_c2c.py") + "; verified",
-    "802.3ck-c2m": "unverified (provisional): repeats 802.3ck-kr; no readable Annex 120G sheet",
+    "802.3ck-kr": _SA.format("KR_08_17_2022.xlsx") + ": C_d, L_s, C_b, C_p, R_d, package_Z_c, "
+    "z_p cases [12 31; 1.8 1.8] (TX, FEXT) and [12 29; 1.8 1.8] (NEXT, RX), line model, f_r; "
+    "the d3p1 sheet (cortalo/serdeskit examples/compute_com_kr_backplane.py) agrees on case 1; "
+    "verified",
+    "802.3ck-cr": _SA.format("CR_CA_08_17_2022.xlsx") + ": the same package and cases as KR; "
+    "verified (the host boards the sheet adds, Include PCB = 1, are not modelled)",
+    "802.3ck-c2c": _SA.format("120F_C2C_08_17_2022.xlsx") + ": cases [13 31] (TX, FEXT), "
+    "[11 29] (NEXT, RX); the d3p1 sheet (cortalo/serdeskit examples/compute_com_c2c.py) "
+    "agrees; verified",
+    "802.3ck-c2m": _SA.format("120g_C2M_tp1a_08_17_2022.xlsx") + ": TX and FEXT package as "
+    "KR with z_p [15 30; 1.8 1.8], NEXT z_p [0 0; 0 0], no RX package (C_d, L_s, C_b, C_p, "
+    "z_p of the RX 0); verified",
     "802.3dj-kr": "PyChOpMarg src/pychopmarg/config/ieee_8023dj.py (Annex 178A); verified",
 }
 
@@ -140,4 +151,5 @@ def com_package(name: str) -> dict:
     return dict(c_d=tuple(v["c_d_nf"]), l_s=tuple(v["l_s_nh"]), c_b=v["c_b_nf"],
                 c_p=v["c_p_nf"], r_d=v["r_d_ohm"], z_c=tuple(v["z_c_ohm"]),
                 cases=PACKAGE_CASES[name], gamma0=v["gamma0_per_mm"], a1=v["a1"],
-                a2=v["a2"], tau=v["tau_ns_per_mm"], f_r=RX_FILTER_F_R[name])
+                a2=v["a2"], tau=v["tau_ns_per_mm"], f_r=RX_FILTER_F_R[name],
+                rx_package=name not in NO_RX_PACKAGE)

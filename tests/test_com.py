@@ -186,26 +186,39 @@ def test_presets_and_package_table_agree():
     assert len(g) < 4 * 7 * 18 * 11
 
 
-# The 802.3ck KR and C2C COM configuration sheets (config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21
-# and ..._120F_C2C_11_30_21, COM 3.70 tools of the task force), values written out here from
-# their transcription (cortalo/serdeskit examples/compute_com_kr_backplane.py and
-# compute_com_c2c.py), independently of serdes/com/params.py. Units as in the sheets.
+# The 802.3ck COM configuration sheets of the task force's final set
+# (config_com_ieee8023_93a=3ck_SA_KR_08_17_2022.xlsx, ..._SA_CR_CA_08_17_2022, ..._SA_120F_C2C_
+# 08_17_2022 and ..._SA_120g_C2M_tp1a_08_17_2022, sheet COM_Settings, as published in the COM
+# code repository Omer-Sella/COM, config_sheets_100G/), values written out here from the
+# sheets, independently of serdes/com/params.py. Units as in the sheets. The KR and C2C values
+# also agree with the earlier d3p1 sheets as transcribed in cortalo/serdeskit.
+_KR = dict(
+    fb_gbd=53.125, levels=4, samples_per_ui=32, f_step_ghz=0.01, der0=1e-4, a_v=0.413,
+    a_fe=0.413, a_ne=0.608, eta0=8.2e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02,
+    t_r_ns=0.0075, f_r=0.75, r0=50.0, f_z_ghz=21.25, f_p1_ghz=21.25, f_p2_ghz=53.125,
+    f_lf_ghz=0.6640625, g_dc=list(range(-20, 1)), g_dc2=list(range(-6, 1)), c0_min=0.54,
+    tx=[(-0.06, 0.0), (0.0, 0.12), (-0.34, 0.0), (-0.2, 0.0)],
+    b_max=[0.85, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],
+    b_min=[0.3, 0.05] + [-0.03] * 10,
+    # ERL: rho_x, beta_x, N_bx, fixture delay time (ns, both ports), N
+    erl_rho_x=0.618, erl_beta_x_ghz=0.0, erl_n_bx=21, erl_t_fx_ns=0.0, erl_n_ui=3500)
 SHEETS = {
-    "802.3ck-kr": dict(
-        fb_gbd=53.125, levels=4, samples_per_ui=32, f_step_ghz=0.01, der0=1e-4, a_v=0.413,
-        a_fe=0.413, a_ne=0.608, eta0=8.2e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02,
-        f_r=0.75, r0=50.0, f_z_ghz=21.25, f_p1_ghz=21.25, f_p2_ghz=53.125, f_lf_ghz=0.6640625,
-        g_dc=list(range(-20, 1)), g_dc2=list(range(-6, 1)), c0_min=0.54,
-        tx=[(-0.06, 0.0), (0.0, 0.12), (-0.34, 0.0), (-0.2, 0.0)],
-        b_max=[0.85, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],
-        b_min=[0.3, 0.05] + [-0.03] * 10),
+    "802.3ck-kr": _KR,
+    "802.3ck-cr": dict(_KR, eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_t_fx_ns=0.3,
+                       erl_n_ui=4500),
     "802.3ck-c2c": dict(
-        fb_gbd=53.125, levels=4, samples_per_ui=32, f_step_ghz=0.01, der0=1e-5, a_v=0.413,
-        a_fe=0.413, a_ne=0.608, eta0=2e-8, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02,
-        t_r_ns=0.0075, f_r=0.75, r0=50.0, f_z_ghz=21.25, f_p1_ghz=21.25, f_p2_ghz=53.125,
-        f_lf_ghz=0.6640625, g_dc=list(range(-20, 1)), g_dc2=list(range(-4, 1)), c0_min=0.54,
+        _KR, der0=1e-5, eta0=2e-8, g_dc2=list(range(-4, 1)),
         tx=[(-0.04, 0.0), (0.0, 0.1), (-0.28, 0.0), (-0.1, 0.0)],
-        b_max=[0.65, 0.15, 0.1, 0.1, 0.1, 0.1], b_min=[0.3, 0.05, -0.04, -0.04, -0.04, -0.04]),
+        b_max=[0.65, 0.15, 0.1, 0.1, 0.1, 0.1], b_min=[0.3, 0.05, -0.04, -0.04, -0.04, -0.04],
+        erl_n_bx=6, erl_n_ui=2000),
+    # b_min(2..N_b) reads "[ -0.15 - 0.15 - 0.05 ]": MATLAB's eval gives one number, -0.35
+    # (binary minus between spaces), which the IEEE code assigns to taps 2..4
+    "802.3ck-c2m": dict(
+        _KR, der0=1e-5, a_v=0.415, a_fe=0.415, a_ne=0.45, eta0=4.1e-8, snr_tx_db=32.5,
+        f_z_ghz=12.58, f_p1_ghz=20.0, f_p2_ghz=28.0, f_lf_ghz=1.328125,
+        g_dc=list(range(-13, 1)), g_dc2=[-3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0],
+        b_max=[0.4, 0.15, 0.15, 0.1], b_min=[0.1, -0.35, -0.35, -0.35],
+        erl_n_bx=0, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2, erl_n_ui=800),
 }
 
 
@@ -229,9 +242,12 @@ def test_ck_presets_equal_the_config_sheets(name):
     axes = [np.arange(lo, hi + 1e-9, 0.02) for lo, hi in tx]
     full = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 4)
     assert len(g) == int(np.sum(1 - np.abs(full).sum(axis=1) >= 0.54 - 1e-9))
-    assert "unverified" not in p.source.split(";")[0] and "serdeskit" in p.source
-    for other in ("802.3ck-cr", "802.3ck-c2m"):
-        assert PRESETS[other].source.startswith("unverified")
+    assert "unverified" not in p.source and "Omer-Sella/COM" in p.source
+    assert p.source.split(" (")[0].endswith(
+        {"802.3ck-kr": "KR", "802.3ck-cr": "CR_CA", "802.3ck-c2c": "120F_C2C",
+         "802.3ck-c2m": "120g_C2M_tp1a"}[name] + "_08_17_2022.xlsx")
+    # the C2M host output has no RX package; the others have one
+    assert p.rx_package == (name != "802.3ck-c2m")
 
 
 def test_override_errors():

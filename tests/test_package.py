@@ -238,10 +238,11 @@ def test_cli_refuses_an_unknown_preset_in_one_line():
 
 
 def test_verified_preset_rows_carry_the_published_values():
-    """The rows marked verified in serdes/presets.py against the values of their
-    sources, written out here independently (802.3ck KR and C2C COM configuration
-    sheets; PyChOpMarg's 802.3dj configuration); the link and COM use the same table and
-    the link takes each side's case-1 length (C2C: TX 13 mm, RX 11 mm)."""
+    """The rows of serdes/presets.py against the values of their sources, written out
+    here independently (the 802.3ck KR, CR_CA, 120F C2C and 120g C2M TP1a COM
+    configuration sheets of 08/17/2022; PyChOpMarg's 802.3dj configuration); the link and
+    COM use the same table and the link takes each side's case-1 length (C2C: TX 13 mm,
+    RX 11 mm)."""
     from serdes.build import build_packages
     from serdes.com.params import PRESETS
     from serdes.presets import PACKAGE_CASES, PRESET_SOURCES
@@ -252,26 +253,40 @@ def test_verified_preset_rows_carry_the_published_values():
     dj = dict(c_d_nf=(4e-5, 9e-5, 1.1e-4), l_s_nh=(0.13, 0.15, 0.14), c_b_nf=3e-5,
               c_p_nf=4e-5, r_d_ohm=50.0, z_c_ohm=(87.5, 92.5), gamma0_per_mm=5e-4,
               a1=8.9e-4, a2=2e-4, tau_ns_per_mm=6.141e-3)
-    first = {"802.3ck-kr": (12, 12, 12, 12), "802.3ck-c2c": (13, 11, 13, 11),
-             "802.3dj-kr": (33, 33, 33, 33)}
-    for name, want in (("802.3ck-kr", ck), ("802.3ck-c2c", ck), ("802.3dj-kr", dj)):
-        assert "verified" in PRESET_SOURCES[name] and "unverified (" not in PRESET_SOURCES[name]
+    # z_p (TX), (NEXT), (FEXT), (RX) of the sheets: [case 1 case 2; z_pB z_pB]
+    kr = ((12, 31), (12, 29), (12, 31), (12, 29))
+    cases = {"802.3ck-kr": kr, "802.3ck-cr": kr,
+             "802.3ck-c2c": ((13, 31), (11, 29), (13, 31), (11, 29)),
+             "802.3ck-c2m": ((15, 30), (0, 0), (15, 30), (0, 0)),
+             "802.3dj-kr": ((33,), (33,), (33,), (33,))}
+    for name, want in (("802.3ck-kr", ck), ("802.3ck-cr", ck), ("802.3ck-c2c", ck),
+                       ("802.3ck-c2m", ck), ("802.3dj-kr", dj)):
+        assert "verified" in PRESET_SOURCES[name] and "unverified" not in PRESET_SOURCES[name]
         p = package_preset(name)
         for k, v in want.items():
             assert getattr(p, k) == pytest.approx(v, rel=1e-12), (name, k)
-        c1 = PACKAGE_CASES[name][0]
-        assert tuple(c1[s][0] for s in ("tx", "next", "fext", "rx")) == first[name]
-        assert all(c1[s][1] == 1.8 for s in c1)
+        sides = ("tx", "next", "fext", "rx")
+        for i, case in enumerate(PACKAGE_CASES[name]):
+            assert tuple(case[s][0] for s in sides) == tuple(c[i] for c in cases[name]), name
+            # z_pB: 1.8 mm where the side has a line, 0 where the sheet has none (C2M)
+            assert all(case[s][1] == (1.8 if case[s][0] else 0.0) for s in sides), name
         cp = PRESETS[name]
         assert (cp.c_d, cp.l_s, cp.c_b, cp.c_p, cp.r_d, cp.z_c) == (
             p.c_d_nf, p.l_s_nh, p.c_b_nf, p.c_p_nf, p.r_d_ohm, p.z_c_ohm)
         assert (cp.gamma0, cp.a1, cp.a2, cp.tau) == (p.gamma0_per_mm, p.a1, p.a2, p.tau_ns_per_mm)
         assert cp.cases == PACKAGE_CASES[name]
-    assert PACKAGE_CASES["802.3ck-c2c"][1]["tx"][0] == 31 and PACKAGE_CASES["802.3ck-c2c"][1]["rx"][0] == 29
+        assert cp.rx_package == (name != "802.3ck-c2m")
     assert PRESETS["802.3ck-kr"].f_r == 0.75 and PRESETS["802.3dj-kr"].f_r == 0.58
-    for name in ("802.3ck-cr", "802.3ck-c2m"):
-        assert PRESET_SOURCES[name].startswith("unverified")
     cfg = Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["package.preset=802.3ck-c2c"])
     tx, rx = build_packages(cfg)
     nxt, _ = build_packages(cfg, next_tx=True)
     assert (tx.params.z_p_mm, rx.params.z_p_mm, nxt.params.z_p_mm) == ((13.0, 1.8), (11.0, 1.8), (11.0, 1.8))
+    # C2M host output: TX 15 mm, no RX package (only R_d), the NEXT's TX package without line
+    cfg = Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["package.preset=802.3ck-c2m"])
+    tx, rx = build_packages(cfg)
+    nxt, _ = build_packages(cfg, next_tx=True)
+    assert tx.params.z_p_mm == (15.0, 1.8) and nxt.params.z_p_mm == (0.0, 0.0)
+    assert (rx.params.c_d_nf, rx.params.l_s_nh, rx.params.c_b_nf, rx.params.c_p_nf,
+            rx.params.z_p_mm, rx.params.r_d_ohm) == ((0.0,), (0.0,), 0.0, 0.0, (0.0, 0.0), 50.0)
+    s_rx = rx.s_matrix(np.array([1e9, 26.5625e9, 53.125e9]))
+    assert np.abs(s_rx[:, 1, 0] - 1).max() < 1e-12 and np.abs(s_rx[:, 0, 0]).max() < 1e-12

@@ -23,8 +23,13 @@ link's kind, the same way COM rates crosstalk:
 Choices: the channel file alone (no package, no termination model), at its own
 reference impedance; the preset's T_r and f_r; the distribution bin min(1e-4, max|R_eff|
 / 2000) with samples below one bin dropped (the IEEE code uses a 1e-4 bin). The gating
-values (``erl_*`` keys of the preset, overridable with ``--set``) are provisional, like the
-802.3ck rows of the preset table.
+values (``erl_*`` keys of the preset, overridable with ``--set``; T_fx per port) of the
+802.3ck presets are those of their COM configuration sheets (rho_x, beta_x, N_bx, fixture
+delay, N); the other presets keep provisional defaults. When N UI exceed half the COM
+time window, ERL alone uses a finer frequency step (a window of 2 N UI). Not followed
+from the IEEE code: its TDR source edge (Gaussian, TR_TDR 0.01 ns, instead of T_r), its
+gate start 3 TR_TDR after T_fx, the Tukey window and TDR_W_TXPKG (C2M: TX package in
+the TDR).
 """
 
 from __future__ import annotations
@@ -60,10 +65,15 @@ def ptdr(p: ComParams, grid: ComGrid, s_ii: np.ndarray, f_hz: np.ndarray) -> np.
     return np.fft.irfft(xsinc(grid) * P)
 
 
-def gate(p: ComParams, grid: ComGrid, n: int) -> np.ndarray:
+def t_fx_ns(p: ComParams, port: int) -> float:
+    """The fixture delay T_fx of a port (``erl_t_fx2_ns`` for port 2 when >= 0)."""
+    return p.erl_t_fx2_ns if (port == 2 and p.erl_t_fx2_ns >= 0) else p.erl_t_fx_ns
+
+
+def gate(p: ComParams, grid: ComGrid, n: int, port: int = 1) -> np.ndarray:
     """G_rr(t) G_loss(t) at the first ``n`` samples of the COM grid (step UI / M)."""
     t_ui = np.arange(n) / grid.m                     # time in UI
-    tfx = p.erl_t_fx_ns * p.fb_gbd                   # T_fx in UI
+    tfx = t_fx_ns(p, port) * p.fb_gbd                # T_fx in UI
     nb1 = p.erl_n_bx + 1
     u = t_ui - tfx
     g = np.ones(n)
@@ -82,7 +92,7 @@ def erl_of_reflection(p: ComParams, grid: ComGrid, s_ii: np.ndarray, f_hz: np.nd
     if n > grid.n_t // 2:
         raise ConfigError(f"com: erl_n_ui = {p.erl_n_ui:g} UI is longer than half the COM time "
                          f"window ({grid.n_t // 2 // m} UI at f_step_ghz = {p.f_step_ghz:g})")
-    reff = ptdr(p, grid, s_ii, f_hz)[:n] * gate(p, grid, n)
+    reff = ptdr(p, grid, s_ii, f_hz)[:n] * gate(p, grid, n, port)
     sd = [np.std(reff[k::m]) for k in range(m)]
     ph = int(np.argmax(sd))
     x = reff[ph::m]
@@ -104,4 +114,8 @@ def compute_erl(path, p: ComParams) -> list[ErlResult]:
     """ERL of both ports of a thru file (ports 1->2 and 3->4 of a 4-port, or a 2-port)."""
     ch = read_channel(path, "thru")
     grid = ComGrid.of(p)
+    if int(p.erl_n_ui) * grid.m > grid.n_t // 2:
+        # a time window of at least 2 N UI (the sheets' N reaches 4500 UI, longer than
+        # half the 100 ns of the 10 MHz COM grid): a finer frequency step for ERL only
+        grid = ComGrid(grid.fb_hz, grid.m, grid.fb_hz / (2.0 * int(p.erl_n_ui) + 2.0))
     return [erl_of_reflection(p, grid, ch.sdd[:, i, i], ch.f_hz, port=i + 1) for i in (0, 1)]

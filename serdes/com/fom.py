@@ -153,6 +153,8 @@ def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 81
     n_eval = 0
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
+            if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
+                continue
             wt = ctle_weights(gdc, gdc2)
             p0 = wt @ base[0]
             pk = int(np.argmax(p0))

@@ -312,6 +312,8 @@ def search_grid_fast(p, grid, vtfs: list, kinds: list, chunk: int = 256) -> Mmse
     n_eval = 0
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
+            if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
+                continue
             wt = ctle_weights(gdc, gdc2)
             r_rx = rx_noise_acf(p.eta0, hr_f * (wt @ basis), grid.f, m, nw)
             p0 = wt @ base[0]

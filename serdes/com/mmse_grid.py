@@ -81,6 +81,8 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     n_eval = 0
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
+            if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
+                continue
             t = _Ctle(p, ctle_weights(gdc, gdc2), pulses, basis, kinds, hr_f, grid.f, m, offs,
                       iu, mult)
             foms = np.empty(len(C))

@@ -7,15 +7,15 @@ Every preset value can be overridden (``overrides={"der0": 1e-5}`` or ``serdes c
 der0=1e-5``); lists are given comma-separated on the command line.
 
 ========================  ================  =====================  ====================
-value                     100gbase-kr4      802.3ck-kr (cr, c2m)   802.3ck-c2c
+value                     100gbase-kr4      802.3ck-kr (cr)        802.3ck-c2c
 ========================  ================  =====================  ====================
 f_b (GBd), L, M           25.78125, 2, 32   53.125, 4, 32          53.125, 4, 32
 DER_0                     1e-5              1e-4                   1e-5
 A_v, A_fe, A_ne (V)       0.4, 0.4, 0.6     0.413, 0.413, 0.608    0.413, 0.413, 0.608
-eta_0 (V^2/GHz)           5.2e-8            8.2e-9                 2e-8
-SNR_TX (dB), RLM          27, 1             33, 0.95               33, 0.95
+eta_0 (V^2/GHz)           5.2e-8            8.2e-9 (cr: 9e-9)      2e-8
+SNR_TX (dB), RLM          27, 1             33 (cr: 32.5), 0.95    33, 0.95
 sigma_RJ, A_DD (UI)       0.01, 0.05        0.01, 0.02             0.01, 0.02
-T_r (ns)                  0 (no filter)     0.004 (unverified)     0.0075
+T_r (ns)                  0 (no filter)     0.0075                 0.0075
 f_r (f_b), R_0 (ohm)      0.75, 50          0.75, 50               0.75, 50
 CTLE g_DC (dB)            -12..0            -20..0                 -20..0
 CTLE g_DC2 (dB)           0                 -6..0                  -4..0
@@ -26,8 +26,18 @@ TX step, c(0) min         0.02, 0           0.02, 0.54             0.02, 0.54
 DFE N_b                   14                12                     6
 b_max(1..N_b)             1                 0.85 0.3 0.2x5 0.1x5   0.65 0.15 0.1x4
 b_min(1..N_b)             -1                0.3 0.05 -0.03x10      0.3 0.05 -0.04x4
+ERL N_bx, T_fx (ns), N    (12, 0, 1000)     21, 0, 3500            6, 0, 2000
+                                            (cr: 0, 0.3, 4500)
 package, line, cases      Annex 93A         serdes/presets.py      serdes/presets.py
 ========================  ================  =====================  ====================
+
+802.3ck-c2m (Annex 120G host output, TP1a): DER_0 1e-5; A_v = A_fe 0.415 V, A_ne 0.45 V;
+eta_0 4.1e-8; SNR_TX 32.5 dB; T_r 0.0075 ns; TX FFE as KR; CTLE f_z 12.58, f_p1 20, f_p2
+28, f_LF 1.328125 GHz, g_DC -13..0, g_DC2 -3..0 in 0.5 dB steps, limited to the sheet's
+G_Qual / G2_Qual pairs (``ctle_qual``, ``ComParams.ctle_allowed``); 4 DFE taps, b_max 0.4,
+0.15, 0.15, 0.1, b_min 0.1, -0.35 x 3 (see ``_c2m``); no RX package (``rx_package``);
+ERL N_bx 0, T_fx 0 / 0.2 ns (ports 1 / 2), N 800. rho_x 0.618 and beta_x 0 in every
+802.3ck sheet.
 
 Sources and standing (``SOURCES`` below; each preset's ``source``):
 
@@ -35,20 +45,20 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   (``pychopmarg/config/ieee_8023dj.py``), the 802.3dj parameter set the issue asks to
   compare against; it has a 16-tap RX FFE (5 pre-cursor taps) and one DFE tap.
 * 100gbase-kr4: IEEE 802.3 Clause 93, Table 93-8 (COM parameter values) with the Annex
-  93A package (single line segment, Z_c 78.2 ohm).
-* 802.3ck-kr and 802.3ck-c2c: every value above checked against the task force's COM
-  configuration sheets (COM 3.70 tools, mellitz_3ck_adhoc_01_032322_COM3p70.zip:
-  config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx and ..._120F_C2C_11_30_21.xlsx) as
-  transcribed in cortalo/serdeskit ``examples/compute_com_kr_backplane.py`` and
-  ``examples/compute_com_c2c.py``; package values in ``serdes/presets.py``. Exception:
-  the KR T_r is not in that transcription and stays 0.004 ns, unverified (the C2C sheet
-  has 7.5 ps). b_min(1) = 0.3 and b_min(2) = 0.05 are positive in both sheets: the first
-  two DFE taps are clipped from below, as the COM code's b_min does. The KR sheet's
-  floating DFE taps (N_bg 3 groups of N_bf 3 taps within N_f 40 UI) are not modelled.
-* 802.3ck-cr and 802.3ck-c2m: unverified (provisional); no readable copy of the Clause 162
-  (CR) or Annex 120G (C2M) sheet was found, so they repeat the KR values. The C2M eye
-  (VEC) pass criteria are not modelled; the eye over the timing window T_O is
-  (``eye_t_o_mui``, value unknown, 0 here).
+  93A package (single line segment, Z_c 78.2 ohm). Its ERL keys are provisional defaults
+  (Clause 93 has no ERL).
+* 802.3ck-kr, -cr, -c2c, -c2m: every value above read from the task force's final COM
+  configuration sheets (``config_com_ieee8023_93a=3ck_SA_KR_08_17_2022.xlsx``,
+  ``..._SA_CR_CA_08_17_2022``, ``..._SA_120F_C2C_08_17_2022``,
+  ``..._SA_120g_C2M_tp1a_08_17_2022``, sheet COM_Settings) as published in the COM code
+  repository Omer-Sella/COM (``config_sheets_100G/``); the KR and C2C values agree with
+  the earlier d3p1 sheets as transcribed in cortalo/serdeskit. The DFE limits are applied
+  as the IEEE code applies them (``dfe_clipper``: each tap clipped to [b_min, b_max] times
+  the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. Not
+  modelled: the floating DFE taps of KR and CR (N_bg 3 groups of N_bf 3 taps within N_f 40
+  UI), the CR sheet's host boards (Include PCB = 1: 110.3 mm of 100 ohm board each side,
+  C_0, C_1), the C2M eye pass criteria (eye height and VEC over the sheet's T_O = 50 mUI
+  window are reported, ``eye_t_o_mui``, but not judged).
 """
 
 from __future__ import annotations
@@ -115,7 +125,8 @@ class ComParams:
     #: include pre-cursor ISI in the figure of merit (eq. 93A-31 sums over all n != 0)
     fom_precursors: bool = True
     #: effective return loss (Annex 93A.5, ``erl.py``): rho_x, beta_x (GHz), N_bx (UI),
-    #: T_fx (ns), N (UI); provisional values, see docs/com.md
+    #: T_fx (ns; ``erl_t_fx2_ns`` for port 2, negative: as port 1), N (UI); the 802.3ck
+    #: rows take them from the config sheets, the defaults are provisional (docs/com.md)
     erl_rho_x: float = 0.618
     erl_beta_x_ghz: float = 0.0
     erl_n_bx: int = 12
@@ -129,6 +140,13 @@ class ComParams:
     #: only), sampled at eye_samples_per_ui points per UI (``eye.eye_over_window``)
     eye_t_o_mui: float = 0.0
     eye_samples_per_ui: int = 100
+    erl_t_fx2_ns: float = -1.0
+    #: False: no RX package (the C2M host-output sheet sets C_d, L_s, C_b, C_p and z_p of
+    #: the RX to 0: the die termination R_d sits at the channel's port)
+    rx_package: bool = True
+    #: allowed (g_DC, g_DC2) pairs, the sheets' G_Qual / G2_Qual as flat triples
+    #: (g_DC2 limit, g_DC high, g_DC low); empty: every pair (see ``ctle_allowed``)
+    ctle_qual: tuple = ()
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -149,26 +167,50 @@ class ComParams:
         keep = 1.0 - np.abs(grid).sum(axis=1) >= self.c0_min - 1e-12
         return grid[keep]
 
+    def ctle_allowed(self, g_dc: float, g_dc2: float) -> bool:
+        """Whether the CTLE setting is in the grid. With ``ctle_qual`` the rule of the
+        IEEE COM code for G_Qual / G2_Qual: the g_DC2 limits sorted descending split g_DC2
+        into bands (the first: g_DC2 equal to its limit; band k: limit_k <= g_DC2 <
+        limit_{k-1}); in band k, g_DC must lie in [low_k, high_k)."""
+        q = self.ctle_qual
+        if not q:
+            return True
+        rows = sorted((tuple(q[i:i + 3]) for i in range(0, len(q) - 2, 3)), reverse=True)
+        eps = 1e-9
+        for k, (g2, hi, lo) in enumerate(rows):
+            top = g2 + eps if k == 0 else rows[k - 1][0]
+            if g2 - eps <= g_dc2 < top - (0 if k == 0 else eps):
+                lo, hi = min(lo, hi), max(lo, hi)
+                if lo - eps <= g_dc < hi - eps:
+                    return True
+        return False
+
     def describe(self) -> str:
         return (f"{self.name}: {self.fb_gbd:g} GBd, PAM{self.levels}, DER_0 {self.der0:g}, "
                 f"{len(self.g_dc)}x{len(self.g_dc2)} CTLE x {len(self.tx_grid)} TX settings, "
                 f"{len(self.dfe_max)} DFE taps, {len(self.cases)} package case(s)")
 
 
-_SHEET = ("IEEE 802.3ck COM config sheet {} (sheet COM_Settings, mellitz_3ck_adhoc_01_032322_"
-          "COM3p70.zip, ieee802.org/3/ck/public/tools) as transcribed in cortalo/serdeskit {}")
+_SA = ("IEEE 802.3ck COM configuration sheet config_com_ieee8023_93a=3ck_SA_{} (sheet "
+       "COM_Settings; the task force's final set, dated 08/17/2022, as published in the "
+       "COM code repository Omer-Sella/COM, config_sheets_100G/)")
 #: preset name -> where its non-package values come from (the package: serdes/presets.py)
 SOURCES = {
-    "802.3ck-kr": _SHEET.format("config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21.xlsx",
-                                "examples/compute_com_kr_backplane.py")
-    + "; T_r not in that transcription (unverified); floating DFE taps (N_bg 3, N_bf 3, "
-      "N_f 40) not modelled",
-    "802.3ck-c2c": _SHEET.format("config_com_ieee8023_93a=3ck_d3p1_120F_C2C_11_30_21.xlsx",
-                                 "examples/compute_com_c2c.py (T_r: its MATLAB-checked 7.5 ps)"),
-    "802.3ck-cr": "unverified (provisional): repeats 802.3ck-kr; no readable Clause 162 sheet",
-    "802.3ck-c2m": "unverified (provisional): repeats 802.3ck-kr; no readable Annex 120G sheet",
+    "802.3ck-kr": _SA.format("KR_08_17_2022.xlsx") + "; the earlier d3p1 sheet (..._3ck_d3p1_KR_"
+    "11_30_21.xlsx, transcribed in cortalo/serdeskit examples/compute_com_kr_backplane.py) "
+    "agrees on every value it carries; verified. Not modelled: floating DFE taps (N_bg 3, "
+    "N_bf 3, N_f 40, bmaxg 0.05)",
+    "802.3ck-cr": _SA.format("CR_CA_08_17_2022.xlsx") + " (Clause 162 cable assembly); "
+    "verified. Not modelled: the host boards the sheet adds (Include PCB = 1: 110.3 mm of "
+    "100 ohm board, line [0 3.8206e-4 9.5909e-5], tau 5.79e-3 ns/mm, C_0 0.29e-4 nF, "
+    "C_1 0.19e-4 nF, each side) and the floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03)",
+    "802.3ck-c2c": _SA.format("120F_C2C_08_17_2022.xlsx") + "; the d3p1 sheet (transcribed in "
+    "cortalo/serdeskit examples/compute_com_c2c.py) agrees; verified",
+    "802.3ck-c2m": _SA.format("120g_C2M_tp1a_08_17_2022.xlsx") + " (Annex 120G host output, "
+    "TP1a); verified. Not modelled: the C2M eye (VEC / EH over T_O = 50 mUI with a "
+    "Gaussian histogram window, sigma_r 0.02 UI, 100 samples per UI; limits VEC 12 dB, "
+    "EH 10 mV): eye height and VEC are given at the COM sampling time only",
 }
-
 
 def _rng(lo, hi, step=1.0):
     n = int(round((hi - lo) / step)) + 1
@@ -179,16 +221,36 @@ def _ck(**kw):
     fb = 53.125
     base = dict(
         name="802.3ck-kr", fb_gbd=fb, levels=4, der0=1e-4, a_v=0.413, a_fe=0.413, a_ne=0.608,
-        eta0=8.2e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
+        eta0=8.2e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.0075,
         g_dc=_rng(-20, 0), g_dc2=_rng(-6, 0), f_z_ghz=fb / 2.5, f_p1_ghz=fb / 2.5, f_p2_ghz=fb,
         f_lf_ghz=fb / 80, tx_min=(-0.06, 0.0, -0.34, -0.2), tx_max=(0.0, 0.12, 0.0, 0.0),
         tx_step=(0.02, 0.02, 0.02, 0.02), tx_n_pre=3, c0_min=0.54,
-        # b_max(1), b_max(2..N_b); b_min(1), b_min(2..N_b) of the KR sheet
+        # b_max(1), b_max(2..N_b); b_min(1), b_min(2..N_b) of the KR sheet. The IEEE code
+        # fills b_min(1..N_b) with b_min(1), overwrites 2..N_b and clips each DFE tap to
+        # [b_min, b_max] times the cursor (dfe_clipper): a positive b_min is a lower bound.
         dfe_max=(0.85, 0.3) + (0.2,) * 5 + (0.1,) * 5, dfe_min=(0.3, 0.05) + (-0.03,) * 10,
+        # ERL: rho_x, beta_x, N_bx, fixture delay, N of the sheet
+        erl_rho_x=0.618, erl_beta_x_ghz=0.0, erl_n_bx=21, erl_t_fx_ns=0.0, erl_n_ui=3500,
         r0=50.0, source=SOURCES["802.3ck-kr"])
     base.update(kw)
     base.update(com_package(base["name"]))  # the package table of serdes/presets.py
     return ComParams(**base)
+
+
+def _c2m():
+    """Annex 120G host output (TP1a): its own CTLE (f_z 12.58, f_p1 20, f_p2 28 GHz) with
+    the G_Qual / G2_Qual pairs, 4 DFE taps, no RX package. b_min(2..N_b) is written
+    ``[ -0.15 - 0.15 - 0.05 ]`` in the sheet, which MATLAB evaluates to the one number
+    -0.35 (spaces on both sides of a minus make it a subtraction) and assigns to taps 2..4;
+    we follow what the IEEE code does (the intent was probably -0.15, -0.15, -0.05)."""
+    return _ck(name="802.3ck-c2m", der0=1e-5, a_v=0.415, a_fe=0.415, a_ne=0.45, eta0=4.1e-8,
+               snr_tx_db=32.5, g_dc=_rng(-13, 0), g_dc2=_rng(-3, 0, 0.5), f_z_ghz=12.58,
+               f_p1_ghz=20.0, f_p2_ghz=28.0, f_lf_ghz=1.328125,
+               ctle_qual=(0.0, -2.0, -9.0, -1.0, -2.0, -11.0, -2.0, -4.0, -10.0,
+                          -3.0, -4.0, -9.0),
+               dfe_max=(0.4, 0.15, 0.15, 0.1), dfe_min=(0.1, -0.35, -0.35, -0.35),
+               erl_n_bx=0, erl_n_ui=800, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2,
+               source=SOURCES["802.3ck-c2m"])
 
 
 def _kr4():
@@ -222,12 +284,13 @@ def _dj():
 
 PRESETS: dict[str, ComParams] = {
     "802.3ck-kr": _ck(),
-    "802.3ck-cr": _ck(name="802.3ck-cr", source=SOURCES["802.3ck-cr"]),
+    "802.3ck-cr": _ck(name="802.3ck-cr", eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_n_ui=4500,
+                      erl_t_fx_ns=0.3, source=SOURCES["802.3ck-cr"]),
     "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5, eta0=2e-8, t_r_ns=0.0075, g_dc2=_rng(-4, 0),
                        tx_min=(-0.04, 0.0, -0.28, -0.1), tx_max=(0.0, 0.1, 0.0, 0.0),
                        dfe_max=(0.65, 0.15) + (0.1,) * 4, dfe_min=(0.3, 0.05) + (-0.04,) * 4,
-                       source=SOURCES["802.3ck-c2c"]),
-    "802.3ck-c2m": _ck(name="802.3ck-c2m", source=SOURCES["802.3ck-c2m"]),
+                       erl_n_bx=6, erl_n_ui=2000, source=SOURCES["802.3ck-c2c"]),
+    "802.3ck-c2m": _c2m(),
     "802.3dj-kr": _dj(),
     "100gbase-kr4": _kr4(),
 }
@@ -338,6 +401,12 @@ def check(p: ComParams) -> None:
     for k in ("erl_beta_x_ghz", "erl_t_fx_ns", "erl_n_bx"):
         if getattr(p, k) < 0:
             bad(k, "a number >= 0")
+    if len(p.ctle_qual) % 3:
+        bad("ctle_qual", "triples g_DC2 limit, g_DC high, g_DC low (a multiple of 3 numbers)")
+    if not any(p.ctle_allowed(a, b) for a in p.g_dc for b in p.g_dc2):
+        bad("ctle_qual", "pairs that allow at least one (g_dc, g_dc2) setting of the grid")
+    if p.erl_t_fx2_ns < 0 and p.erl_t_fx2_ns != -1:
+        bad("erl_t_fx2_ns", "a number >= 0, or -1 for the value of erl_t_fx_ns")
     if not 1 <= p.erl_n_ui <= 100000:
         bad("erl_n_ui", "an integer in [1, 100000] UI")
     if p.mlsd and len(p.dfe_max) != 1:

@@ -22,7 +22,7 @@ measured channel onto its grid):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -98,7 +98,11 @@ def package_params(p: ComParams, lengths) -> PackageParams:
 
 
 def package_s(p: ComParams, lengths, side: str, f: np.ndarray) -> np.ndarray:
-    return Package(package_params(p, lengths), side).s_matrix(f)
+    pp = package_params(p, lengths)
+    if side == "rx" and not p.rx_package:   # no RX package: the channel's port at R_d
+        pp = replace(pp, c_d_nf=(0.0,) * len(pp.c_d_nf), l_s_nh=(0.0,) * len(pp.l_s_nh),
+                     c_b_nf=0.0, c_p_nf=0.0, z_p_mm=(0.0,) * len(pp.z_p_mm))
+    return Package(pp, side).s_matrix(f)
 
 
 def h_t(p: ComParams, f: np.ndarray) -> np.ndarray:
