@@ -7,7 +7,9 @@ not depend on the chunk size and a block-split run (``serdes.parallel``) reprodu
 them exactly: nothing is carried between chunks but a cache. Its taps are fixed, or,
 with a ppm offset, re-sampled per block of :data:`serdes.crosstalk.XTALK_BLOCK` UI at
 the block centre's phase. The victim's sampling jitter enters to first order through
-the taps' slope (the same offsets as the victim's samples). An aggressor's own TX
+the taps' slope (the same offsets as the victim's samples). The TX noise of two or
+more short fixed-phase aggressors is drawn as one stream through a factor of its
+summed autocorrelation (:mod:`serdes.engines.xtalk_noise`). An aggressor's own TX
 jitter (:mod:`serdes.crosstalk`) adds, to first order, the FIR of ``-tau_j b_j`` (its
 jitter from its own seed's streams times its symbol values) through the taps' slope,
 in both summing paths and in :meth:`CrosstalkFrontEnd.streams`. Aggressor symbols
@@ -33,6 +35,7 @@ from serdes.txjitter import TxJitterSource
 
 DIRECT_MAX_TAPS = 96     # longer fixed-phase aggressors are summed by FFT
 FFT_MIN = 1 << 15        # smallest FFT of the FFT path (8x the longest taps, or this)
+COMBINE_MIN = 2          # fewest short fixed-phase aggressors whose TX noise is one stream
 
 
 class AggressorSymbols:
@@ -104,14 +107,27 @@ class CrosstalkFrontEnd:
         self.jitter = jitter
         # the taps' slopes: for the victim's jitter, or for :meth:`streams` (``slopes``)
         self._slopes = bool(slopes) or jitter.active
-        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
-                        for p in self.pulses]
-        self._moved = [s.jittered for s in self.sources]   # own TX jitter: needs slopes
-        self._fixed = {}
-        self._blocks: list[dict] = [{} for _ in self.pulses]
+        sigma = link.tx_noise_sigma
         self.fft = [i for i, p in enumerate(self.pulses)
                     if p.agg.ppm == 0 and p.n_taps > DIRECT_MAX_TAPS]
         self.direct = [i for i in range(len(self.pulses)) if i not in self.fft]
+        # short fixed-phase aggressors without their own TX jitter: their TX noise as one
+        # stream (engines/xtalk_noise.py), when two or more of them have any
+        calm = [i for i in self.direct if self.pulses[i].agg.ppm == 0
+                and not self.pulses[i].agg.tx_jitter.per_symbol] if sigma > 0 else []
+        self.noise = None
+        if len(calm) >= COMBINE_MIN:
+            from serdes.engines.xtalk_noise import CombinedTxNoise
+
+            nz = CombinedTxNoise([self.pulses[i].taps(self.pulses[i].agg.phase_ui)
+                                  for i in calm], sigma, self.pulses[calm[0]].agg.seed)
+            self.noise = nz if nz.fir is not None else None
+        quiet = set(calm) if self.noise is not None else set()
+        self.sources = [AggressorSymbols(p.agg, link.levels, 0.0 if i in quiet else sigma)
+                        for i, p in enumerate(self.pulses)]
+        self._moved = [s.jittered for s in self.sources]   # own TX jitter: needs slopes
+        self._fixed = {}
+        self._blocks: list[dict] = [{} for _ in self.pulses]
         if self.fft:
             from scipy import fft as sfft   # only for long aggressors (scipy.fft: ~0.2 s import)
 
@@ -216,6 +232,8 @@ class CrosstalkFrontEnd:
             if src.jittered:   # its own TX jitter, first order
                 xtalk_add(out, src.fetch_moved(lo, hi - lo + 1, b), lo, k0, seg, shift, dtaps,
                           dtaps[:0], off)
+        if self.noise is not None:
+            self.noise.add(out, k0, n)
         return out
 
     def streams(self, k0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -245,6 +263,8 @@ class CrosstalkFrontEnd:
             if src.jittered:   # its own TX jitter, first order (its slope: second order)
                 xtalk_add(val, src.fetch_moved(lo, hi - lo + 1, b), lo, k0, seg, shift, dtaps,
                           dtaps[:0], val[:0])
+        if self.noise is not None:   # (no slope: see engines/xtalk_noise.py)
+            self.noise.add(val, k0, n)
         return val, slope
 
 
