@@ -30,17 +30,12 @@ TX noise: an aggressor's symbol values carry white noise of the victim's SNR_TX
 relative to the aggressor's own levels (its pulse carries its swing), from its own
 seed's stream, in every engine.
 
-TX jitter: an aggressor's transmitter has its own clock, so its per-symbol jitter
-(``tx_rj_ui``, ``tx_dcd_ui`` even/odd on its own symbol index, ``tx_buj_ui``; by default
-the victim's ``[tx_jitter]`` values) is independent of the victim's: its own seed's
-streams (:class:`serdes.txjitter.TxJitterSource` with the aggressor's seed). Symbol j
-leaving tau_j UI late adds ``c_i(phi + tau_j) ~ c_i - tau_j c'_i`` (first order, ``c'``
-the :meth:`AggressorPulse.slope`): the counted engines add the FIR of ``-tau_j b_j``
-through the slope taps; the budget adds its variance ``E[tau^2] E[b^2] |c'|^2`` (white: tau is
-independent of the data, zero mean over the two DCD parities), the statistical engine
-that of RJ and BUJ as Gaussian and DCD as the mixture of both parities' cursors. The second-order rest is at most
-``max|tau|^2 / 2 sum_i |b| |c''_i|`` (tests/test_xtalk_txjitter.py checks the exact shift
-within it). Aggressor SJ is not modelled (refused with victim TX SJ).
+TX jitter: each aggressor has its own clock, so its RJ, DCD (on its own symbol index)
+and BUJ (default: the victim's ``[tx_jitter]``) come from its own seed's streams.
+Symbol j leaving tau_j UI late adds ``c_i(phi + tau_j) ~ c_i - tau_j c'_i`` (first
+order): the counted engines add the FIR of ``-tau_j b_j`` through the slope taps, the
+budget its white variance, the statistical engine RJ and BUJ as Gaussian and DCD as
+the mixture of both parities' cursors. Aggressor SJ is not modelled.
 """
 
 from __future__ import annotations
