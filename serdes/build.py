@@ -142,7 +142,8 @@ def build_packages(cfg: Config, next_tx: bool = False):
 def build_crosstalk(cfg: Config, channel: list):
     """The [[aggressor]] tables as a :class:`~serdes.crosstalk.Crosstalk` (None without
     any): each aggressor's coupling path between the packages of its kind, its
-    transmitter (defaults: the [tx] section; swing from [crosstalk]), seed and phase."""
+    transmitter (defaults: the [tx] section; swing from [crosstalk]; its own TX jitter
+    from [tx_jitter]'s rj/dcd/buj), seed and phase."""
     tables = cfg.aggressors
     if not tables:
         return None
@@ -192,7 +193,9 @@ def build_crosstalk(cfg: Config, channel: list):
                              tx=(TxEdge(rise_time_s=rise),
                                  TxFfe(taps=taps, main=main, symbol_rate_hz=fb)),
                              swing_v=swing, rise_time_s=rise, pattern=a["pattern"], seed=seed,
-                             phase_ui=phase, ppm=a["ppm"], label=label))
+                             phase_ui=phase, ppm=a["ppm"], label=label,
+                             **{k: a[k] if a[k] >= 0 else cfg["tx_jitter"][k[3:]]
+                                for k in ("tx_rj_ui", "tx_dcd_ui", "tx_buj_ui")}))
     return Crosstalk(aggressors=tuple(out), f_r=cfg["afe"]["f_r"], f1_hz=x["icn_f1_hz"],
                      f2_hz=x["icn_f2_hz"])
 

@@ -29,6 +29,13 @@ their TX noise enter as Gaussian variance.
 TX noise: an aggressor's symbol values carry white noise of the victim's SNR_TX
 relative to the aggressor's own levels (its pulse carries its swing), from its own
 seed's stream, in every engine.
+
+TX jitter: each aggressor has its own clock, so its RJ, DCD (on its own symbol index)
+and BUJ (default: the victim's ``[tx_jitter]``) come from its own seed's streams.
+Symbol j leaving tau_j UI late adds ``c_i(phi + tau_j) ~ c_i - tau_j c'_i`` (first
+order): the counted engines add the FIR of ``-tau_j b_j`` through the slope taps, the
+budget its white variance, the statistical engine RJ and BUJ as Gaussian and DCD as
+the mixture of both parities' cursors. Aggressor SJ is not modelled.
 """
 
 from __future__ import annotations
@@ -80,12 +87,31 @@ class Aggressor:
     phase_ui: float = 0.0
     ppm: float = 0.0
     label: str = ""
+    tx_rj_ui: float = 0.0     # its own TX random jitter (rms UI), DCD (pk-pk UI) and
+    tx_dcd_ui: float = 0.0    # bounded uncorrelated jitter (+- UI): see the module notes
+    tx_buj_ui: float = 0.0
 
     def __post_init__(self):
         if self.kind not in ("fext", "next"):
             raise ConfigError(f"aggressor kind = {self.kind!r}: expected 'fext' or 'next'")
         if not 0.0 <= self.phase_ui < 1.0:
             raise ConfigError(f"aggressor phase_ui = {self.phase_ui!r}: expected [0, 1)")
+        for k in ("tx_rj_ui", "tx_dcd_ui", "tx_buj_ui"):
+            v = getattr(self, k)
+            if not (np.isfinite(v) and 0.0 <= v <= 0.5):
+                raise ConfigError(f"aggressor {k} = {v!r}: expected 0 .. 0.5 UI")
+
+    @property
+    def tx_jitter(self):
+        """Its per-symbol TX jitter as :class:`serdes.txjitter.TxJitter` (no SJ, no ppm)."""
+        from serdes.txjitter import TxJitter
+
+        return TxJitter(rj_ui=self.tx_rj_ui, dcd_ui=self.tx_dcd_ui, buj_ui=self.tx_buj_ui)
+
+    @property
+    def tx_jitter_var(self) -> float:
+        """E[tau^2] of its TX jitter (UI^2): RJ^2 + (DCD/2)^2 + BUJ^2 / 3."""
+        return self.tx_rj_ui ** 2 + 0.25 * self.tx_dcd_ui ** 2 + self.tx_buj_ui ** 2 / 3.0
 
     @property
     def coupling(self):
@@ -182,15 +208,22 @@ class AggressorPulse:
                  rj_ui: float = 0.0) -> np.ndarray:
         """R[k], k < lags, of this aggressor at the ADC input (V^2), averaged over the
         statistical phases: its symbols (power ``level_power``) plus its TX noise (white,
-        ``tx_sigma`` per symbol value) through its taps, and the victim's random sampling
-        jitter (``rj_ui``, independent per sample) on its slope, to first order."""
+        ``tx_sigma`` per symbol value) through its taps, the victim's random sampling
+        jitter (``rj_ui``, independent per sample) on its slope, to first order, and its
+        own TX jitter (white ``-tau_j b_j`` through its slope, see the module notes)."""
         r = np.zeros(lags)
         power = level_power + tx_sigma ** 2
+        tj = self.agg.tx_jitter_var * power
         for ph in self.stat_phases():
             c = self.taps(ph)
             ac = np.correlate(c, c, mode="full")[c.shape[0] - 1:]
             k = min(lags, ac.shape[0])
             r[:k] += power * ac[:k]
+            if tj > 0:
+                d = self.slope(ph)
+                ad = np.correlate(d, d, mode="full")[d.shape[0] - 1:]
+                k = min(lags, ad.shape[0])
+                r[:k] += tj * ad[:k]
             if rj_ui > 0 and lags > 0:
                 d = self.slope(ph)
                 r[0] += rj_ui ** 2 * level_power * float(d @ d)
@@ -247,8 +280,11 @@ def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0,
     Gaussian part). ``offsets``: the victim's sampling offset (UI; one, or one per FFE
     tap: SJ, dual-Dirac), which moves the aggressors' samples as the victim's. The
     Gaussian part also carries the aggressors' TX noise (the victim's SNR_TX relative to
-    each aggressor's own swing) and the victim's random jitter on their slopes (first
-    order, independent per sample, averaged over the aggressors' data)."""
+    each aggressor's own swing), the victim's random jitter on their slopes (first
+    order, independent per sample, averaged over the aggressors' data) and each
+    aggressor's own RJ and BUJ (``E[tau^2] (E[b^2] + tx sigma^2)`` times its slope through
+    the FFE, first order); its DCD moves its cursors by -+DCD/2 alternately, and the
+    cursors become the mixture over both parities (taken independent, as the phases)."""
     vals, probs, var, gauss = [], [], 0.0, 0.0
     lv = link.levels
     es = float(np.mean(lv ** 2))
@@ -258,10 +294,18 @@ def stat_components(link, w: np.ndarray, tiny: float, small: float = 0.0,
     for p in link.aggressor_pulses:
         phases = p.stat_phases()
         g = np.array([_through_ffe(p, w, ph, offsets) for ph in phases])  # (K, len)
-        gauss += tx2 * float(np.mean(np.sum(g ** 2, axis=1)))
         if rj > 0:
             d = [p.slope(ph - mean_off) for ph in phases]
             gauss += rj ** 2 * es * ww * float(np.mean([x @ x for x in d]))
+        tj = p.agg.tx_jitter_var
+        if tj > 0:
+            gd = np.array([np.convolve(w, p.slope(ph - mean_off)) for ph in phases])
+            h = 0.5 * p.agg.tx_dcd_ui
+            gauss += (tj - h * h) * (es + tx2) * float(np.mean(np.sum(gd ** 2, axis=1)))
+            if h > 0:   # DCD: both parities of its symbols as a mixture, like the phases
+                alt = h * (1.0 - 2.0 * (np.arange(g.shape[1]) % 2))
+                g = np.concatenate([g - alt * gd, g + alt * gd])
+        gauss += tx2 * float(np.mean(np.sum(g ** 2, axis=1)))   # its TX noise
         peak = np.max(np.abs(g), axis=0) * float(np.max(np.abs(lv)))
         low = (peak <= small) & (peak > tiny)
         gauss += es * float(np.sum(np.mean(g[:, low] ** 2, axis=0)))
@@ -347,7 +391,8 @@ def summary(link, ffe=None, volts_per_unit: float = 1.0) -> list[dict]:
                "phase_ui": a.phase_ui, "ppm": a.ppm, "taps": p.n_taps,
                "peak_v": float(np.sum(np.abs(c)) * np.max(np.abs(link.levels))),
                "rms_v": float(np.sqrt((link.level_power + link.tx_noise_sigma ** 2)
-                                      * float(c @ c)))}
+                                      * (float(c @ c) + a.tx_jitter_var
+                                         * float(p.slope(a.phase_ui) @ p.slope(a.phase_ui)))))}
         if ffe is not None:
             r = p.autocorr(len(ffe), link.level_power, link.tx_noise_sigma,
                            link.impairments.rj_ui)

@@ -400,6 +400,12 @@ AGGRESSOR: dict[str, Field] = {
                   "random, fixed, from the seed)", -1.0, 0.999999),
     "ppm": F(float, 0.0, "frequency offset against the victim (ppm): the phase walks",
              -1000.0, 1000.0),
+    # its own clock's TX jitter, independent of the victim's (its own seed's streams)
+    "tx_rj_ui": F(float, -1.0, "its TX random jitter (rms UI; -1: tx_jitter.rj_ui)", -1.0, 0.2),
+    "tx_dcd_ui": F(float, -1.0, "its TX duty-cycle distortion (pk-pk UI; -1: "
+                   "tx_jitter.dcd_ui)", -1.0, 0.5),
+    "tx_buj_ui": F(float, -1.0, "its TX bounded uncorrelated jitter (+-UI; -1: "
+                   "tx_jitter.buj_ui)", -1.0, 0.5),
 }
 
 # nested TOML tables accepted as another name of a section: [channel.reflections]

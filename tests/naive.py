@@ -497,3 +497,28 @@ def com_mlsd_der(p_an, ystep, a_s, b, rho, levels, rel_tol=1e-4):
             return der, j
         pj = np.convolve(pj, p_1mb)
     return der, len(rho) - 1
+
+
+def xtalk_tx_jitter(pulse, values, tau, n, block=1024):
+    """An aggressor's first-order TX-jitter term at the victim's samples 0..n-1, one sample
+    and one tap at a time: ``-sum_i tau_j b_j slope_i(phi)`` with j = k - s - i, where phi
+    and s are the fractional and whole UIs of the aggressor's phase at the centre of the
+    1024-UI block of sample k (fixed without ppm); ``values`` and ``tau`` are its symbol
+    values and TX jitter from UI 0 (none before)."""
+    agg = pulse.agg
+    out = np.zeros(n)
+    cache = {}
+    for k in range(n):
+        b = k // block
+        if b not in cache:
+            phi = agg.phase_ui + (agg.ppm * 1e-6 * (b * block + block / 2.0) if agg.ppm else 0.0)
+            s = int(np.floor(phi))
+            cache[b] = (s, pulse.slope(phi - s))
+        s, d = cache[b]
+        acc = 0.0
+        for i in range(d.shape[0]):
+            j = k - s - i
+            if 0 <= j < len(values):
+                acc += tau[j] * values[j] * d[i]
+        out[k] = -acc
+    return out

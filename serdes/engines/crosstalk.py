@@ -7,8 +7,13 @@ not depend on the chunk size and a block-split run (``serdes.parallel``) reprodu
 them exactly: nothing is carried between chunks but a cache. Its taps are fixed, or,
 with a ppm offset, re-sampled per block of :data:`serdes.crosstalk.XTALK_BLOCK` UI at
 the block centre's phase. The victim's sampling jitter enters to first order through
-the taps' slope (the same offsets as the victim's samples). Aggressor symbols before
-UI 0 are zero, as the victim's.
+the taps' slope (the same offsets as the victim's samples). The TX noise of two or
+more short fixed-phase aggressors is drawn as one stream through a factor of its
+summed autocorrelation (:mod:`serdes.engines.xtalk_noise`). An aggressor's own TX
+jitter (:mod:`serdes.crosstalk`) adds, to first order, the FIR of ``-tau_j b_j`` (its
+jitter from its own seed's streams times its symbol values) through the taps' slope,
+in both summing paths and in :meth:`CrosstalkFrontEnd.streams`. Aggressor symbols
+before UI 0 are zero, as the victim's.
 
 Two ways to sum, by the aggressor's length: up to :data:`DIRECT_MAX_TAPS` taps (and
 every walking aggressor) a direct FIR (``kernels/xtalk.py``); longer fixed-phase ones
@@ -26,9 +31,11 @@ from serdes import rng
 from serdes.crosstalk import XTALK_BLOCK
 from serdes.kernels.xtalk import xtalk_add
 from serdes.signal.source import SymbolSource
+from serdes.txjitter import TxJitterSource
 
 DIRECT_MAX_TAPS = 96     # longer fixed-phase aggressors are summed by FFT
 FFT_MIN = 1 << 15        # smallest FFT of the FFT path (8x the longest taps, or this)
+COMBINE_MIN = 2          # fewest short fixed-phase aggressors whose TX noise is one stream
 
 
 class AggressorSymbols:
@@ -48,6 +55,18 @@ class AggressorSymbols:
             self._src = SymbolSource(pattern=agg.pattern, m=m, precoding=False, seed=agg.seed)
         self._m = m
         self._start, self._buf = 0, np.zeros(0)
+        tj = agg.tx_jitter
+        # its own clock: its own seed's jitter streams (serdes.txjitter ids)
+        self._tau = TxJitterSource(tj, 1.0, agg.seed) if tj.per_symbol else None
+
+    @property
+    def jittered(self) -> bool:
+        return self._tau is not None
+
+    def fetch_moved(self, start: int, n: int, values: np.ndarray) -> np.ndarray:
+        """``-tau_j b_j`` for UIs start .. start+n-1 (``values``: :meth:`fetch`'s b_j of
+        them): the symbol stream of the first-order TX-jitter term."""
+        return -self._tau.offsets(start, n) * values
 
     def _make(self, start: int, n: int) -> np.ndarray:
         if self._random:
@@ -88,13 +107,27 @@ class CrosstalkFrontEnd:
         self.jitter = jitter
         # the taps' slopes: for the victim's jitter, or for :meth:`streams` (``slopes``)
         self._slopes = bool(slopes) or jitter.active
-        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
-                        for p in self.pulses]
-        self._fixed = {}
-        self._blocks: list[dict] = [{} for _ in self.pulses]
+        sigma = link.tx_noise_sigma
         self.fft = [i for i, p in enumerate(self.pulses)
                     if p.agg.ppm == 0 and p.n_taps > DIRECT_MAX_TAPS]
         self.direct = [i for i in range(len(self.pulses)) if i not in self.fft]
+        # short fixed-phase aggressors without their own TX jitter: their TX noise as one
+        # stream (engines/xtalk_noise.py), when two or more of them have any
+        calm = [i for i in self.direct if self.pulses[i].agg.ppm == 0
+                and not self.pulses[i].agg.tx_jitter.per_symbol] if sigma > 0 else []
+        self.noise = None
+        if len(calm) >= COMBINE_MIN:
+            from serdes.engines.xtalk_noise import CombinedTxNoise
+
+            nz = CombinedTxNoise([self.pulses[i].taps(self.pulses[i].agg.phase_ui)
+                                  for i in calm], sigma, self.pulses[calm[0]].agg.seed)
+            self.noise = nz if nz.fir is not None else None
+        quiet = set(calm) if self.noise is not None else set()
+        self.sources = [AggressorSymbols(p.agg, link.levels, 0.0 if i in quiet else sigma)
+                        for i, p in enumerate(self.pulses)]
+        self._moved = [s.jittered for s in self.sources]   # own TX jitter: needs slopes
+        self._fixed = {}
+        self._blocks: list[dict] = [{} for _ in self.pulses]
         if self.fft:
             from scipy import fft as sfft   # only for long aggressors (scipy.fft: ~0.2 s import)
 
@@ -111,7 +144,7 @@ class CrosstalkFrontEnd:
     def _taps(self, i: int, phase_ui: float) -> tuple[np.ndarray, np.ndarray]:
         p = self.pulses[i]
         t = p.taps(phase_ui)
-        d = p.slope(phase_ui) if self._slopes else t[:0]
+        d = p.slope(phase_ui) if self._slopes or self._moved[i] else t[:0]
         return t, d
 
     def _plan(self, i: int, k0: int, n: int):
@@ -144,7 +177,8 @@ class CrosstalkFrontEnd:
         seg = np.clip(np.arange(b0, b1 + 2) * B - k0, 0, n).astype(np.int64)
         seg[0], seg[-1] = 0, n
         taps = np.array(rows)
-        dtaps = np.array(drows) if self._slopes else np.zeros((0, taps.shape[1]))
+        dtaps = (np.array(drows) if self._slopes or self._moved[i]
+                 else np.zeros((0, taps.shape[1])))
         return seg, np.array(shifts, dtype=np.int64), taps, dtaps
 
     def _fft_block(self, b: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -157,11 +191,15 @@ class CrosstalkFrontEnd:
             y0 = np.zeros(N // 2 + 1, dtype=np.complex128)
             y1 = y0.copy() if self._slopes else None
             for i, (c, d) in zip(self.fft, self._spec):
-                s = sfft.rfft(self.sources[i].fetch(b * B - (L - 1), B + L - 1), N)
+                src = self.sources[i]
+                v = src.fetch(b * B - (L - 1), B + L - 1)
+                s = sfft.rfft(v, N)
                 if y1 is not None:
                     y1 += s * d
                 s *= c
                 y0 += s
+                if src.jittered:   # its own TX jitter, first order
+                    y0 += sfft.rfft(src.fetch_moved(b * B - (L - 1), B + L - 1, v), N) * d
             hit = (sfft.irfft(y0, N)[L - 1:L - 1 + B],
                    None if y1 is None else sfft.irfft(y1, N)[L - 1:L - 1 + B])
             if len(self._fft_cache) > 2:
@@ -191,6 +229,11 @@ class CrosstalkFrontEnd:
                 xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps, off)
             else:
                 xtalk_add(out, b, lo, k0, seg, shift, taps, dtaps[:0], off)
+            if src.jittered:   # its own TX jitter, first order
+                xtalk_add(out, src.fetch_moved(lo, hi - lo + 1, b), lo, k0, seg, shift, dtaps,
+                          dtaps[:0], off)
+        if self.noise is not None:
+            self.noise.add(out, k0, n)
         return out
 
     def streams(self, k0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -213,9 +256,15 @@ class CrosstalkFrontEnd:
             L = taps.shape[1]
             lo = k0 + int(np.min(seg[:-1] - shift)) - (L - 1)
             hi = k0 + int(np.max(seg[1:] - 1 - shift))
-            b = self.sources[i].fetch(lo, hi - lo + 1)
+            src = self.sources[i]
+            b = src.fetch(lo, hi - lo + 1)
             xtalk_add(val, b, lo, k0, seg, shift, taps, taps[:0], val[:0])
             xtalk_add(slope, b, lo, k0, seg, shift, dtaps, dtaps[:0], val[:0])
+            if src.jittered:   # its own TX jitter, first order (its slope: second order)
+                xtalk_add(val, src.fetch_moved(lo, hi - lo + 1, b), lo, k0, seg, shift, dtaps,
+                          dtaps[:0], val[:0])
+        if self.noise is not None:   # (no slope: see engines/xtalk_noise.py)
+            self.noise.add(val, k0, n)
         return val, slope
 
 
@@ -228,6 +277,12 @@ class AggressorWaveform:
 
     def __init__(self, link):
         self.pulses = link.aggressor_pulses
+        if any(p.agg.tx_jitter.per_symbol for p in self.pulses):
+            from serdes.errors import ConfigError
+
+            raise ConfigError("analog eye with aggressor TX jitter (tx_rj_ui/tx_dcd_ui/"
+                              "tx_buj_ui, default [tx_jitter]): not drawn on the fine grid; "
+                              "set them to 0 for the eye")
         self.m, self.phase = link.m, link.pulse.phase
         self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
                         for p in self.pulses]
