@@ -215,7 +215,7 @@ def _dpo12_vtfs(p, d, n_fext=5, n_next=3):
     names += ["NENF89", "NENF1112", "NENF1415"][:n_next]
     g = ComGrid.of(p)
     chans = [read_channel(d / "DPO_12in_Meg7_THRU.s4p", "thru")]
-    chans += [read_channel(d / f"DPO_12in_Meg7_{n}.s4p", "fext" if n[2] == "E" else "next")
+    chans += [read_channel(d / f"DPO_12in_Meg7_{n}.s4p", "fext" if n[0] == "F" else "next")
               for n in names]
     v = [channel_vtf(p, g, c, p.cases[0]) for c in chans]
     pk0 = int(np.argmax(np.fft.irfft(xsinc(g) * v[0])))
@@ -357,3 +357,29 @@ def test_renormalize_equals_the_line_at_the_new_reference():
     assert np.abs(renormalize(s50, 50.0, 46.25) - s46).max() < 1e-12
     assert np.abs(renormalize(s46, 46.25, 50.0) - s50).max() < 1e-12
     assert renormalize(s50, 50.0, 50.0) is s50
+
+
+def test_ctle_tables_from_parts_equal_the_direct_tables(channels_dir):
+    """The per-CTLE tables of the numba search combined from their 10 parts (quadratic in
+    the CTLE weights) equal the tables formed directly from each CTLE setting's pulses."""
+    from serdes.com.fom import _pairs, ctle_basis, ctle_weights, tx_offsets
+    from serdes.com.mmse_grid import _Ctle, _CtleParts
+    from serdes.com.params import apply_overrides
+    from serdes.com.pulse import h_r, xsinc
+
+    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05"})
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=2, n_next=1)
+    m, offs = g.m, tx_offsets(p)[1:5]
+    iu, mult = _pairs(len(offs))
+    basis = ctle_basis(p, g.f)
+    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
+    pulses = [np.fft.irfft(xsinc(g) * x * basis, axis=1) * a for x, a in zip(v, amps)]
+    parts = _CtleParts(p, pulses, basis, kinds, h_r(p, g.f), g.f, m, offs, iu, mult)
+    for gdc, gdc2 in ((-20.0, -6.0), (-7.0, -2.0), (0.0, 0.0)):
+        wt = ctle_weights(gdc, gdc2)
+        a = _Ctle(p, wt, pulses, basis, kinds, h_r(p, g.f), g.f, m, offs, iu, mult)
+        b = parts.at(wt)
+        for k in ("t0", "gv", "gj", "gf", "r_base", "acf_next", "S"):
+            x, y = getattr(a, k), getattr(b, k)
+            assert x.shape == y.shape and np.abs(x - y).max() <= 1e-9 * np.abs(x).max(), k
+        assert a.idx0 == b.idx0
