@@ -5,6 +5,13 @@ and wall time, with the numba threads given by NUMBA_NUM_THREADS.
 
 Run: NUMBA_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_dj_full.py [dpo12|ca]
 A first call on a one-setting grid loads the numba cache (not timed).
+
+``--paired``: CPU time of compute_com with the per-CTLE tables combined from their parts
+(mmse_grid._CtleParts, the default) against forming them directly for every CTLE setting
+(mmse_grid._Ctle, the code before), 3 interleaved pairs on the full TX grid x 15 CTLE
+settings (g_DC -20..0 step 5 x g_DC2 -6, -3, 0), both package cases; same COM asserted.
+Run pinned: NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. taskset -c 1 python3
+benchmarks/com_dj_full.py --paired dpo12
 """
 
 from __future__ import annotations
@@ -55,7 +62,49 @@ def run(key: str) -> dict:
                       for c in r.cases]}
 
 
+class _Direct:
+    """The tables formed directly for every CTLE setting (the baseline)."""
+
+    def __init__(self, p, pulses, basis, kinds, hr_f, f, m, offs, iu, mult):
+        self.a = (p, pulses, basis, kinds, hr_f, f, m, offs, iu, mult)
+
+    def at(self, wt):
+        from serdes.com.mmse_grid import _Ctle
+
+        p, pulses, basis, kinds, hr_f, f, m, offs, iu, mult = self.a
+        return _Ctle(p, wt, pulses, basis, kinds, hr_f, f, m, offs, iu, mult)
+
+
+def paired(key: str, pairs: int = 3) -> dict:
+    from serdes.com import mmse_grid
+
+    thru, fext, nxt = SETS[key]
+    ov = {"g_dc": "-20,-15,-10,-5,0", "g_dc2": "-6,-3,0"}
+    compute_com(thru, fext[:1], nxt[:1], "802.3dj-kr",
+                {"g_dc": "-6", "g_dc2": "0", "tx_max": "0,0,0,0,0,0"})   # numba cache
+    parts_cls = mmse_grid._CtleParts
+    t = {"parts": [], "direct": []}
+    for _ in range(pairs):
+        res = {}
+        for name, cls in (("direct", _Direct), ("parts", parts_cls)):
+            mmse_grid._CtleParts = cls
+            c0 = time.process_time()
+            res[name] = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
+            t[name].append(time.process_time() - c0)
+        mmse_grid._CtleParts = parts_cls
+        for a, b in zip(res["direct"].cases, res["parts"].cases):
+            assert abs(a.com_db - b.com_db) < 1e-8 and a.tx_taps == b.tx_taps
+    ratio = sorted(d / q for d, q in zip(t["direct"], t["parts"]))[pairs // 2]
+    return {"set": key, "paired_cpu_s": t, "median_ratio_direct_over_parts": round(ratio, 3),
+            "load_avg_after": os.getloadavg()[0]}
+
+
 if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--paired" in sys.argv:
+        for key in args or ["dpo12"]:
+            print(json.dumps(paired(key)), flush=True)
+        sys.exit(0)
     print(json.dumps(count(preset("802.3dj-kr"))), flush=True)
-    for key in sys.argv[1:] or list(SETS):
+    for key in args or list(SETS):
         print(json.dumps(run(key)), flush=True)
