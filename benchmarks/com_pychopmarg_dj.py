@@ -1,5 +1,6 @@
-"""serdes com --preset 802.3dj-kr against PyChOpMarg 3.4's own 802.3dj run (its
-IEEE_8023dj configuration, MMSE RX FFE), both searching the same equalization grid.
+"""serdes com with the earlier 802.3dj parameter set (serdes.com.params.dj_early, not the
+802.3dj-kr preset, which follows P802.3dj/D3.3) against PyChOpMarg 3.4's own 802.3dj run
+(its IEEE_8023dj configuration, MMSE RX FFE), both searching the same equalization grid.
 
 The full 802.3dj grid (16 g_DC x 11 g_DC2 x 794,640 TX settings, 1.4e8 candidates, each
 with a 33-point sampling-time search) is out of reach of both programs, so both search
@@ -25,6 +26,7 @@ from pychopmarg.com import COM  # noqa: E402
 from pychopmarg.config.ieee_8023dj import IEEE_8023dj  # noqa: E402
 
 from serdes.com.core import compute_com  # noqa: E402
+from serdes.com.params import dj_early  # noqa: E402
 
 CH = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
 KR = "ieee8023ck_KR_ortho_tracy_3ck_02_0119/"
@@ -75,7 +77,7 @@ def pcm_run(thru, fext, nxt, grid):
 def compare(key, grid=GRID):
     thru, fext, nxt = SETS[key]
     thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
-    ours = compute_com(thru, fext, nxt, "802.3dj-kr", _ours_overrides(grid))
+    ours = compute_com(thru, fext, nxt, dj_early(), _ours_overrides(grid))
     c = ours.cases[0]
     ref = pcm_run(thru, fext, nxt, grid)
     tx = [x for i, x in enumerate(c.tx_taps) if i != 3]

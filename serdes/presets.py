@@ -13,7 +13,7 @@ preset         C_d (nF)          L_s (nH)      C_b nF  C_p nF   R_d   Z_c (ohm) 
 802.3ck-cr     1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
 802.3ck-c2c    1.2e-4            0.12          0.3e-4  0.87e-4  50    87.5, 92.5  0.75
 802.3ck-c2m    1.2e-4 (RX: 0)    0.12 (RX: 0)  0.3e-4  0.87e-4  50    87.5, 92.5  0.75
-802.3dj-kr     4e-5, 9e-5, 1.1e-4  .13,.15,.14  3e-5    4e-5     50    87.5, 92.5  0.58
+802.3dj-kr     4e-5, 9e-5, 1.1e-4  .13,.15,.14  3e-5    4e-5     46.25 87.5, 92.5  0.55
 =============  ================  ============  ======  =======  ====  ==========  ====
 
 Line model: 802.3ck gamma0 = 0, a1 = 9.909e-4, a2 = 2.772e-4, tau = 6.141e-3; 802.3dj
@@ -30,7 +30,7 @@ preset         case 1            case 2
 802.3ck-cr     12 / 12 / 12 / 12  31 / 29 / 31 / 29
 802.3ck-c2c    13 / 11 / 13 / 11  31 / 29 / 31 / 29
 802.3ck-c2m    15 / 0 / 15 / 0    30 / 0 / 30 / 0
-802.3dj-kr     33 / 33 / 33 / 33  -
+802.3dj-kr     33 / 33 / 33 / 33  12 / 12 / 12 / 12
 =============  ================  ================
 
 802.3ck-c2m (Annex 120G host output, TP1a) has no RX package (``NO_RX_PACKAGE``: C_d,
@@ -50,10 +50,15 @@ Sources, row by row (``PRESET_SOURCES`` carries the same text):
   ``..._120F_C2C_11_30_21``, transcribed in cortalo/serdeskit
   ``examples/compute_com_kr_backplane.py`` and ``compute_com_c2c.py``) agree where they
   are transcribed. Not modelled: the host boards the CR sheet adds (Include PCB = 1).
-* 802.3dj-kr -- verified: PyChOpMarg (capn-freako/PyChOpMarg,
-  ``src/pychopmarg/config/ieee_8023dj.py``, Annex 178A): the 3-section die ladder,
-  C_b, C_p, R_d, the two segments (33 mm at 87.5 ohm, 1.8 mm at 92.5 ohm), the line
-  model and f_r = 0.58.
+* 802.3dj-kr -- verified: IEEE P802.3dj/D3.3 Table 178-14 (device package, class A)
+  and Table 178-15 (f_r), as transcribed in PyChOpMarg 3.4
+  ``pychopmarg/config/ieee_8023dj_d3p3.py``: the 3-section die ladder, C_b, C_p,
+  R_d = R_0 = 46.25 ohm, the two segments (z_p1 at 87.5 ohm, 1.8 mm at 92.5 ohm), the
+  class A line model, Test 1 (z_p1 = 33 mm) and Test 2 (12 mm) as the two package
+  cases (NEXT and FEXT aggressors take the TX length of the test), f_r = 0.55. Draft
+  values (D3.3), not a published standard. Class B (45/44 and 30/29 mm, four segments)
+  is not a preset. (Before: PyChOpMarg's early ``ieee_8023dj.py``, R_d 50, 33 mm only,
+  f_r 0.58; ``serdes.com.params.dj_early`` keeps it for the PyChOpMarg comparison.)
 
 The 93A defaults of the IEEE COM code (a1 = 1.734e-3, a2 = 1.455e-4, used by the
 100GBASE-KR4 tables) are not the 802.3ck values; the ck rows used them before.
@@ -72,7 +77,7 @@ _CK = dict(c_d_nf=(1.2e-4,), l_s_nh=(0.12,), c_b_nf=0.3e-4, c_p_nf=0.87e-4, r_d_
            z_c_ohm=(87.5, 92.5), z_p_mm=(12.0, 1.8), gamma0_per_mm=0.0, a1=9.909e-4,
            a2=2.772e-4, tau_ns_per_mm=6.141e-3)
 _DJ = dict(c_d_nf=(4.0e-5, 9.0e-5, 1.1e-4), l_s_nh=(0.13, 0.15, 0.14), c_b_nf=3.0e-5,
-           c_p_nf=4.0e-5, r_d_ohm=50.0, z_c_ohm=(87.5, 92.5), z_p_mm=(33.0, 1.8),
+           c_p_nf=4.0e-5, r_d_ohm=46.25, z_c_ohm=(87.5, 92.5), z_p_mm=(33.0, 1.8),
            gamma0_per_mm=5.0e-4, a1=8.9e-4, a2=2.0e-4, tau_ns_per_mm=6.141e-3)
 
 #: preset name -> package values (both sides use the same values; lengths per case)
@@ -100,7 +105,8 @@ PACKAGE_CASES: dict[str, tuple] = {
     # C2M: NEXT and RX have no line at all (z_p and z_pB 0 in the sheet)
     "802.3ck-c2m": tuple({"tx": (z, 1.8), "next": (0.0, 0.0), "fext": (z, 1.8), "rx": (0.0, 0.0)}
                          for z in (15.0, 30.0)),
-    "802.3dj-kr": (_case(33.0, 33.0, 33.0, 33.0),),
+    # P802.3dj/D3.3 Table 178-14, class A: Test 1 and Test 2 line 1 lengths
+    "802.3dj-kr": (_case(33.0, 33.0, 33.0, 33.0), _case(12.0, 12.0, 12.0, 12.0)),
 }
 
 _SA = ("IEEE 802.3ck COM configuration sheet config_com_ieee8023_93a=3ck_SA_{} (sheet "
@@ -120,13 +126,14 @@ PRESET_SOURCES: dict[str, str] = {
     "802.3ck-c2m": _SA.format("120g_C2M_tp1a_08_17_2022.xlsx") + ": TX and FEXT package as "
     "KR with z_p [15 30; 1.8 1.8], NEXT z_p [0 0; 0 0], no RX package (C_d, L_s, C_b, C_p, "
     "z_p of the RX 0); verified",
-    "802.3dj-kr": "PyChOpMarg src/pychopmarg/config/ieee_8023dj.py (Annex 178A); verified",
+    "802.3dj-kr": "IEEE P802.3dj/D3.3 Table 178-14 (class A, Test 1 and Test 2) as transcribed "
+                  "in PyChOpMarg 3.4 pychopmarg/config/ieee_8023dj_d3p3.py (draft values); verified",
 }
 
 #: preset name -> f_r of the reference receiver filter (Butterworth at f_r * f_b)
 RX_FILTER_F_R: dict[str, float] = {
     "802.3ck-kr": 0.75, "802.3ck-cr": 0.75, "802.3ck-c2c": 0.75, "802.3ck-c2m": 0.75,
-    "802.3dj-kr": 0.58,
+    "802.3dj-kr": 0.55,
 }
 
 

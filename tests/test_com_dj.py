@@ -40,8 +40,10 @@ def test_mmse_taps_minimise_the_mse(dfe_max):
     cursor constraint h_0^T w = 1, wide FFE limits, and the DFE tap free (5.0) or held at
     its limit (0.3: with one DFE tap the constrained optimum lies on the bound)."""
     rng = np.random.default_rng(1)
-    p = dataclasses.replace(preset("802.3dj-kr"), rx_ffe_min=(-1e9,) * 5 + (1.0,) + (-1e9,) * 10,
-                            rx_ffe_max=(1e9,) * 5 + (1.0,) + (1e9,) * 10,
+    p0 = preset("802.3dj-kr")
+    nw0, dw0 = len(p0.rx_ffe_max), p0.rx_ffe_pre
+    p = dataclasses.replace(p0, rx_ffe_min=(-1e9,) * dw0 + (1.0,) + (-1e9,) * (nw0 - dw0 - 1),
+                            rx_ffe_max=(1e9,) * dw0 + (1.0,) + (1e9,) * (nw0 - dw0 - 1),
                             dfe_max=(dfe_max,), dfe_min=(-dfe_max,))
     n = np.arange(40)
     h = 0.3 * (np.exp(-0.5 * ((n - 12) / 0.9) ** 2) + 0.3 * np.exp(-np.clip(n - 12, 0, None) / 3.0) * (n > 12)) + 0.01 * rng.standard_normal(40)
@@ -94,9 +96,11 @@ def test_dj_json_has_rx_ffe_taps(channels_dir):
     res = compute_com(d / "DPO_4in_Meg7_THRU.s4p", preset="802.3dj-kr",
                       overrides={"g_dc": "-9", "g_dc2": "0", "tx_min": "0,0,0,0,0,0",
                                  "tx_max": "0,0,0,0,0,0", "f_step_ghz": "0.05"})
-    (c,) = res.as_dict()["cases"]
-    assert len(c["rx_ffe_taps"]) == 16 and c["rx_ffe_taps"][5] == 1.0
-    assert len(c["dfe_taps"]) == 1 and len(c["tx_taps"]) == 7
+    cases = res.as_dict()["cases"]
+    assert [c["package_case"] for c in cases] == [1, 2]       # D3.3 Test 1 and Test 2
+    for c in cases:
+        assert len(c["rx_ffe_taps"]) == 15 and c["rx_ffe_taps"][6] == 1.0
+        assert len(c["dfe_taps"]) == 1 and len(c["tx_taps"]) == 7
 
 
 def test_phase_tables_equal_the_per_sampling_time_noise():
@@ -108,13 +112,14 @@ def test_phase_tables_equal_the_per_sampling_time_noise():
     v = 0.2 * np.exp(-0.5 * ((t - 20.3) / 0.7) ** 2) + 0.05 * np.exp(-np.clip(t - 20.3, 0, None) / 4) * (t > 20.3)
     g = 1.3 * v
     xt = [0.01 * np.sin(np.arange(60) / 3.0), 0.02 * np.cos(np.arange(60) / 5.0)]
-    r_rx = 1e-6 * 0.5 ** np.arange(16)
+    nw = len(p.rx_ffe_max)
+    r_rx = 1e-6 * 0.5 ** np.arange(nw)
     var_x = 5 / 9
-    acf_xt = var_x * sum(mmse.acf(x, 16) for x in xt)
-    acf_g = mmse.acf_rows(mmse.phase_table(g, m), 16)
+    acf_xt = var_x * sum(mmse.acf(x, nw) for x in xt)
+    acf_g = mmse.acf_rows(mmse.phase_table(g, m), nw)
     fast = mmse.search_ts(p, v, acf_g, acf_xt, r_rx, m)
     pk = int(np.argmax(v))
-    slow = max(((mmse.solve_taps(v[ts % m::m], mmse.noise_acf(p, v, g, xt, r_rx, ts, m, 16),
+    slow = max(((mmse.solve_taps(v[ts % m::m], mmse.noise_acf(p, v, g, xt, r_rx, ts, m, nw),
                                  ts // m, p), ts) for ts in range(pk - m // 2, pk + m // 2 + 1)),
                key=lambda s: s[0].fom_db)
     assert fast.ts == slow[1]
@@ -210,7 +215,7 @@ def _dpo12_vtfs(p, d, n_fext=5, n_next=3):
     names += ["NENF89", "NENF1112", "NENF1415"][:n_next]
     g = ComGrid.of(p)
     chans = [read_channel(d / "DPO_12in_Meg7_THRU.s4p", "thru")]
-    chans += [read_channel(d / f"DPO_12in_Meg7_{n}.s4p", "fext" if n[2] == "E" else "next")
+    chans += [read_channel(d / f"DPO_12in_Meg7_{n}.s4p", "fext" if n[0] == "F" else "next")
               for n in names]
     v = [channel_vtf(p, g, c, p.cases[0]) for c in chans]
     pk0 = int(np.argmax(np.fft.irfft(xsinc(g) * v[0])))
@@ -226,6 +231,9 @@ def _dpo12_vtfs(p, d, n_fext=5, n_next=3):
     {"g_dc": "-9,-6", "g_dc2": "-2,0", "tx_min": "-0.06,0,-0.3,-0.2,0,0",
      "tx_max": "0,0.12,0,0,0,0", "tx_step": "0.02,0.04,0.05,0.05,0,0",
      "dfe_max": "0.85,0.3", "dfe_min": "0,-0.3", "f_step_ghz": "0.05"},
+    # the D3.3 ranges (c(-2) 0..0.14, c(-1) -0.34..0, c(1) -0.2..0, c(0) >= 0.54) on
+    # coarser steps, 15 RX FFE taps (6 pre-cursor), 2 x 2 CTLE
+    {"g_dc": "-10,-4", "g_dc2": "-3,0", "tx_step": "0,0.07,0.085,0.1,0,0"},
 ])
 def test_numba_grid_search_equals_numpy_search(grid, channels_dir):
     """The numba kernel (Cholesky + Woodbury solves, loops) against the NumPy stacked
@@ -286,3 +294,93 @@ def test_mmse_kernel_refuses_bad_tables():
         mmse_block(C, CC, **{**ok, "offs": [0, 1]})
     with pytest.raises(ConfigError, match="var_x: must be > 0"):
         mmse_block(C, CC, **{**ok, "var_x": 0.0})
+
+
+#: P802.3dj/D3.3 Table 178-15 (KR column) and Table 178-14 (class A), written out here
+#: independently of serdes/com/params.py and serdes/presets.py (units of the tables:
+#: GBd, V, V^2/GHz, dB, UI, ns, ohm, nF, nH, mm; f_r in f_b)
+D3P3_KR = dict(
+    fb_gbd=106.25, levels=4, samples_per_ui=32, der0=2e-4, a_v=0.385, a_fe=0.385, a_ne=0.481,
+    eta0=7.5e-9, snr_tx_db=33.5, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
+    r0=46.25, r_d=46.25, f_r=0.55, f_z_ghz=42.5, f_p1_ghz=42.5, f_p2_ghz=106.25,
+    f_lf_ghz=1.328125, c0_min=0.54, tx_n_pre=3, rx_ffe_pre=6,
+    g_dc=[float(-n) for n in range(20, -1, -1)], g_dc2=[float(-n) for n in range(6, -1, -1)],
+    # c(-3), c(-2), c(-1), c(1), c(2), c(3): (min, max, step)
+    tx=[(0.0, 0.0, 0.0), (0.0, 0.14, 0.02), (-0.34, 0.0, 0.02), (-0.2, 0.0, 0.02),
+        (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)],
+    dfe_max=[0.85], dfe_min=[0.0],
+    rx_ffe_max=[0.7] * 6 + [1.0] + [0.7] * 8, rx_ffe_min=[-0.7] * 6 + [1.0] + [-0.7] * 8,
+    c_d=(4e-5, 9e-5, 1.1e-4), l_s=(0.13, 0.15, 0.14), c_b=3e-5, c_p=4e-5, z_c=(87.5, 92.5),
+    gamma0=5e-4, a1=8.9e-4, a2=2e-4, tau=6.141e-3,
+    # Test 1 and Test 2: line 1 of 33 and 12 mm (TX = RX = NEXT = FEXT), line 2 1.8 mm
+    cases=[33.0, 12.0])
+
+
+def test_dj_preset_equals_the_d3p3_tables():
+    p = preset("802.3dj-kr")
+    for k, v in D3P3_KR.items():
+        if k == "tx":
+            got = list(zip(p.tx_min, p.tx_max, p.tx_step))
+            for (lo, hi, st), (glo, ghi, gst) in zip(v, got):
+                assert (glo, ghi) == pytest.approx((lo, hi), abs=1e-12)
+                assert gst == pytest.approx(st, abs=1e-12) or (lo == hi and gst == 0)
+        elif k == "cases":
+            assert [c["tx"] for c in p.cases] == [(z, 1.8) for z in v]
+            for c in p.cases:
+                assert c["tx"] == c["rx"] == c["next"] == c["fext"]
+        else:
+            assert np.allclose(np.atleast_1d(getattr(p, k)), np.atleast_1d(v), rtol=1e-12, atol=0), k
+    assert len(p.tx_grid) == 1308 and len(p.g_dc) * len(p.g_dc2) == 147
+    assert p.mlsd and p.mlsd_dcom_an_db == 3.0          # KR: the MLSD COM (178A.1.10)
+    assert "D3.3" in p.source and "Table 178-15" in p.source and "verified" in p.source
+    # the earlier set stays available (not a preset) for the PyChOpMarg comparison
+    from serdes.com.params import dj_early
+
+    e = dj_early()
+    assert len(e.rx_ffe_max) == 16 and e.rx_ffe_pre == 5 and len(e.tx_grid) == 794640
+    assert (e.r0, e.r_d, e.f_r, len(e.cases)) == (50.0, 50.0, 0.58, 1)
+
+
+def test_renormalize_equals_the_line_at_the_new_reference():
+    """178A-4: a 50 ohm lossy line (S at 50 ohm) renormalized to 46.25 ohm equals the same
+    line's ABCD matrix converted to S at 46.25 ohm directly; and back again."""
+    from serdes.analog.package import abcd_to_s
+    from serdes.com.pulse import renormalize
+
+    f = np.linspace(1e8, 6e10, 50)
+    gl = (0.02 + 1j) * 2 * np.pi * f * 0.2e-9
+    z0 = 50.0 * (1 + 0.03j)
+    abcd = np.empty((f.size, 2, 2), complex)
+    abcd[:, 0, 0] = abcd[:, 1, 1] = np.cosh(gl)
+    abcd[:, 0, 1] = z0 * np.sinh(gl)
+    abcd[:, 1, 0] = np.sinh(gl) / z0
+    s50, s46 = abcd_to_s(abcd, 50.0), abcd_to_s(abcd, 46.25)
+    assert np.abs(renormalize(s50, 50.0, 46.25) - s46).max() < 1e-12
+    assert np.abs(renormalize(s46, 46.25, 50.0) - s50).max() < 1e-12
+    assert renormalize(s50, 50.0, 50.0) is s50
+
+
+def test_ctle_tables_from_parts_equal_the_direct_tables(channels_dir):
+    """The per-CTLE tables of the numba search combined from their 10 parts (quadratic in
+    the CTLE weights) equal the tables formed directly from each CTLE setting's pulses."""
+    from serdes.com.fom import _pairs, ctle_basis, ctle_weights, tx_offsets
+    from serdes.com.mmse_grid import _Ctle, _CtleParts
+    from serdes.com.params import apply_overrides
+    from serdes.com.pulse import h_r, xsinc
+
+    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05"})
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=2, n_next=1)
+    m, offs = g.m, tx_offsets(p)[1:5]
+    iu, mult = _pairs(len(offs))
+    basis = ctle_basis(p, g.f)
+    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
+    pulses = [np.fft.irfft(xsinc(g) * x * basis, axis=1) * a for x, a in zip(v, amps)]
+    parts = _CtleParts(p, pulses, basis, kinds, h_r(p, g.f), g.f, m, offs, iu, mult)
+    for gdc, gdc2 in ((-20.0, -6.0), (-7.0, -2.0), (0.0, 0.0)):
+        wt = ctle_weights(gdc, gdc2)
+        a = _Ctle(p, wt, pulses, basis, kinds, h_r(p, g.f), g.f, m, offs, iu, mult)
+        b = parts.at(wt)
+        for k in ("t0", "gv", "gj", "gf", "r_base", "acf_next", "S"):
+            x, y = getattr(a, k), getattr(b, k)
+            assert x.shape == y.shape and np.abs(x - y).max() <= 1e-9 * np.abs(x).max(), k
+        assert a.idx0 == b.idx0

@@ -240,7 +240,7 @@ def test_cli_refuses_an_unknown_preset_in_one_line():
 def test_verified_preset_rows_carry_the_published_values():
     """The rows of serdes/presets.py against the values of their sources, written out
     here independently (the 802.3ck KR, CR_CA, 120F C2C and 120g C2M TP1a COM
-    configuration sheets of 08/17/2022; PyChOpMarg's 802.3dj configuration); the link and
+    configuration sheets of 08/17/2022; P802.3dj/D3.3 Table 178-14, class A); the link and
     COM use the same table and the link takes each side's case-1 length (C2C: TX 13 mm,
     RX 11 mm)."""
     from serdes.build import build_packages
@@ -251,14 +251,14 @@ def test_verified_preset_rows_carry_the_published_values():
               z_c_ohm=(87.5, 92.5), gamma0_per_mm=0.0, a1=9.909e-4, a2=2.772e-4,
               tau_ns_per_mm=6.141e-3)
     dj = dict(c_d_nf=(4e-5, 9e-5, 1.1e-4), l_s_nh=(0.13, 0.15, 0.14), c_b_nf=3e-5,
-              c_p_nf=4e-5, r_d_ohm=50.0, z_c_ohm=(87.5, 92.5), gamma0_per_mm=5e-4,
+              c_p_nf=4e-5, r_d_ohm=46.25, z_c_ohm=(87.5, 92.5), gamma0_per_mm=5e-4,
               a1=8.9e-4, a2=2e-4, tau_ns_per_mm=6.141e-3)
     # z_p (TX), (NEXT), (FEXT), (RX) of the sheets: [case 1 case 2; z_pB z_pB]
     kr = ((12, 31), (12, 29), (12, 31), (12, 29))
     cases = {"802.3ck-kr": kr, "802.3ck-cr": kr,
              "802.3ck-c2c": ((13, 31), (11, 29), (13, 31), (11, 29)),
              "802.3ck-c2m": ((15, 30), (0, 0), (15, 30), (0, 0)),
-             "802.3dj-kr": ((33,), (33,), (33,), (33,))}
+             "802.3dj-kr": ((33, 12), (33, 12), (33, 12), (33, 12))}
     for name, want in (("802.3ck-kr", ck), ("802.3ck-cr", ck), ("802.3ck-c2c", ck),
                        ("802.3ck-c2m", ck), ("802.3dj-kr", dj)):
         assert "verified" in PRESET_SOURCES[name] and "unverified" not in PRESET_SOURCES[name]
@@ -276,7 +276,8 @@ def test_verified_preset_rows_carry_the_published_values():
         assert (cp.gamma0, cp.a1, cp.a2, cp.tau) == (p.gamma0_per_mm, p.a1, p.a2, p.tau_ns_per_mm)
         assert cp.cases == PACKAGE_CASES[name]
         assert cp.rx_package == (name != "802.3ck-c2m")
-    assert PRESETS["802.3ck-kr"].f_r == 0.75 and PRESETS["802.3dj-kr"].f_r == 0.58
+    assert PRESETS["802.3ck-kr"].f_r == 0.75 and PRESETS["802.3dj-kr"].f_r == 0.55
+    assert PACKAGE_CASES["802.3dj-kr"][1] == {s: (12.0, 1.8) for s in ("tx", "next", "fext", "rx")}
     cfg = Config.default().with_overrides(EARLIER_DEFAULT).with_overrides(["package.preset=802.3ck-c2c"])
     tx, rx = build_packages(cfg)
     nxt, _ = build_packages(cfg, next_tx=True)

@@ -5,7 +5,9 @@ within +-M/2 of the pulse peak), without the NumPy stacks: per CTLE setting the 
 of that function (quadratic forms of the victim, its slope and the FEXT aggressors in the
 TX taps, noise autocorrelations per phase, the pulse's phase table) are formed once, and
 the kernel runs over the TX settings in parallel, one Cholesky factorisation per
-(TX setting, sampling time).
+(TX setting, sampling time). The tables are quadratic in the 4 CTLE weights, so they are
+formed as 10 parts once per channel set and combined per CTLE setting
+(:class:`_CtleParts`; :class:`_Ctle` forms them directly, the reference).
 """
 
 from __future__ import annotations
@@ -48,6 +50,75 @@ class _Ctle:
         self.S = np.stack([p0[(idx - k * m) % len(p0)] for k in offs])
 
 
+def _quad_parts(fn, xs: list) -> list:
+    """Parts P_kl (k <= l) with fn(sum_k w_k xs[k]) = sum_{k <= l} w_k w_l P_kl for any
+    ``fn`` quadratic in its argument (polarization: P_kk = fn(x_k),
+    P_kl = fn(x_k + x_l) - fn(x_k) - fn(x_l))."""
+    d = [fn(x) for x in xs]
+    out = []
+    for k in range(len(xs)):
+        for l in range(k, len(xs)):
+            out.append(d[k] if k == l else fn(xs[k] + xs[l]) - d[k] - d[l])
+    return out
+
+
+def _combine(parts: list, wt: np.ndarray) -> np.ndarray:
+    n = len(wt)
+    w2 = [wt[k] * wt[l] for k in range(n) for l in range(k, n)]
+    out = w2[0] * parts[0]
+    for a, b in zip(w2[1:], parts[1:]):
+        out = out + a * b
+    return out
+
+
+class _CtleParts:
+    """The tables of :class:`_Ctle` for every CTLE setting from parts formed once: each
+    pulse is linear in the CTLE weights (``wt @ basis pulses``), so every table (quadratic
+    forms of the victim, its slope and the FEXT aggressors, the TX-noise, NEXT and RX-noise
+    autocorrelations) is a quadratic form in the 4 weights, kept as its 10 parts
+    (:func:`_quad_parts`); a CTLE setting combines them (:meth:`at`)."""
+
+    def __init__(self, p, pulses, basis, kinds, hr_f, f, m, offs, iu, mult):
+        nw = len(p.rx_ffe_max)
+        L = p.levels
+        self.var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+        self.k_tx = 10 ** (-p.snr_tx_db / 10)
+        self.m, self.pulses0 = m, pulses[0]
+        self.r_rx = _quad_parts(lambda h: _m.rx_noise_acf(p.eta0, hr_f * h, f, m, nw), list(basis))
+        b0 = list(pulses[0])
+        self.gv = _quad_parts(lambda x: _m._pair_forms(_m.phase_table(x, m), offs, nw, iu, mult), b0)
+        self.gj = _quad_parts(lambda x: _m._pair_forms(_m.slope_table(x, m), offs, nw, iu, mult), b0)
+        self.acf_g = _quad_parts(lambda x: _m.acf_rows(_m.phase_table(x, m), nw), b0)
+        self.nxt = [_quad_parts(lambda x: _m.acf_rows(_m.phase_table(x, m), nw), list(bv))
+                    for bv, k in zip(pulses[1:], kinds) if k == "next"]
+        self.gf = [_quad_parts(lambda x: _m._pair_forms(_m.phase_table(x, m), offs, nw, iu, mult),
+                               list(bv)) for bv, k in zip(pulses[1:], kinds) if k == "fext"]
+        self.n_pairs, self.nw = len(iu[0]), nw
+        self.offs = offs
+
+    def at(self, wt: np.ndarray) -> "_Ctle":
+        t = _Ctle.__new__(_Ctle)
+        m, nw = self.m, self.nw
+        t.var_x = self.var_x
+        p0 = wt @ self.pulses0
+        t.t0 = _m.phase_table(p0, m)
+        t.gv = _combine(self.gv, wt)
+        t.gj = _combine(self.gj, wt)
+        t.acf_next = np.zeros(nw)
+        for parts in self.nxt:
+            a = _combine(parts, wt)                       # acf per phase (M x N_w)
+            t.acf_next += self.var_x * a[int(np.argmax(a[:, 0]))]
+        t.gf = (np.stack([_combine(g, wt) for g in self.gf]) if self.gf
+                else np.zeros((0, self.n_pairs, m * nw)))
+        t.r_base = _combine(self.r_rx, wt)[None, :] + self.k_tx * _combine(self.acf_g, wt)
+        w = 4 * m
+        pk0 = int(np.argmax(p0))
+        t.idx0 = pk0 - w
+        idx = pk0 + np.arange(-w, w + 1)
+        t.S = np.stack([p0[(idx - k * m) % len(p0)] for k in self.offs])
+        return t
+
+
 def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _m.MmseBest:
     """Best MMSE FOM over g_DC x g_DC2 x the TX FFE grid (``vtfs[0]`` the thru, the rest
     aggressors of ``kinds``): the result of mmse.search_grid_fast (same fields; the best
@@ -79,12 +150,12 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
     best = None
     n_eval = 0
+    parts = _CtleParts(p, pulses, basis, kinds, hr_f, grid.f, m, offs, iu, mult)
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
             if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
                 continue
-            t = _Ctle(p, ctle_weights(gdc, gdc2), pulses, basis, kinds, hr_f, grid.f, m, offs,
-                      iu, mult)
+            t = parts.at(ctle_weights(gdc, gdc2))
             foms = np.empty(len(C))
             tss = np.empty(len(C), dtype=np.int64)
             for s0 in range(0, len(C), block):

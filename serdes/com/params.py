@@ -41,9 +41,31 @@ ERL N_bx 0, T_fx 0 / 0.2 ns (ports 1 / 2), N 800. rho_x 0.618 and beta_x 0 in ev
 
 Sources and standing (``SOURCES`` below; each preset's ``source``):
 
-* 802.3dj-kr is the "IEEE_8023dj" configuration of PyChOpMarg 3.4
-  (``pychopmarg/config/ieee_8023dj.py``), the 802.3dj parameter set the issue asks to
-  compare against; it has a 16-tap RX FFE (5 pre-cursor taps) and one DFE tap.
+* 802.3dj-kr: IEEE P802.3dj/D3.3 (draft) Table 178-15, the KR column, and Table 178-14
+  (package class A; Test 1 and Test 2 are the two package cases), as transcribed in
+  PyChOpMarg 3.4 ``pychopmarg/config/ieee_8023dj_d3p3.py`` (``com_params("KR")``):
+
+  ==========================  ==============================================
+  f_b (GBd), L, M, DER_0      106.25, 4, 32, 2e-4
+  A_v, A_fe, A_ne (V)         0.385, 0.385, 0.481
+  eta_0, SNR_TX, RLM          7.5e-9 V^2/GHz, 33.5 dB, 0.95
+  sigma_RJ, A_DD, T_r         0.01 UI, 0.02 UI, 0.004 ns
+  R_0 = R_d (ohm), f_r        46.25, 0.55 f_b
+  CTLE                        g_DC -20..0, g_DC2 -6..0 (1 dB steps);
+                              f_z = f_p1 = f_b/2.5, f_p2 = f_b, f_LF = f_b/80
+  TX c(-3), c(-2)             0, 0..0.14 (step 0.02)
+  TX c(-1), c(1), c(0) min    -0.34..0, -0.2..0 (step 0.02), 0.54
+  RX FFE                      N_fix 15 taps, d_w 6 pre-cursor, +-0.7 of the cursor tap
+  DFE                         1 tap, 0..0.85
+  MLSD                        on (178A.1.10, dCOM_an 3 dB; ``mlsd.py``)
+  not modelled                floating RX FFE taps (N_wg 2 groups of N_wf 4 taps
+                              within +-0.05, up to N_max 87), quantization noise
+                              (N_qb 6, P_qc 1e-7)
+  ==========================  ==============================================
+
+  The channel's S-parameters are renormalized from 50 ohm to 2 R_0 (178A-4) before the
+  packages are joined. The earlier set of PyChOpMarg's ``config/ieee_8023dj.py`` (TX
+  steps 0.005, 16 RX FFE taps) is :func:`dj_early`, used by the PyChOpMarg comparison.
 * 100gbase-kr4: IEEE 802.3 Clause 93, Table 93-8 (COM parameter values) with the Annex
   93A package (single line segment, Z_c 78.2 ohm). Its ERL keys are provisional defaults
   (Clause 93 has no ERL).
@@ -72,7 +94,7 @@ import numpy as np
 from serdes.errors import ConfigError
 from serdes.presets import com_package
 
-__all__ = ["ComParams", "PRESETS", "preset", "preset_names", "apply_overrides"]
+__all__ = ["ComParams", "PRESETS", "preset", "preset_names", "apply_overrides", "dj_early"]
 
 
 @dataclass(frozen=True)
@@ -210,6 +232,11 @@ SOURCES = {
     "TP1a); verified. Not modelled: the C2M eye (VEC / EH over T_O = 50 mUI with a "
     "Gaussian histogram window, sigma_r 0.02 UI, 100 samples per UI; limits VEC 12 dB, "
     "EH 10 mV): eye height and VEC are given at the COM sampling time only",
+    "802.3dj-kr": "IEEE P802.3dj/D3.3 Table 178-15 (KR COM parameters) and Table 178-14 "
+                  "(package class A, Test 1 and Test 2), draft values, as transcribed in "
+                  "PyChOpMarg 3.4 config/ieee_8023dj_d3p3.py com_params(\"KR\"); verified. "
+                  "Not modelled: floating RX FFE taps (N_wg 2 x N_wf 4 up to N_max 87), "
+                  "quantization noise (N_qb 6)",
 }
 
 def _rng(lo, hi, step=1.0):
@@ -268,18 +295,40 @@ def _kr4():
 
 
 def _dj():
+    """802.3dj KR: IEEE P802.3dj/D3.3 Table 178-15 (COM parameters), package class A of
+    Table 178-14 (``serdes/presets.py``), as transcribed in PyChOpMarg 3.4
+    ``config/ieee_8023dj_d3p3.py`` (``com_params("KR")``)."""
     fb = 106.25
+    nfix, dw = 15, 6
     return ComParams(
-        name="802.3dj-kr", fb_gbd=fb, levels=4, der0=2e-4, a_v=0.413, a_fe=0.413, a_ne=0.45,
-        eta0=6.0e-9, snr_tx_db=33.0, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
-        g_dc=_rng(-15, 0), g_dc2=_rng(-5, 0, 0.5), f_z_ghz=42.5, f_p1_ghz=42.5, f_p2_ghz=106.25,
-        f_lf_ghz=1.328125, tx_min=(-0.06, 0.0, -0.34, -0.2, 0.0, 0.0),
+        name="802.3dj-kr", fb_gbd=fb, levels=4, der0=2e-4, a_v=0.385, a_fe=0.385, a_ne=0.481,
+        eta0=7.5e-9, snr_tx_db=33.5, rlm=0.95, sigma_rj=0.01, a_dd=0.02, t_r_ns=0.004,
+        g_dc=_rng(-20, 0), g_dc2=_rng(-6, 0), f_z_ghz=fb / 2.5, f_p1_ghz=fb / 2.5,
+        f_p2_ghz=fb, f_lf_ghz=fb / 80, tx_min=(0.0, 0.0, -0.34, -0.2, 0.0, 0.0),
+        tx_max=(0.0, 0.14, 0.0, 0.0, 0.0, 0.0), tx_step=(0.0, 0.02, 0.02, 0.02, 0.0, 0.0),
+        tx_n_pre=3, c0_min=0.54, dfe_max=(0.85,), dfe_min=(0.0,),
+        rx_ffe_min=(-0.7,) * dw + (1.0,) + (-0.7,) * (nfix - dw - 1),
+        rx_ffe_max=(0.7,) * dw + (1.0,) + (0.7,) * (nfix - dw - 1), rx_ffe_pre=dw,
+        r0=46.25, mlsd=True, mlsd_dcom_an_db=3.0,   # MLSD COM for KR (178A.1.10)
+        **com_package("802.3dj-kr"), source=SOURCES["802.3dj-kr"])
+
+
+def dj_early() -> ComParams:
+    """The earlier 802.3dj parameter set (PyChOpMarg 3.4 ``config/ieee_8023dj.py``, before
+    D3.3: 16 RX FFE taps, TX steps 0.005, 16 x 11 CTLE, R_d = R_0 = 50 ohm, one package
+    case of 33 mm, f_r 0.58), kept for ``benchmarks/com_pychopmarg_dj.py``, which compares
+    with PyChOpMarg's run of that configuration. Not a preset."""
+    fb = 106.25
+    return dataclasses.replace(
+        _dj(), a_v=0.413, a_fe=0.413, a_ne=0.45, eta0=6.0e-9, snr_tx_db=33.0,
+        g_dc=_rng(-15, 0), g_dc2=_rng(-5, 0, 0.5), f_z_ghz=42.5, f_p1_ghz=42.5,
+        f_p2_ghz=fb, f_lf_ghz=1.328125, tx_min=(-0.06, 0.0, -0.34, -0.2, 0.0, 0.0),
         tx_max=(0.0, 0.12, 0.0, 0.0, 0.0, 0.0), tx_step=(0.005, 0.005, 0.005, 0.005, 0.0, 0.0),
-        tx_n_pre=3, c0_min=0.5, dfe_max=(0.85,), dfe_min=(0.0,),
-        rx_ffe_min=(-0.7,) * 5 + (1.0,) + (-0.7,) * 10, rx_ffe_max=(0.7,) * 5 + (1.0,) + (0.7,) * 10,
-        rx_ffe_pre=5,
-        r0=50.0, **com_package("802.3dj-kr"),
-        source="PyChOpMarg 3.4 config/ieee_8023dj.py (802.3dj, Annex 178A)")
+        c0_min=0.5, rx_ffe_min=(-0.7,) * 5 + (1.0,) + (-0.7,) * 10,
+        rx_ffe_max=(0.7,) * 5 + (1.0,) + (0.7,) * 10, rx_ffe_pre=5, r_d=50.0, r0=50.0,
+        f_r=0.58, cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8),
+                          "rx": (33.0, 1.8)},),
+        source="PyChOpMarg 3.4 config/ieee_8023dj.py (early 802.3dj set, not a preset)")
 
 
 PRESETS: dict[str, ComParams] = {

@@ -159,11 +159,28 @@ def to_grid(h: np.ndarray, fin: np.ndarray, fout: np.ndarray) -> np.ndarray:
     return mag_i * np.exp(1j * ph_i)
 
 
+#: single-ended reference resistance of the channel files (Touchstone ``R 50``)
+FILE_R0 = 50.0
+
+
+def renormalize(s: np.ndarray, r_old: float, r_new: float) -> np.ndarray:
+    """2-port S-parameters (nf, 2, 2) from the real reference ``r_old`` at both ports to
+    ``r_new``: S' = (S - G I)(I - G S)^-1, G = (r_new - r_old) / (r_new + r_old)."""
+    if r_new == r_old:
+        return s
+    g = (r_new - r_old) / (r_new + r_old)
+    eye = np.eye(2)
+    return np.linalg.solve(np.swapaxes(eye - g * s, 1, 2), np.swapaxes(s - g * eye, 1, 2)).swapaxes(1, 2)
+
+
 def channel_vtf(p: ComParams, grid: ComGrid, ch: Channel, case: dict) -> np.ndarray:
-    """P(f) = H_t H21 H_r of a channel with its packages on the COM grid (truncated IR)."""
+    """P(f) = H_t H21 H_r of a channel with its packages on the COM grid (truncated IR).
+    The file's S-parameters are first renormalized to the packages' R_0 (178A-4; a no-op
+    at 50 ohm)."""
     f = ch.f_hz
     tx_len = case["tx"] if ch.kind == "thru" else case[ch.kind]
-    s = cascade_s(cascade_s(package_s(p, tx_len, "tx", f), ch.sdd), package_s(p, case["rx"], "rx", f))
+    sdd = renormalize(ch.sdd, FILE_R0, p.r0)
+    s = cascade_s(cascade_s(package_s(p, tx_len, "tx", f), sdd), package_s(p, case["rx"], "rx", f))
     g = (p.r_d - p.r0) / (p.r_d + p.r0)
     h21 = terminated_transfer(s, g, g)
     fg = grid.f

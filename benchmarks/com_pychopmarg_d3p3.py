@@ -1,0 +1,95 @@
+"""serdes com --preset 802.3dj-kr (P802.3dj/D3.3) against PyChOpMarg 3.4's D3.3 KR run
+(``pychopmarg.config.ieee_8023dj_d3p3.com_params("KR")`` with its class A device models
+of Test 1 and Test 2, ``kr_c2c_device``), both searching every point of the same reduced
+grid, per package case.
+
+PyChOpMarg's D3.3 set also has the floating RX FFE taps (N_wg 2 x N_wf 4 up to N_max 87),
+quantization noise (N_qb 6), which serdes com does not model, and MLSD; they are switched
+off in PyChOpMarg's run (15 fixed RX FFE taps, N_qb 0, no MLSD), and MLSD in ours
+(``mlsd=false``), so both compute the same thing (MLSD alone is compared in
+``benchmarks/com_mlsd.py``). Everything else is PyChOpMarg's D3.3 set as it stands.
+
+Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [dpo4|dpo12|ca] (needs pychopmarg
+and ../shared/channels).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("PYCHOPMARG_PROCS", "1")
+from pychopmarg.com import COM  # noqa: E402
+from pychopmarg.config.ieee_8023dj_d3p3 import com_params, kr_c2c_device  # noqa: E402
+
+from serdes.com.core import compute_com  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from com_pychopmarg_dj import CH, SETS  # noqa: E402
+
+#: the reduced grid both programs search (every point): 3 x 2 CTLE x 9 TX settings
+GRID = {"g_dc": [-12.0, -8.0, -4.0], "g_dc2": [-2.0, 0.0],
+        "tx_min": [0.0, 0.0, -0.1, -0.1, 0.0, 0.0], "tx_max": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        "tx_step": [0.0, 0.0, 0.05, 0.05, 0.0, 0.0]}
+
+
+def pcm_params(grid):
+    cp = com_params("KR")
+    nfix = cp.Nfix
+    return dataclasses.replace(
+        cp, g_DC=list(grid["g_dc"]), g_DC2=list(grid["g_dc2"]), tx_taps_min=list(grid["tx_min"]),
+        tx_taps_max=list(grid["tx_max"]), tx_taps_step=list(grid["tx_step"]),
+        fstep=float(grid.get("f_step_ghz", cp.fstep)),
+        rx_taps_min=np.asarray(cp.rx_taps_min[:nfix]), rx_taps_max=np.asarray(cp.rx_taps_max[:nfix]),
+        Nfix=None, Nwg=0, Nwf=0, N_qb=0, mlsd=False)
+
+
+def pcm_run(thru, fext, nxt, grid, test):
+    cp = pcm_params(grid)
+    t = time.perf_counter()
+    com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)},
+              tx_device=kr_c2c_device("A", test, False), rx_device=kr_c2c_device("A", test, True))
+    com.n_procs = 1
+    val = com()
+    el = time.perf_counter() - t
+    r, f = com.com_rslts, com.fom_rslts
+    return {"com_db": float(val), "a_s_v": float(r["As"]), "a_ni_v": float(r["Ani"]),
+            "fom_db": float(f["FOM"]), "g_dc_db": float(com.gDC), "g_dc2_db": float(com.gDC2),
+            "tx_taps": [float(x) for x in com._tx_combs[com.tx_ix]],
+            "rx_ffe_taps": [float(x) for x in com.rx_taps],
+            "dfe_taps": [float(x) for x in com.dfe_taps], "elapsed_s": el}
+
+
+def compare(key, grid=GRID, tests=(1, 2)):
+    thru, fext, nxt = SETS[key]
+    thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
+    ov = {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v) for k, v in grid.items()}
+    ov["mlsd"] = "false"
+    ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
+    out = []
+    for test in tests:
+        c = ours.cases[test - 1]
+        ref = pcm_run(thru, fext, nxt, grid, test)
+        tx = [x for i, x in enumerate(c.tx_taps) if i != 3]
+        out.append({
+            "set": key, "package_case": test, "grid": grid,
+            "ours": {"com_db": c.com_db, "a_s_v": c.a_s_v, "a_ni_v": c.a_ni_v, "fom_db": c.fom_db,
+                     "g_dc_db": c.g_dc_db, "g_dc2_db": c.g_dc2_db, "tx_taps": tx,
+                     "rx_ffe_taps": c.rx_ffe_taps, "dfe_taps": c.dfe_taps,
+                     "elapsed_s_all_cases": ours.elapsed_s},
+            "pychopmarg": ref, "delta_com_db": c.com_db - ref["com_db"],
+            "delta_fom_db": c.fom_db - ref["fom_db"],
+            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(c.rx_ffe_taps, ref["rx_ffe_taps"]))))})
+    return out
+
+
+if __name__ == "__main__":
+    for key in sys.argv[1:] or ["dpo4", "dpo12", "ca"]:
+        for row in compare(key):
+            print(json.dumps(row, default=float), flush=True)
