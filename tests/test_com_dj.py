@@ -230,7 +230,8 @@ def _dpo12_vtfs(p, d, n_fext=5, n_next=3):
     # 4 CTLE x 495 TX settings, all four TX taps of the preset moving, 2 DFE taps
     {"g_dc": "-9,-6", "g_dc2": "-2,0", "tx_min": "-0.06,0,-0.3,-0.2,0,0",
      "tx_max": "0,0.12,0,0,0,0", "tx_step": "0.02,0.04,0.05,0.05,0,0",
-     "dfe_max": "0.85,0.3", "dfe_min": "0,-0.3", "f_step_ghz": "0.05"},
+     "dfe_max": "0.85,0.3", "dfe_min": "0,-0.3", "f_step_ghz": "0.05",
+     "mlsd": "false"},
     # the D3.3 ranges (c(-2) 0..0.14, c(-1) -0.34..0, c(1) -0.2..0, c(0) >= 0.54) on
     # coarser steps, 15 RX FFE taps (6 pre-cursor), 2 x 2 CTLE
     {"g_dc": "-10,-4", "g_dc2": "-3,0", "tx_step": "0,0.07,0.085,0.1,0,0"},
