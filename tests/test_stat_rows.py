@@ -11,8 +11,8 @@ from serdes.config import Config
 from serdes.engines.stat import StatisticalEngine
 from serdes.engines.stat import rj as rj_mod
 from serdes.errors import ConfigError
-from serdes.kernels.stat import tail_points
-from serdes.kernels.stat_rows import mixture_tails, rj_classes, row_responses
+from serdes.kernels.stat_rows import rj_classes, row_responses
+from serdes.kernels.stat_tails import mixture_tails
 
 
 @pytest.fixture(scope="module")
@@ -34,33 +34,6 @@ def test_row_responses_equal_one_tap_at_a_time(rj_ui):
     np.testing.assert_allclose(f, rf, rtol=0, atol=1e-14 * np.abs(rf).max())
     np.testing.assert_allclose(jv, rjv, rtol=0, atol=1e-14 * max(np.abs(rjv).max(), 1e-300))
     assert (rj_ui > 0) == bool(np.any(jv > 0))
-
-
-def test_mixture_tails_equal_the_sum_of_component_tails():
-    """Per point, the weighted sum of tail_points over the components in the same
-    order: bit-identical; and the slow reference without cut-offs where the cut-offs
-    (terms below 1e-30 of their weight) cannot matter."""
-    rng = np.random.default_rng(2)
-    pmf = rng.random(60) ** 4
-    pmf /= pmf.sum()
-    k0, delta = -30, 0.01
-    sig = np.array([[0.05, 0.08, 0.03], [0.04, 1.0, 1.0]])
-    beta = np.array([[0.0, 0.03, -0.02], [0.01, 0.0, 0.0]])
-    wts = np.array([[0.5, 0.3, 0.2], [1.0, 0.0, 0.0]])       # level 1: one component
-    y = np.linspace(-0.8, 0.8, 41)
-    for lv in (0, 1):
-        for up in (True, False):
-            got = mixture_tails(pmf, k0, delta, y, np.full(y.size, up, np.uint8),
-                                np.full(y.size, lv, np.int64), sig, beta, wts)
-            ref = np.zeros(y.size)
-            slow = np.zeros(y.size)
-            for s, b, w in zip(sig[lv], beta[lv], wts[lv]):
-                if w > 0:
-                    ref += w * tail_points(pmf, k0, delta, y, s, up, b)
-                    slow += w * naive.tail(pmf, k0, delta, y, s, up, b)
-            np.testing.assert_array_equal(got, ref)
-            big = slow > 1e-20      # (terms below 1e-30 of their weight are cut)
-            np.testing.assert_allclose(got[big], slow[big], rtol=1e-9)
 
 
 def test_rj_classes_equal_the_numpy_steps(sj_rj):

@@ -7,11 +7,7 @@ checking wrappers ``name`` (see serdes.kernels.args).
   random jitter the pulse averaged over the Gauss-Hermite nodes and each sample's
   jitter variance. The same arithmetic, in the same order, as re-sampling the pulses
   one at a time and adding ``w_i h_i`` tap by tap.
-* :func:`_mixture_tails`: ``P(X + N_l > y)`` or ``P(X + N_l < y)`` at many points, N_l
-  the noise mixture of level l (components ``sigma (U + beta (U^2 - 1))``, weights), X
-  on the grid ``(k0 + n) delta``: per point and component the sum of
-  ``kernels.stat._tail_points`` (same cut-offs, same order of the terms), the prefix
-  sums formed once per call instead of once per component and direction.
+* the mixture tails at many points are in :mod:`serdes.kernels.stat_tails`.
 """
 
 import math
@@ -21,11 +17,6 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
-
-# the cut-offs of serdes.kernels.stat (Q = 1 below -Z_LO, terms ignored above Z_HI)
-Z_LO = 8.3
-Z_HI = 11.5
-
 
 @njit(cache=True)
 def _lagrange(p, pos):
@@ -88,76 +79,6 @@ def _row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui, gh_x, gh_w):
     return f, jvar
 
 
-@njit(cache=True)
-def _q(z):
-    return 0.5 * math.erfc(z * 0.7071067811865476)
-
-
-@njit(cache=True)
-def _zskew(t, beta):
-    """The root of z + beta (z^2 - 1) = t on the branch through (t, t) (as
-    kernels.stat._zskew)."""
-    if beta == 0.0:
-        return t
-    disc = 1.0 + 4.0 * beta * (t + beta)
-    if disc <= 0.0:
-        return -0.5 / beta
-    return 2.0 * (t + beta) / (1.0 + math.sqrt(disc))
-
-
-@njit(cache=True)
-def _tskew(z, beta):
-    return z + beta * (z * z - 1.0)
-
-
-@njit(cache=True)
-def _mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights):
-    """sum_k weights[l, k] P(X + N_lk > y_v) (upper[v]) or P(X + N_lk < y_v), l =
-    level[v], N_lk = sigmas[l, k] (U + betas[l, k] (U^2 - 1)); components of zero weight
-    are skipped. y_v is relative to the level's mean."""
-    G = pmf.shape[0]
-    csum = np.empty(G + 1)
-    csum[0] = 0.0
-    for n in range(G):
-        csum[n + 1] = csum[n] + pmf[n]
-    K = sigmas.shape[1]
-    out = np.empty(y.shape[0])
-    for v in range(y.shape[0]):
-        lv = level[v]
-        up = upper[v] != 0
-        total = 0.0
-        for k in range(K):
-            wk = weights[lv, k]
-            if not wk > 0.0:
-                continue
-            sigma = sigmas[lv, k]
-            beta = betas[lv, k]
-            s = (y[v] / delta) - k0
-            r = sigma / delta
-            acc = 0.0
-            if up:
-                n_one = int(math.floor(s - _tskew(-Z_LO, beta) * r)) + 1
-                n_zero = int(math.ceil(s - _tskew(Z_HI, beta) * r))
-                a = max(n_zero, 0)
-                b = min(n_one, G)
-                if n_one < G:
-                    acc += csum[G] - csum[max(n_one, 0)]
-                for n in range(a, b):
-                    acc += pmf[n] * _q(_zskew((y[v] - (k0 + n) * delta) / sigma, beta))
-            else:
-                n_one = int(math.ceil(s - _tskew(Z_LO, beta) * r))
-                n_zero = int(math.floor(s - _tskew(-Z_HI, beta) * r)) + 1
-                a = max(n_one, 0)
-                b = min(n_zero, G)
-                if n_one > 0:
-                    acc += csum[min(n_one, G)]
-                for n in range(a, b):
-                    acc += pmf[n] * _q(-_zskew((y[v] - (k0 + n) * delta) / sigma, beta))
-            total += wk * acc
-        out[v] = total
-    return out
-
-
 # ------------------------------------------------------------------ public wrappers
 def row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui=0.0, gh_x=(0.0,),
                   gh_w=(1.0,)):
@@ -177,35 +98,6 @@ def row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui=0.0, gh_x=(0.0,),
         raise ConfigError(f"gh_w: {gh_w.shape[0]} weights for {gh_x.shape[0]} nodes")
     return _row_responses(fine, args.real("phase", phase), m, n_ui, offsets_ui, w,
                           args.real("rj_ui", rj_ui, nonneg=True), gh_x, gh_w)
-
-
-def mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights) -> np.ndarray:
-    """Tail probabilities of X + N_l at points y (relative to level l's mean): upper[v]
-    selects P(. > y_v), else P(. < y_v); N_l the mixture of row l of sigmas / betas /
-    weights (see _mixture_tails)."""
-    pmf = args.array("pmf", pmf, min_len=1)
-    y = args.array("y", y)
-    upper = args.array("upper", upper, dtype=np.uint8)
-    level = args.array("level", level, dtype=np.int64)
-    sigmas = args.array("sigmas", sigmas, ndim=2)
-    betas = args.array("betas", betas, ndim=2)
-    weights = args.array("weights", weights, ndim=2)
-    if not (upper.shape == level.shape == y.shape):
-        raise ConfigError(f"upper, level: need one value per point ({y.shape[0]}), got "
-                          f"{upper.shape[0]} and {level.shape[0]}")
-    if not (sigmas.shape == betas.shape == weights.shape):
-        raise ConfigError(f"betas, weights: shapes {betas.shape}, {weights.shape} differ "
-                          f"from sigmas {sigmas.shape}")
-    if level.size and (level.min() < 0 or level.max() >= sigmas.shape[0]):
-        raise ConfigError(f"level: must be in 0..{sigmas.shape[0] - 1}")
-    live = weights > 0
-    if np.any(sigmas[live] <= 0) or not np.all(np.isfinite(sigmas[live])):
-        raise ConfigError("sigmas: every component with a weight needs a finite sigma > 0")
-    if np.any(np.abs(betas[live]) > 0.04):
-        raise ConfigError("betas: must be in [-0.04, 0.04]")
-    return _mixture_tails(pmf, args.integer("k0", k0),
-                          args.real("delta", delta, positive=True), y, upper, level,
-                          sigmas, betas, weights)
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from serdes.kernels.stat import isi_pmf, tail_grid
-from serdes.kernels.stat_rows import mixture_tails
+from serdes.kernels.stat_tails import mixture_tails
 
 EYE_NAMES_PAM4 = ("lower", "middle", "upper")
 

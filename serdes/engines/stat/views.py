@@ -155,19 +155,92 @@ def eye_opening(engine, targets=DEFAULT_TARGETS, offset_ui: float = 0.0,
                 n_phases: int = 64, vertical: Bathtub | None = None,
                 horizontal: Bathtub | None = None) -> EyeOpening:
     """Eye height (at the phase offset) and eye width (at the slicer threshold) of
-    every eye at each target BER."""
+    every eye at each target BER. Without given bathtubs only their points that the
+    openings read are computed (:func:`_walk`): the same numbers as from the full
+    801-point vertical and ``n_phases`` horizontal bathtubs."""
     from serdes.metrics.eye import opening_from_bathtub
 
-    v = vertical or engine.bathtub_vertical(offset_ui, n_points=801)
-    h = horizontal or engine.bathtub_horizontal(n_phases)
     targets = tuple(float(t) for t in targets)
+    if vertical is not None:
+        vx, vb = vertical.x, vertical.ber_per_eye
+    else:
+        vx, vb = _vertical_walk(engine, offset_ui, 801, max(targets))
+    if horizontal is not None:
+        hx, hb = horizontal.x, horizontal.ber_per_eye
+    else:
+        hx, hb = _horizontal_walk(engine, n_phases, offset_ui, max(targets))
     ne = engine.m_levels - 1
     height = np.zeros((len(targets), ne))
     width = np.zeros((len(targets), ne))
     for k, tb in enumerate(targets):
         for e in range(ne):
-            height[k, e] = opening_from_bathtub(v.x, v.ber_per_eye[e], tb, centre=0.0)
-            width[k, e] = opening_from_bathtub(h.x, h.ber_per_eye[e], tb, centre=offset_ui)
+            height[k, e] = opening_from_bathtub(vx, vb[e], tb, centre=0.0)
+            width[k, e] = opening_from_bathtub(hx, hb[e], tb, centre=offset_ui)
     return EyeOpening(targets=targets, eye_names=engine.eye_names, height=height,
                       width_ui=width, volts_per_unit=engine.volts_per_unit, ui_s=engine.ui_s,
                       offset_ui=offset_ui)
+
+
+def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chunk: int):
+    """The per-eye bathtub values that ``opening_from_bathtub`` reads for every target up
+    to ``limit``: from the point nearest ``centre`` outwards, on each side up to the first
+    point above ``limit`` of every eye (the walk of each target stops there or before,
+    and interpolates between it and its inner neighbour). ``evaluate(idx)`` returns the
+    values (n_eyes, len(idx)) at those indices; each point's value does not depend on
+    which others are computed. The rest are +inf (never read)."""
+    n = x.shape[0]
+    vals = np.full((n_eyes, n), np.inf)
+    lt = np.log(limit)
+
+    def above(j):   # opening_from_bathtub's test, per eye
+        return np.log(np.maximum(vals[:, j], 1e-300)) > lt
+
+    i0 = int(np.argmin(np.abs(x - centre)))
+    vals[:, [i0]] = evaluate(np.array([i0]))
+    done = above(i0)                  # a closed eye reads the centre alone
+    for step in (1, -1):
+        stop = done.copy()
+        j = i0
+        while not stop.all() and 0 <= j + step < n:
+            idx = (np.arange(j + 1, min(j + 1 + chunk, n)) if step > 0
+                   else np.arange(j - 1, max(j - 1 - chunk, -1), -1))
+            vals[:, idx] = evaluate(idx)
+            for jj in idx:
+                stop |= above(jj)
+                j = jj
+                if stop.all():
+                    break
+    return vals
+
+
+def _vertical_walk(engine, offset_ui: float, n_points: int, limit: float):
+    """(dy, values) of :func:`bathtub_vertical` at the points the openings read."""
+    span = float(np.min(np.diff(engine.levels)))
+    dy = np.linspace(-span / 2, span / 2, n_points)
+    rows = engine.row_distributions(offset_ui)
+
+    def evaluate(idx):
+        out = np.zeros((engine.m_levels - 1, idx.shape[0]))
+        for wq, dist in rows:
+            for e, t in enumerate(engine.thresholds):
+                out[e] += wq * dist.wrong_side(t + dy[idx])
+        return out
+
+    return dy, _walk(dy, 0.0, engine.m_levels - 1, limit, evaluate, 32)
+
+
+def _horizontal_walk(engine, n_phases: int, offset_ui: float, limit: float):
+    """(phases, per-eye values) of :func:`bathtub_horizontal` at the phases the openings
+    read; quasi-static jitter interpolates on a grid set by all the phases, so there
+    every phase is computed."""
+    if engine.jitter.quasi_static and (engine.jitter.weights.shape[0] > 1
+                                       or engine.jitter.span_ui):
+        h = bathtub_horizontal(engine, n_phases)
+        return h.x, h.ber_per_eye
+    phases = -0.5 + np.arange(n_phases) * 1.0 / n_phases   # bathtub_horizontal's, span 1
+
+    def evaluate(idx):
+        return phase_grid_values(engine, phases[idx],
+                                 lambda dist: dist.ber_per_eye()).T
+
+    return phases, _walk(phases, offset_ui, engine.m_levels - 1, limit, evaluate, 4)
