@@ -6,9 +6,9 @@ Only the chosen gains are stored (two grid values, in a small JSON file); the li
 then built from them exactly as after a search, so a cached build is bit-identical to
 an uncached one. The key is a SHA-256 of everything the choice depends on: every config
 value the caller passes (:func:`serdes.build.build_link` passes all but the run's length
-and error target), the contents of every file a config value names, the source of every
-module of the package (any code change is a new key) and the NumPy, SciPy and numba
-versions. An unreadable, malformed or foreign entry counts as a miss.
+and error target), the contents of every file a config value names, the size and time of
+every source file of the package (any code change is a new key) and the NumPy,
+SciPy and numba versions. An unreadable, malformed or foreign entry counts as a miss.
 
 Where: ``$SERDES_CACHE_DIR``, else ``$XDG_CACHE_HOME/serdes``, else ``~/.cache/serdes``.
 Off: ``SERDES_CACHE_DIR=off`` (or empty) or ``serdes run --no-cache``. The library's :func:`serdes.build.build` uses it only when asked
@@ -39,19 +39,23 @@ def cache_dir() -> Path | None:
 
 
 def code_fingerprint() -> str:
-    """SHA-256 of the package's source files (names and contents) and the versions of
-    the numerical libraries: a cached result is only reused by the same code."""
+    """SHA-256 of the package's source files (names, sizes and modification times, the
+    test Python's own bytecode cache makes) and the versions of the numerical
+    libraries: a cached result is only reused by the same code."""
     if _state["code"] is None:
         import numba
         import numpy
         import scipy
 
-        root = Path(__file__).resolve().parent
+        root = os.path.dirname(os.path.abspath(__file__))
         h = hashlib.sha256(f"numpy {numpy.__version__} scipy {scipy.__version__} "
                            f"numba {numba.__version__}".encode())
-        for path in sorted(root.rglob("*.py")):
-            h.update(str(path.relative_to(root)).encode() + b"\0")
-            h.update(path.read_bytes() + b"\0")
+        files = sorted(os.path.join(d, f) for d, _, names in os.walk(root)
+                       for f in names if f.endswith(".py"))
+        for path in files:
+            st = os.stat(path)
+            h.update(b"%s %d %d\0" % (os.path.relpath(path, root).encode(), st.st_size,
+                                       st.st_mtime_ns))
         _state["code"] = h.hexdigest()
     return _state["code"]
 
