@@ -7,12 +7,14 @@ then built from them exactly as after a search, so a cached build is bit-identic
 an uncached one. The key is a SHA-256 of everything the choice depends on: every config
 value the caller passes (:func:`serdes.build.build_link` passes all but the run's length
 and error target), the contents of every file a config value names, the size and time of
-every source file of the package (any code change is a new key) and the NumPy,
-SciPy and numba versions. An unreadable, malformed or foreign entry counts as a miss.
+every source file of the package (any code change is a new key), the Python, NumPy,
+SciPy and numba versions and the machine type. An unreadable, malformed or foreign
+entry counts as a miss.
 
 Where: ``$SERDES_CACHE_DIR``, else ``$XDG_CACHE_HOME/serdes``, else ``~/.cache/serdes``.
-Off: ``SERDES_CACHE_DIR=off`` (or empty) or ``serdes run --no-cache``. The library's :func:`serdes.build.build` uses it only when asked
-(``cache=True``, as ``serdes run`` does). At most :data:`MAX_ENTRIES` entries are kept
+Off: ``SERDES_CACHE_DIR=off`` (or empty) or ``serdes run --no-cache``. The library's
+:func:`serdes.build.build` uses it only when asked (``cache=True``, as ``serdes run``
+does). At most :data:`MAX_ENTRIES` entries are kept
 (the oldest go first).
 """
 
@@ -21,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
+import sys
 import tempfile
 from pathlib import Path
 
@@ -40,8 +44,9 @@ def cache_dir() -> Path | None:
 
 def code_fingerprint() -> str:
     """SHA-256 of the package's source files (names, sizes and modification times, the
-    test Python's own bytecode cache makes) and the versions of the numerical
-    libraries: a cached result is only reused by the same code."""
+    test Python's own bytecode cache makes), the versions of Python and the numerical
+    libraries and the machine type: a cached result is only reused by the same code
+    (a home folder shared by different machines keeps their choices apart)."""
     if _state["code"] is None:
         import numba
         import numpy
@@ -49,7 +54,8 @@ def code_fingerprint() -> str:
 
         root = os.path.dirname(os.path.abspath(__file__))
         h = hashlib.sha256(f"numpy {numpy.__version__} scipy {scipy.__version__} "
-                           f"numba {numba.__version__}".encode())
+                           f"numba {numba.__version__} python {sys.version} "
+                           f"{platform.machine()}".encode())
         files = sorted(os.path.join(d, f) for d, _, names in os.walk(root)
                        for f in names if f.endswith(".py"))
         for path in files:
