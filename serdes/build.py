@@ -274,10 +274,11 @@ def build_supply(cfg: Config):
                       gain_pct_per_mv=s["gain_pct_per_mv"], seed=cfg["link"]["seed"])
 
 
-def build_link(cfg: Config | None = None) -> Link:
+def build_link(cfg: Config | None = None, *, cache: bool = False) -> Link:
     """The analog :class:`~serdes.link.Link` of a config (default: the built-in link).
     With ``ctle.auto`` (IEEE CTLE) the gains are chosen for this link and receiver by
-    :func:`serdes.dsp.ctle_search.search_ctle`."""
+    :func:`serdes.dsp.ctle_search.search_ctle`; ``cache``: the choice is kept on disk
+    (:mod:`serdes.buildcache`; the same link, bit for bit)."""
     cfg = cfg or Config.default()
     m = 4 if cfg["link"]["modulation"] == "pam4" else 2
     tx, channel, rx = build_tx_stages(cfg), build_channel_stages(cfg), build_rx_stages(cfg)
@@ -294,17 +295,37 @@ def build_link(cfg: Config | None = None) -> Link:
                     clip_sigma=cfg["adc"]["clip_sigma"], pulse_ui=cfg["link"]["pulse_ui"],
                     crosstalk=xtalk)
 
-    link = make(rx)
     if cfg["ctle"]["model"] == "ieee" and cfg["ctle"]["auto"]:
-        from serdes.dsp.ctle_search import search_ctle
-
-        best = search_ctle(link, build_receiver(cfg))
+        best = _ctle_choice(cfg, lambda: make(rx), cache)
         c = cfg["ctle"]
-        rx[0] = IeeeCtle(g_dc_db=best.g_dc_db, g_dc2_db=best.g_dc2_db, auto=True,
+        rx[0] = IeeeCtle(g_dc_db=best["g_dc_db"], g_dc2_db=best["g_dc2_db"], auto=True,
                          symbol_rate_hz=cfg["link"]["symbol_rate_hz"], f_z_hz=c["f_z_hz"],
                          f_p1_hz=c["f_p1_hz"], f_p2_hz=c["f_p2_hz"], f_lf_hz=c["f_lf_hz"])
-        link = make(rx)
-    return link
+    return make(rx)
+
+
+def _ctle_choice(cfg: Config, template, cache: bool) -> dict:
+    """The searched CTLE gains {"g_dc_db", "g_dc2_db"} of ``template()`` (the link with
+    the configured CTLE), from the on-disk cache when ``cache`` and stored there."""
+    from serdes.dsp.ctle_search import G_DC2_GRID_DB, G_DC_GRID_DB, search_ctle
+
+    key = None
+    if cache:
+        from serdes import buildcache
+
+        values = cfg.to_dict()
+        for name in ("symbols", "target_errors"):  # read by build_run only
+            values["link"].pop(name)
+        key = buildcache.key("ctle_search", values)
+        got = buildcache.load(key)
+        if (got is not None and got.get("g_dc_db") in G_DC_GRID_DB
+                and got.get("g_dc2_db") in G_DC2_GRID_DB):
+            return got
+    best = search_ctle(template(), build_receiver(cfg))
+    got = {"g_dc_db": best.g_dc_db, "g_dc2_db": best.g_dc2_db}
+    if key is not None:
+        buildcache.store(key, got)
+    return got
 
 
 def build_receiver(cfg: Config) -> ReceiverSpec:
@@ -372,10 +393,11 @@ def build_tx_jitter(cfg: Config):
                     buj_ui=t["buj_ui"], ppm=t["ppm"])
 
 
-def build(cfg: Config | None = None) -> System:
-    """The whole :class:`~serdes.system.System` of a config (default: the built-in link)."""
+def build(cfg: Config | None = None, *, cache: bool = False) -> System:
+    """The whole :class:`~serdes.system.System` of a config (default: the built-in link);
+    ``cache``: see :func:`build_link`."""
     cfg = cfg or Config.default()
-    link, receiver = build_link(cfg), build_receiver(cfg)
+    link, receiver = build_link(cfg, cache=cache), build_receiver(cfg)
     return System(link=link, source=build_source(cfg, link, receiver), receiver=receiver,
                   run=build_run(cfg), cdr=build_cdr(cfg), tx_jitter=build_tx_jitter(cfg))
 

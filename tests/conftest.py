@@ -1,5 +1,7 @@
 """Shared test helpers."""
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -45,3 +47,17 @@ EARLIER_DEFAULT = ["channel.skin_fraction=0.6980985932251722", "ctle.auto=false"
 
 def earlier_default(*overrides) -> Config:
     return Config.default().with_overrides([*EARLIER_DEFAULT, *overrides])
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_build_cache():
+    """`serdes run` keeps its CTLE choices in the user's cache folder: the tests (and the
+    processes they start) use a folder of their own."""
+    old = os.environ.get("SERDES_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="serdes-test-cache-") as folder:
+        os.environ["SERDES_CACHE_DIR"] = folder
+        yield
+    if old is None:
+        os.environ.pop("SERDES_CACHE_DIR", None)
+    else:
+        os.environ["SERDES_CACHE_DIR"] = old

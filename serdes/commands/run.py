@@ -30,6 +30,9 @@ def add_parser(sub):
                         "scheduler (same counts as a local run)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the Dask scheduler (default 10)")
+    p.add_argument("--no-cache", dest="cache", action="store_false", default=True,
+                   help="search the CTLE gains again instead of taking this config's earlier "
+                        "choice from the on-disk cache (SERDES_CACHE_DIR; 'off' turns it off)")
     st = p.add_mutually_exclusive_group()
     st.add_argument("--stat", dest="stat", action="store_true", default=True,
                     help="add the statistical engine's sections: stat BER, eye openings, "
@@ -41,14 +44,15 @@ def add_parser(sub):
 
 def run_link(cfg, engine: str = "pulse", *, stat: bool = True, should_stop=None,
              progress=None, threads: int | None = 1, scheduler: str | None = None,
-             timeout: float | None = None) -> dict:
+             timeout: float | None = None, cache: bool = False) -> dict:
     """Simulate ``cfg`` and return the report as a plain dict (the --json object): the
     library's :func:`serdes.report.run_report` on the built system, with ``threads``
-    (None: all cores) or on the Dask cluster at ``scheduler``."""
+    (None: all cores) or on the Dask cluster at ``scheduler``; ``cache``: the link build
+    may take the CTLE choice from the on-disk cache (:mod:`serdes.buildcache`)."""
     from serdes.build import build
     from serdes.report import run_report
 
-    out = run_report(build(cfg), engine=engine, stat=stat, should_stop=should_stop,
+    out = run_report(build(cfg, cache=cache), engine=engine, stat=stat, should_stop=should_stop,
                      progress=progress, threads=threads, scheduler=scheduler,
                      timeout=timeout).to_dict()
     out.setdefault("threads", 1)
@@ -77,7 +81,8 @@ def main(args) -> int:
         try:
             report = run_link(cfg, args.engine, stat=args.stat, should_stop=stop.is_set,
                               progress=bar.update, threads=args.threads,
-                              scheduler=args.scheduler, timeout=args.timeout)
+                              scheduler=args.scheduler, timeout=args.timeout,
+                              cache=args.cache)
         finally:
             bar.close()
     if args.json:
