@@ -100,6 +100,9 @@ def row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui=0.0, gh_x=(0.0,),
                           args.real("rj_ui", rj_ui, nonneg=True), gh_x, gh_w)
 
 
+_TILE = 512   # outputs per tile of _rj_classes
+
+
 @njit(cache=True)
 def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     """The sums behind the random-jitter classes of serdes.engines.stat.rj at one
@@ -118,51 +121,67 @@ def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     Q, L = dev.shape
     n = w2.shape[0]
     N = S - L + 1
-    # (loops over contiguous slices, so that they vectorize)
+    # loops over contiguous slices, so that they vectorize, in tiles of _TILE outputs
+    # that stay in the L1 cache (each sum keeps its order: the same numbers untiled)
     var = np.zeros(N)
     m3 = np.zeros(N)
-    yq = np.empty(N)
-    for q in range(Q):
-        yq[:] = 0.0
-        for l in range(lo, hi):
-            g = dev[q, l]
-            src = a[L - 1 - l:L - 1 - l + N]
-            for k in range(N):
-                yq[k] += src[k] * g
-        wq = gh_w[q]
-        for k in range(N):
-            y2 = yq[k] * yq[k]
-            var[k] += wq * y2
-            m3[k] += wq * y2 * yq[k]
+    yq = np.empty(_TILE)
+    for t0 in range(0, N, _TILE):
+        kn = min(_TILE, N - t0)
+        vt = var[t0:t0 + kn]
+        mt = m3[t0:t0 + kn]
+        for q in range(Q):
+            for k in range(kn):
+                yq[k] = 0.0
+            for l in range(lo, hi):
+                g = dev[q, l]
+                src = a[L - 1 - l + t0:L - 1 - l + t0 + kn]
+                for k in range(kn):
+                    yq[k] += src[k] * g
+            wq = gh_w[q]
+            for k in range(kn):
+                y2 = yq[k] * yq[k]
+                vt[k] += wq * y2
+                mt[k] += wq * y2 * yq[k]
     nv = N - n + 1
     v = np.zeros(nv)
     k3 = np.zeros(nv)
-    for i in range(n):
-        a2 = w2[i]
-        src = var[n - 1 - i:n - 1 - i + nv]
-        for k in range(nv):
-            v[k] += a2 * src[k]
-        a3 = w3[i]
-        src = m3[n - 1 - i:n - 1 - i + nv]
-        for k in range(nv):
-            k3[k] += a3 * src[k]
+    for t0 in range(0, nv, _TILE):
+        kn = min(_TILE, nv - t0)
+        vt = v[t0:t0 + kn]
+        kt = k3[t0:t0 + kn]
+        for i in range(n):
+            a2 = w2[i]
+            src = var[n - 1 - i + t0:n - 1 - i + t0 + kn]
+            for k in range(kn):
+                vt[k] += a2 * src[k]
+            a3 = w3[i]
+            src = m3[n - 1 - i + t0:n - 1 - i + t0 + kn]
+            for k in range(kn):
+                kt[k] += a3 * src[k]
     lv = np.empty(nv, dtype=np.int64)
     for k in range(nv):
         lv[k] = idx[L + n - 2 + k - d]
     counts = np.zeros(m, dtype=np.int64)
     for k in range(nv):
         counts[lv[k]] += 1
+    # every level's V, in sample order, gathered in one pass
+    start = np.zeros(m + 1, dtype=np.int64)
+    for i in range(m):
+        start[i + 1] = start[i] + counts[i]
+    fill = start[:m].copy()
+    by_level = np.empty(nv)
+    for k in range(nv):
+        i = lv[k]
+        by_level[fill[i]] = v[k]
+        fill[i] += 1
     nf = fracs.shape[0]
     thr = np.zeros((m, nf))
     for i in range(m):
-        vs = np.empty(counts[i])
-        c = 0
-        for k in range(nv):
-            if lv[k] == i:
-                vs[c] = v[k]
-                c += 1
+        c = counts[i]
         if c == 0:
             continue
+        vs = by_level[start[i]:start[i + 1]]
         # the order statistics at and above the lowest quantile's lower neighbour:
         # one partition, then a sort of the top alone
         first = c - 1

@@ -185,11 +185,32 @@ class SkewTerm:
         n = self.w.shape[0]
         if tap_offsets_ui is None or np.all(tap_offsets_ui == tap_offsets_ui[0]):
             extra = 0.0 if tap_offsets_ui is None else float(tap_offsets_ui[0])
-            rows = [self._slope(offset_ui + extra)] * n
+            rows = np.broadcast_to(self._slope(offset_ui + extra), (n, self._pulse.n_ui))
         else:
-            rows = [self._slope(offset_ui + float(t)) for t in tap_offsets_ui]
-        L = rows[0].shape[0]
+            rows = self._slopes_at([offset_ui + float(t) for t in tap_offsets_ui])
+        L = rows.shape[1]
         m = np.zeros((n, n + L - 1))
-        for i, r in enumerate(rows):
-            m[i, i:i + L] = r
+        m[np.arange(n)[:, None], np.arange(n)[:, None] + np.arange(L)[None, :]] = rows
         return self._ea * float(np.sum(self._wcw * (m @ m.T)))
+
+    def _slopes_at(self, offsets_ui) -> np.ndarray:
+        """:meth:`_slope` at each offset (rows), the missing ones re-sampled in one call
+        (the same positions and interpolation as ``Pulse.slope``)."""
+        from serdes.engines.stat.rj import resample
+
+        keys = [round(float(o), 12) for o in offsets_ui]
+        wanted: dict = {}
+        for k, o in zip(keys, offsets_ui):
+            wanted.setdefault(k, float(o))      # the first offset of a key, as _slope
+        need = {k: o for k, o in wanted.items() if k not in self._slopes}
+        if need:
+            if len(self._slopes) + len(need) > 4096:
+                self._slopes.clear()
+                need = wanted
+            p, m = self._pulse, self._pulse.m
+            f = [o * m for o in need.values()]
+            hi = resample(p, [x + 0.5 for x in f])
+            lo = resample(p, [x - 0.5 for x in f])
+            for k, a, b in zip(need, hi, lo):
+                self._slopes[k] = (a - b) * m
+        return np.stack([self._slopes[k] for k in keys])
