@@ -147,6 +147,14 @@ class ComParams:
     #: allowed (g_DC, g_DC2) pairs, the sheets' G_Qual / G2_Qual as flat triples
     #: (g_DC2 limit, g_DC high, g_DC low); empty: every pair (see ``ctle_allowed``)
     ctle_qual: tuple = ()
+    #: host boards between packages and channel (the sheets' Include PCB, ``board.py``):
+    #: z_bp TX, NEXT, FEXT, RX (mm), Z_c (ohm), line gamma0, a1, a2, tau; C_0, C_1 (nF)
+    include_pcb: bool = False
+    board_mm: tuple = (110.3, 110.3, 110.3, 110.3)
+    board_z_c: float = 100.0
+    board_line: tuple = (0.0, 3.8206e-4, 9.5909e-5, 5.79e-3)
+    board_c0_nf: float = 0.29e-4
+    board_c1_nf: float = 0.19e-4
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -285,7 +293,7 @@ def _dj():
 PRESETS: dict[str, ComParams] = {
     "802.3ck-kr": _ck(),
     "802.3ck-cr": _ck(name="802.3ck-cr", eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_n_ui=4500,
-                      erl_t_fx_ns=0.3, source=SOURCES["802.3ck-cr"]),
+                      erl_t_fx_ns=0.3, include_pcb=True, source=SOURCES["802.3ck-cr"]),
     "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5, eta0=2e-8, t_r_ns=0.0075, g_dc2=_rng(-4, 0),
                        tx_min=(-0.04, 0.0, -0.28, -0.1), tx_max=(0.0, 0.1, 0.0, 0.0),
                        dfe_max=(0.65, 0.15) + (0.1,) * 4, dfe_min=(0.3, 0.05) + (-0.04,) * 4,
@@ -415,5 +423,9 @@ def check(p: ComParams) -> None:
         bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
     if not 8 <= p.eye_samples_per_ui <= 1000:
         bad("eye_samples_per_ui", "an integer in [8, 1000]")
+    if len(p.board_mm) != 4 or min(p.board_mm) < 0 or len(p.board_line) != 4:
+        bad("board_mm", "4 lengths >= 0 mm (z_bp TX, NEXT, FEXT, RX) and 4 board_line values")
+    if not (0 <= p.board_c0_nf <= 1e-2 and 0 <= p.board_c1_nf <= 1e-2 and 1 <= p.board_z_c <= 1000):
+        bad("board_c0_nf", "C_0, C_1 in [0, 0.01] nF and board_z_c in [1, 1000] ohm")
     if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
         bad("mlsd_dcom_an_db", "a number in (0, 20] dB")
