@@ -140,6 +140,11 @@ class ComParams:
     #: only), sampled at eye_samples_per_ui points per UI (``eye.eye_over_window``)
     eye_t_o_mui: float = 0.0
     eye_samples_per_ui: int = 100
+    #: sigma_r (UI) of the Gaussian histogram window over T_O (0: equal weights)
+    eye_sigma_r_ui: float = 0.0
+    #: pass limits on the window eye (C2M sheet: EH_min 10 mV, VEC 12 dB; 0: not judged)
+    eye_eh_min_mv: float = 0.0
+    eye_vec_max_db: float = 0.0
     erl_t_fx2_ns: float = -1.0
     #: False: no RX package (the C2M host-output sheet sets C_d, L_s, C_b, C_p and z_p of
     #: the RX to 0: the die termination R_d sits at the channel's port)
@@ -258,7 +263,8 @@ def _c2m():
                           -3.0, -4.0, -9.0),
                dfe_max=(0.4, 0.15, 0.15, 0.1), dfe_min=(0.1, -0.35, -0.35, -0.35),
                erl_n_bx=0, erl_n_ui=800, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2,
-               source=SOURCES["802.3ck-c2m"])
+               eye_t_o_mui=50.0, eye_sigma_r_ui=0.02, eye_eh_min_mv=10.0,
+               eye_vec_max_db=12.0, source=SOURCES["802.3ck-c2m"])
 
 
 def _kr4():
@@ -421,6 +427,8 @@ def check(p: ComParams) -> None:
         bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
     if not 0 <= p.eye_t_o_mui <= 500:
         bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
+    if not 0 <= p.eye_sigma_r_ui <= 1:
+        bad("eye_sigma_r_ui", "a number in [0, 1] UI (0: equal weights over T_O)")
     if not 8 <= p.eye_samples_per_ui <= 1000:
         bad("eye_samples_per_ui", "an integer in [8, 1000]")
     if len(p.board_mm) != 4 or min(p.board_mm) < 0 or len(p.board_line) != 4:
