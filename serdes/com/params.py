@@ -54,11 +54,11 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   repository Omer-Sella/COM (``config_sheets_100G/``); the KR and C2C values agree with
   the earlier d3p1 sheets as transcribed in cortalo/serdeskit. The DFE limits are applied
   as the IEEE code applies them (``dfe_clipper``: each tap clipped to [b_min, b_max] times
-  the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. Not
-  modelled: the floating DFE taps of KR and CR (N_bg 3 groups of N_bf 3 taps within N_f 40
-  UI), the CR sheet's host boards (Include PCB = 1: 110.3 mm of 100 ohm board each side,
-  C_0, C_1), the C2M eye pass criteria (eye height and VEC over the sheet's T_O = 50 mUI
-  window are reported, ``eye_t_o_mui``, but not judged).
+  the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. The
+  CR sheet's host boards (Include PCB = 1) are ``include_pcb`` / ``board_*`` (board.py);
+  the C2M eye over T_O = 50 mUI with the Gaussian window (sigma_r 0.02 UI) is judged
+  against EH 10 mV, VEC 12 dB (``eye_*``, eye.py). Not modelled: the floating DFE taps of
+  KR and CR (N_bg 3 groups of N_bf 3 taps within N_f 40 UI).
 """
 
 from __future__ import annotations
@@ -214,15 +214,15 @@ SOURCES = {
     "agrees on every value it carries; verified. Not modelled: floating DFE taps (N_bg 3, "
     "N_bf 3, N_f 40, bmaxg 0.05)",
     "802.3ck-cr": _SA.format("CR_CA_08_17_2022.xlsx") + " (Clause 162 cable assembly); "
-    "verified. Not modelled: the host boards the sheet adds (Include PCB = 1: 110.3 mm of "
-    "100 ohm board, line [0 3.8206e-4 9.5909e-5], tau 5.79e-3 ns/mm, C_0 0.29e-4 nF, "
-    "C_1 0.19e-4 nF, each side) and the floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03)",
+    "verified; with its host boards (Include PCB = 1: 110.3 mm of 100 ohm board, line "
+    "[0 3.8206e-4 9.5909e-5], tau 5.79e-3 ns/mm, C_0 0.29e-4 nF, C_1 0.19e-4 nF, each "
+    "side). Not modelled: the floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03)",
     "802.3ck-c2c": _SA.format("120F_C2C_08_17_2022.xlsx") + "; the d3p1 sheet (transcribed in "
     "cortalo/serdeskit examples/compute_com_c2c.py) agrees; verified",
     "802.3ck-c2m": _SA.format("120g_C2M_tp1a_08_17_2022.xlsx") + " (Annex 120G host output, "
-    "TP1a); verified. Not modelled: the C2M eye (VEC / EH over T_O = 50 mUI with a "
+    "TP1a); verified, with its eye criteria (VEC / EH over T_O = 50 mUI with the "
     "Gaussian histogram window, sigma_r 0.02 UI, 100 samples per UI; limits VEC 12 dB, "
-    "EH 10 mV): eye height and VEC are given at the COM sampling time only",
+    "EH 10 mV)",
 }
 
 def _rng(lo, hi, step=1.0):
