@@ -205,7 +205,12 @@ _KR = dict(
 SHEETS = {
     "802.3ck-kr": _KR,
     "802.3ck-cr": dict(_KR, eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_t_fx_ns=0.3,
-                       erl_n_ui=4500),
+                       erl_n_ui=4500,
+                       # Include PCB = 1: z_bp TX, NEXT, FEXT, RX; board_Z_c; board_tl
+                       # gamma0 a1 a2, tau; C_0, C_1 (nF)
+                       include_pcb=True, board_mm=[110.3] * 4, board_z_c=100.0,
+                       board_line=[0.0, 3.8206e-4, 9.5909e-5, 5.79e-3],
+                       board_c0_nf=0.29e-4, board_c1_nf=0.19e-4),
     "802.3ck-c2c": dict(
         _KR, der0=1e-5, eta0=2e-8, g_dc2=list(range(-4, 1)),
         tx=[(-0.04, 0.0), (0.0, 0.1), (-0.28, 0.0), (-0.1, 0.0)],

@@ -97,39 +97,69 @@ def rc_file(tmp_path_factory):
     return _write_s2p(tmp_path_factory.mktemp("comeyew") / "rc.s2p", f, h)
 
 
-def test_eye_over_the_c2m_window_closed_form(rc_file):
-    """T_O = 100 mUI at 100 points per UI: offsets d = -0.10..0.10 UI. At each, the upper
-    level sits at A_s(d) = RLM A_v r(d) / 3 above the eye centre with ISI A_v r(d + k) x_k
-    (k != 0, x_k PAM4) and the Gaussian RX noise; the pooled lower tail is
-    mean_d E_x Phi((y - A_s(d) - sum_k A_v r(d + k) x_k) / sigma), exact over |k| <= 3
-    (4^6 symbol patterns), and EH = 2 y where it equals DER_0 (symmetric). Tolerance: the
-    ISI beyond |k| = 3 (a voltage bound from r) and two grid steps. The per-offset
-    minimum is checked the same way, and a window narrower than one sample gives the
-    eye at T_s."""
-    p = _rc_params(100.0)
+@pytest.mark.parametrize("sigma_r", [0.0, 0.02])
+def test_eye_over_the_c2m_window_closed_form(rc_file, sigma_r):
+    """T_O = 100 mUI at 100 points per UI: offsets d = -0.10..0.10 UI, weighted equally
+    (sigma_r = 0) or by the Gaussian histogram window exp(-d^2 / (2 sigma_r^2)) (the IEEE
+    code's window; sigma_r in UI). At each offset level n sits at RLM A_v r(d) v_n
+    (v_n = -1, -1/3, 1/3, 1) with ISI A_v r(d + k) x_k (k != 0, x_k PAM4) and the Gaussian
+    RX noise; each level's pooled CDF is sum_d w_d E_x Phi((y - mean - ISI) / sigma) /
+    sum_d w_d, exact over |k| <= 3 (4^6 symbol patterns); eye n runs from the upper DER_0
+    quantile of level n to the lower one of level n + 1, and EH is the worst eye (its
+    levels' means move by different amounts over the window). Tolerance: the ISI
+    beyond |k| = 3 (a voltage bound from r), the linear interpolation of the 32-per-UI
+    pulse (A_v max|r''| / (8 x 32^2)) and two grid steps. The per-offset minimum is
+    checked the same way, and a window narrower than one sample gives the eye at T_s."""
+    p = dataclasses.replace(_rc_params(100.0), eye_sigma_r_ui=sigma_r)
     (case,) = compute_com(rc_file, preset=p).cases
     ew = case.eye_window
-    assert ew["offsets"] == 21
+    assert ew["offsets"] == 21 and ew["window"] == ("gaussian" if sigma_r else "rectangle")
+    assert ew["passes"] is None          # no limits set (the C2M preset sets 10 mV, 12 dB)
     assert case.pulse_eq[case.cursor_ix] == pytest.approx(p.a_v, rel=1e-3)
     fc = p.f_r * p.fb_gbd
     sigma = math.sqrt(p.eta0 * integrate.quad(lambda x: 1 / (1 + (x / fc) ** 8), 0, 16 * p.fb_gbd)[0])
     ds = np.arange(-10, 11) / 100
+    w = np.exp(-0.5 * (ds / sigma_r) ** 2) if sigma_r else np.ones(len(ds))
     ks = np.array([-3, -2, -1, 1, 2, 3])
     lv = np.array([-1, -1 / 3, 1 / 3, 1])
     pats = np.array(np.meshgrid(*[lv] * len(ks), indexing="ij")).reshape(len(ks), -1)
-    shifts = [p.rlm * p.a_v * _rc(d) / 3 + p.a_v * (_rc(d + ks) @ pats) for d in ds]
+    isi = [p.a_v * (_rc(d + ks) @ pats) for d in ds]
+    means = [[p.rlm * p.a_v * _rc(d) * v for v in lv] for d in ds]
     far = np.r_[np.arange(-400, -3), np.arange(4, 400)]
-    bound = max(p.a_v * np.abs(_rc(d + far)).sum() for d in ds) + 2 * min(case.a_s_v / 1000, 1e-5)
+    tt = np.linspace(-0.2, 0.2, 401)
+    curv = np.max(np.abs(np.gradient(np.gradient(_rc(tt), tt), tt)))
+    bound = (max(p.a_v * np.abs(_rc(d + far)).sum() for d in ds) + p.a_v * curv / (8 * 32 ** 2) * 8
+             + 2 * min(case.a_s_v / 1000, 1e-5))
 
-    def lower_tail(y, sh):
-        return np.mean(stats.norm.cdf((y - sh) / sigma))
+    def cdf(y, n, sel):
+        return sum(w[i] * np.mean(stats.norm.cdf((y - means[i][n] - isi[i]) / sigma)) for i in sel) / w[sel].sum()
 
-    top = optimize.brentq(lambda y: np.mean([lower_tail(y, s) for s in shifts]) - p.der0, -1, 1)
-    assert ew["eye_height_v"] == pytest.approx(2 * top, abs=2 * bound)
-    each = [2 * optimize.brentq(lambda y, s=s: lower_tail(y, s) - p.der0, -1, 1) for s in shifts]
-    assert ew["eye_height_min_v"] == pytest.approx(min(each), abs=2 * bound)
+    def eh(n, sel):
+        top = optimize.brentq(lambda y: cdf(y, n + 1, sel) - p.der0, -1, 1)
+        bot = optimize.brentq(lambda y: 1 - cdf(y, n, sel) - p.der0, -1, 1)
+        return top - bot
+
+    allsel = np.arange(len(ds))
+    want = min(eh(n, allsel) for n in range(3))
+    assert ew["eye_height_v"] == pytest.approx(want, abs=2 * bound)
+    each = min(eh(n, np.array([i])) for i in (0, 10, 20) for n in range(3))
+    assert ew["eye_height_min_v"] == pytest.approx(each, abs=2 * bound)
     assert ew["eye_height_v"] < case.eye_height_v - 4 * bound      # the window costs height
     assert ew["vec_db"] == pytest.approx(20 * np.log10(2 * case.a_s_v / ew["eye_height_v"]))
     (c0,) = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=5.0)).cases
     assert c0.eye_window["offsets"] == 1
     assert c0.eye_window["eye_height_v"] == pytest.approx(c0.eye_height_v, abs=2 * min(c0.a_s_v / 1000, 1e-5))
+
+
+def test_gaussian_window_weights_follow_sigma_r():
+    """The IEEE code's QL = T_O / sigma_r / 1000 with sigma = n / QL samples is sigma_r in
+    UI: at T_O 50 mUI, 100 points per UI, the C2M sheet's sigma_r 0.02 UI gives
+    exp(-k^2 / 8) for k = -5..5."""
+    from serdes.com.eye import window_weights
+
+    p = preset("802.3ck-c2m")
+    assert p.eye_t_o_mui == 50.0 and p.eye_sigma_r_ui == 0.02 and p.eye_samples_per_ui == 100
+    assert p.eye_eh_min_mv == 10.0 and p.eye_vec_max_db == 12.0
+    k = np.arange(-5, 6)
+    np.testing.assert_allclose(window_weights(p), np.exp(-k ** 2 / 8.0), rtol=1e-12)
+    np.testing.assert_allclose(window_weights(dataclasses.replace(p, eye_sigma_r_ui=0.0)), 1.0)

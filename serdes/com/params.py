@@ -76,11 +76,11 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   repository Omer-Sella/COM (``config_sheets_100G/``); the KR and C2C values agree with
   the earlier d3p1 sheets as transcribed in cortalo/serdeskit. The DFE limits are applied
   as the IEEE code applies them (``dfe_clipper``: each tap clipped to [b_min, b_max] times
-  the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. Not
-  modelled: the floating DFE taps of KR and CR (N_bg 3 groups of N_bf 3 taps within N_f 40
-  UI), the CR sheet's host boards (Include PCB = 1: 110.3 mm of 100 ohm board each side,
-  C_0, C_1), the C2M eye pass criteria (eye height and VEC over the sheet's T_O = 50 mUI
-  window are reported, ``eye_t_o_mui``, but not judged).
+  the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. The
+  CR sheet's host boards (Include PCB = 1) are ``include_pcb`` / ``board_*`` (board.py);
+  the C2M eye over T_O = 50 mUI with the Gaussian window (sigma_r 0.02 UI) is judged
+  against EH 10 mV, VEC 12 dB (``eye_*``, eye.py). Not modelled: the floating DFE taps of
+  KR and CR (N_bg 3 groups of N_bf 3 taps within N_f 40 UI).
 """
 
 from __future__ import annotations
@@ -162,6 +162,11 @@ class ComParams:
     #: only), sampled at eye_samples_per_ui points per UI (``eye.eye_over_window``)
     eye_t_o_mui: float = 0.0
     eye_samples_per_ui: int = 100
+    #: sigma_r (UI) of the Gaussian histogram window over T_O (0: equal weights)
+    eye_sigma_r_ui: float = 0.0
+    #: pass limits on the window eye (C2M sheet: EH_min 10 mV, VEC 12 dB; 0: not judged)
+    eye_eh_min_mv: float = 0.0
+    eye_vec_max_db: float = 0.0
     erl_t_fx2_ns: float = -1.0
     #: False: no RX package (the C2M host-output sheet sets C_d, L_s, C_b, C_p and z_p of
     #: the RX to 0: the die termination R_d sits at the channel's port)
@@ -169,6 +174,14 @@ class ComParams:
     #: allowed (g_DC, g_DC2) pairs, the sheets' G_Qual / G2_Qual as flat triples
     #: (g_DC2 limit, g_DC high, g_DC low); empty: every pair (see ``ctle_allowed``)
     ctle_qual: tuple = ()
+    #: host boards between packages and channel (the sheets' Include PCB, ``board.py``):
+    #: z_bp TX, NEXT, FEXT, RX (mm), Z_c (ohm), line gamma0, a1, a2, tau; C_0, C_1 (nF)
+    include_pcb: bool = False
+    board_mm: tuple = (110.3, 110.3, 110.3, 110.3)
+    board_z_c: float = 100.0
+    board_line: tuple = (0.0, 3.8206e-4, 9.5909e-5, 5.79e-3)
+    board_c0_nf: float = 0.29e-4
+    board_c1_nf: float = 0.19e-4
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -223,15 +236,15 @@ SOURCES = {
     "agrees on every value it carries; verified. Not modelled: floating DFE taps (N_bg 3, "
     "N_bf 3, N_f 40, bmaxg 0.05)",
     "802.3ck-cr": _SA.format("CR_CA_08_17_2022.xlsx") + " (Clause 162 cable assembly); "
-    "verified. Not modelled: the host boards the sheet adds (Include PCB = 1: 110.3 mm of "
-    "100 ohm board, line [0 3.8206e-4 9.5909e-5], tau 5.79e-3 ns/mm, C_0 0.29e-4 nF, "
-    "C_1 0.19e-4 nF, each side) and the floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03)",
+    "verified; with its host boards (Include PCB = 1: 110.3 mm of 100 ohm board, line "
+    "[0 3.8206e-4 9.5909e-5], tau 5.79e-3 ns/mm, C_0 0.29e-4 nF, C_1 0.19e-4 nF, each "
+    "side). Not modelled: the floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03)",
     "802.3ck-c2c": _SA.format("120F_C2C_08_17_2022.xlsx") + "; the d3p1 sheet (transcribed in "
     "cortalo/serdeskit examples/compute_com_c2c.py) agrees; verified",
     "802.3ck-c2m": _SA.format("120g_C2M_tp1a_08_17_2022.xlsx") + " (Annex 120G host output, "
-    "TP1a); verified. Not modelled: the C2M eye (VEC / EH over T_O = 50 mUI with a "
+    "TP1a); verified, with its eye criteria (VEC / EH over T_O = 50 mUI with the "
     "Gaussian histogram window, sigma_r 0.02 UI, 100 samples per UI; limits VEC 12 dB, "
-    "EH 10 mV): eye height and VEC are given at the COM sampling time only",
+    "EH 10 mV)",
     "802.3dj-kr": "IEEE P802.3dj/D3.3 Table 178-15 (KR COM parameters) and Table 178-14 "
                   "(package class A, Test 1 and Test 2), draft values, as transcribed in "
                   "PyChOpMarg 3.4 config/ieee_8023dj_d3p3.py com_params(\"KR\"); verified. "
@@ -277,7 +290,8 @@ def _c2m():
                           -3.0, -4.0, -9.0),
                dfe_max=(0.4, 0.15, 0.15, 0.1), dfe_min=(0.1, -0.35, -0.35, -0.35),
                erl_n_bx=0, erl_n_ui=800, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2,
-               source=SOURCES["802.3ck-c2m"])
+               eye_t_o_mui=50.0, eye_sigma_r_ui=0.02, eye_eh_min_mv=10.0,
+               eye_vec_max_db=12.0, source=SOURCES["802.3ck-c2m"])
 
 
 def _kr4():
@@ -334,7 +348,7 @@ def dj_early() -> ComParams:
 PRESETS: dict[str, ComParams] = {
     "802.3ck-kr": _ck(),
     "802.3ck-cr": _ck(name="802.3ck-cr", eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_n_ui=4500,
-                      erl_t_fx_ns=0.3, source=SOURCES["802.3ck-cr"]),
+                      erl_t_fx_ns=0.3, include_pcb=True, source=SOURCES["802.3ck-cr"]),
     "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5, eta0=2e-8, t_r_ns=0.0075, g_dc2=_rng(-4, 0),
                        tx_min=(-0.04, 0.0, -0.28, -0.1), tx_max=(0.0, 0.1, 0.0, 0.0),
                        dfe_max=(0.65, 0.15) + (0.1,) * 4, dfe_min=(0.3, 0.05) + (-0.04,) * 4,
@@ -462,7 +476,13 @@ def check(p: ComParams) -> None:
         bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
     if not 0 <= p.eye_t_o_mui <= 500:
         bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
+    if not 0 <= p.eye_sigma_r_ui <= 1:
+        bad("eye_sigma_r_ui", "a number in [0, 1] UI (0: equal weights over T_O)")
     if not 8 <= p.eye_samples_per_ui <= 1000:
         bad("eye_samples_per_ui", "an integer in [8, 1000]")
+    if len(p.board_mm) != 4 or min(p.board_mm) < 0 or len(p.board_line) != 4:
+        bad("board_mm", "4 lengths >= 0 mm (z_bp TX, NEXT, FEXT, RX) and 4 board_line values")
+    if not (0 <= p.board_c0_nf <= 1e-2 and 0 <= p.board_c1_nf <= 1e-2 and 1 <= p.board_z_c <= 1000):
+        bad("board_c0_nf", "C_0, C_1 in [0, 0.01] nF and board_z_c in [1, 1000] ohm")
     if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
         bad("mlsd_dcom_an_db", "a number in (0, 20] dB")

@@ -6,7 +6,8 @@ measured channel onto its grid):
 1. The differential 2-port (SDD11, SDD12, SDD21, SDD22) of each file, ports "12,34"
    (:mod:`serdes.channel.touchstone_io`), is cascaded at the file's own frequencies
    with the TX-side package (victim TX, NEXT or FEXT lengths) and the RX package
-   (:class:`serdes.analog.package.Package`), and terminated by R_d at both dies
+   (:class:`serdes.analog.package.Package`), with the host boards between them when the
+   preset includes them (``include_pcb``, :mod:`serdes.com.board`), and terminated by R_d at both dies
    (eq. 93A-18, :func:`~serdes.analog.package.terminated_transfer`).
 2. The voltage transfer times the TX edge filter H_t (eq. 93A-46) and the reference
    receiver filter H_r (eq. 93A-20, :mod:`serdes.analog.butterworth`) is put on the
@@ -30,6 +31,7 @@ from serdes.analog.butterworth import butterworth_response
 from serdes.analog.ctle import ctle_ieee
 from serdes.analog.package import Package, PackageParams, cascade_s, terminated_transfer
 from serdes.channel.touchstone_io import load_touchstone, parse_ports
+from serdes.com.board import with_boards
 from serdes.com.params import ComParams
 from serdes.errors import FileFormatError
 
@@ -180,6 +182,7 @@ def channel_vtf(p: ComParams, grid: ComGrid, ch: Channel, case: dict) -> np.ndar
     f = ch.f_hz
     tx_len = case["tx"] if ch.kind == "thru" else case[ch.kind]
     sdd = renormalize(ch.sdd, FILE_R0, p.r0)
+    sdd = with_boards(p, sdd, ch.kind, f)   # host boards (Include PCB), inside the packages
     s = cascade_s(cascade_s(package_s(p, tx_len, "tx", f), sdd), package_s(p, case["rx"], "rx", f))
     g = (p.r_d - p.r0) / (p.r_d + p.r0)
     h21 = terminated_transfer(s, g, g)
