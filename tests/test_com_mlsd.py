@@ -201,11 +201,13 @@ def test_com_of_a_one_plus_d_thru(one_plus_d_file):
 
 
 def test_mlsd_key_checks():
-    """Off in every preset; on needs one DFE tap (one clear line naming the key)."""
-    for name in ("802.3ck-kr", "802.3dj-kr", "100gbase-kr4"):
+    """On only in 802.3dj-kr (D3.3 KR); on needs one DFE tap (one clear line naming the
+    key)."""
+    for name in ("802.3ck-kr", "802.3ck-cr", "802.3ck-c2c", "802.3ck-c2m", "100gbase-kr4"):
         assert preset(name).mlsd is False
-    p = apply_overrides(preset("802.3dj-kr"), {"mlsd": "true"})
-    assert p.mlsd is True
+    assert preset("802.3dj-kr").mlsd is True
+    p = apply_overrides(preset("802.3dj-kr"), {"mlsd": "false"})
+    assert p.mlsd is False
     with pytest.raises(ConfigError, match="mlsd"):
         apply_overrides(preset("802.3ck-kr"), {"mlsd": "true"})
     with pytest.raises(ConfigError, match="mlsd_dcom_an_db"):
