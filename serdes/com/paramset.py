@@ -1,0 +1,261 @@
+"""The COM parameter set (:class:`ComParams`), its ``--set`` overrides and its checks.
+
+The values of the presets, with their sources, are in ``params.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from serdes.errors import ConfigError
+
+__all__ = ["ComParams", "apply_overrides", "check"]
+
+
+@dataclass(frozen=True)
+class ComParams:
+    name: str
+    fb_gbd: float
+    levels: int
+    der0: float
+    a_v: float
+    a_fe: float
+    a_ne: float
+    eta0: float
+    snr_tx_db: float
+    rlm: float
+    sigma_rj: float
+    a_dd: float
+    t_r_ns: float
+    f_r: float
+    g_dc: tuple
+    g_dc2: tuple
+    f_z_ghz: float
+    f_p1_ghz: float
+    f_p2_ghz: float
+    f_lf_ghz: float
+    tx_min: tuple          # TX taps without the cursor, pre-cursor taps first
+    tx_max: tuple
+    tx_step: tuple
+    tx_n_pre: int
+    c0_min: float
+    dfe_max: tuple         # one entry per DFE tap
+    dfe_min: tuple
+    c_d: tuple
+    l_s: tuple
+    c_b: float
+    c_p: float
+    r_d: float
+    r0: float
+    z_c: tuple
+    #: package cases: each a dict "tx", "next", "fext", "rx" -> segment lengths (mm)
+    cases: tuple
+    gamma0: float = 0.0
+    a1: float = 1.734e-3
+    a2: float = 1.455e-4
+    tau: float = 6.141e-3
+    rx_ffe_min: tuple = ()
+    rx_ffe_max: tuple = ()
+    rx_ffe_pre: int = 0
+    samples_per_ui: int = 32
+    f_step_ghz: float = 0.01
+    #: include pre-cursor ISI in the figure of merit (eq. 93A-31 sums over all n != 0)
+    fom_precursors: bool = True
+    #: effective return loss (Annex 93A.5, ``erl.py``): rho_x, beta_x (GHz), N_bx (UI),
+    #: T_fx (ns; ``erl_t_fx2_ns`` for port 2, negative: as port 1), N (UI); the 802.3ck
+    #: rows take them from the config sheets, the defaults are provisional (docs/com.md)
+    erl_rho_x: float = 0.618
+    erl_beta_x_ghz: float = 0.0
+    erl_n_bx: int = 12
+    erl_t_fx_ns: float = 0.0
+    erl_n_ui: int = 1000
+    #: COM with the MLSD reference receiver (802.3dj 178A.1.10, ``mlsd.py``; needs one DFE
+    #: tap) and its added-RX-noise penalty dCOM_an (dB); off in every preset here
+    mlsd: bool = False
+    mlsd_dcom_an_db: float = 3.0
+    #: eye height / VEC also over the C2M timing window T_s +- T_O (milli-UI; 0: at T_s
+    #: only), sampled at eye_samples_per_ui points per UI (``eye.eye_over_window``)
+    eye_t_o_mui: float = 0.0
+    eye_samples_per_ui: int = 100
+    #: sigma_r (UI) of the Gaussian histogram window over T_O (0: equal weights)
+    eye_sigma_r_ui: float = 0.0
+    #: pass limits on the window eye (C2M sheet: EH_min 10 mV, VEC 12 dB; 0: not judged)
+    eye_eh_min_mv: float = 0.0
+    eye_vec_max_db: float = 0.0
+    erl_t_fx2_ns: float = -1.0
+    #: False: no RX package (the C2M host-output sheet sets C_d, L_s, C_b, C_p and z_p of
+    #: the RX to 0: the die termination R_d sits at the channel's port)
+    rx_package: bool = True
+    #: allowed (g_DC, g_DC2) pairs, the sheets' G_Qual / G2_Qual as flat triples
+    #: (g_DC2 limit, g_DC high, g_DC low); empty: every pair (see ``ctle_allowed``)
+    ctle_qual: tuple = ()
+    #: host boards between packages and channel (the sheets' Include PCB, ``board.py``):
+    #: z_bp TX, NEXT, FEXT, RX (mm), Z_c (ohm), line gamma0, a1, a2, tau; C_0, C_1 (nF)
+    include_pcb: bool = False
+    board_mm: tuple = (110.3, 110.3, 110.3, 110.3)
+    board_z_c: float = 100.0
+    board_line: tuple = (0.0, 3.8206e-4, 9.5909e-5, 5.79e-3)
+    board_c0_nf: float = 0.29e-4
+    board_c1_nf: float = 0.19e-4
+    source: str = ""
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def tx_grid(self) -> np.ndarray:
+        """All TX FFE settings of the grid with c(0) >= c0_min, rows of the non-cursor
+        taps (pre-cursor taps first); the first tap varies slowest."""
+        axes = []
+        for lo, hi, st in zip(self.tx_min, self.tx_max, self.tx_step):
+            if st <= 0 or hi <= lo:
+                axes.append(np.array([lo if st <= 0 else lo]))
+            else:
+                n = int(round((hi - lo) / st)) + 1
+                axes.append(np.round(lo + st * np.arange(n), 10))
+        if not axes:
+            return np.zeros((1, 0))
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+        keep = 1.0 - np.abs(grid).sum(axis=1) >= self.c0_min - 1e-12
+        return grid[keep]
+
+    def ctle_allowed(self, g_dc: float, g_dc2: float) -> bool:
+        """Whether the CTLE setting is in the grid. With ``ctle_qual`` the rule of the
+        IEEE COM code for G_Qual / G2_Qual: the g_DC2 limits sorted descending split g_DC2
+        into bands (the first: g_DC2 equal to its limit; band k: limit_k <= g_DC2 <
+        limit_{k-1}); in band k, g_DC must lie in [low_k, high_k)."""
+        q = self.ctle_qual
+        if not q:
+            return True
+        rows = sorted((tuple(q[i:i + 3]) for i in range(0, len(q) - 2, 3)), reverse=True)
+        eps = 1e-9
+        for k, (g2, hi, lo) in enumerate(rows):
+            top = g2 + eps if k == 0 else rows[k - 1][0]
+            if g2 - eps <= g_dc2 < top - (0 if k == 0 else eps):
+                lo, hi = min(lo, hi), max(lo, hi)
+                if lo - eps <= g_dc < hi - eps:
+                    return True
+        return False
+
+    def describe(self) -> str:
+        return (f"{self.name}: {self.fb_gbd:g} GBd, PAM{self.levels}, DER_0 {self.der0:g}, "
+                f"{len(self.g_dc)}x{len(self.g_dc2)} CTLE x {len(self.tx_grid)} TX settings, "
+                f"{len(self.dfe_max)} DFE taps, {len(self.cases)} package case(s)")
+
+
+_SKIP = {"name", "source", "cases"}
+
+
+def _coerce(key: str, current, text):
+    try:
+        if isinstance(current, bool):
+            if str(text).lower() in ("1", "true", "yes", "on"):  # noqa: SIM114
+                return True
+            if str(text).lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if isinstance(current, tuple):
+            vals = text if isinstance(text, (list, tuple)) else [v for v in str(text).split(",") if v.strip()]
+            out = tuple(float(v) for v in vals)
+        elif isinstance(current, int):
+            out = int(text)
+        else:
+            out = float(text)
+    except (TypeError, ValueError):
+        kind = ("a comma-separated list of numbers" if isinstance(current, tuple) else
+                "true or false" if isinstance(current, bool) else
+                "an integer" if isinstance(current, int) else "a number")
+        raise ConfigError(f"com: {key} = {text!r} is not allowed: expected {kind}") from None
+    vals = out if isinstance(out, tuple) else (out,)
+    if not all(math.isfinite(float(v)) for v in vals):
+        raise ConfigError(f"com: {key} = {text!r} is not allowed: values must be finite")
+    return out
+
+
+def apply_overrides(p: ComParams, overrides) -> ComParams:
+    """``overrides``: a dict or ``["key=value", ...]``; each key a field of ComParams."""
+    if not overrides:
+        return p
+    items = overrides.items() if isinstance(overrides, dict) else []
+    if not isinstance(overrides, dict):
+        parsed = []
+        for item in overrides:
+            if "=" not in item:
+                raise ConfigError(f"com: --set {item!r} is not allowed: expected KEY=VALUE")
+            k, v = item.split("=", 1)
+            parsed.append((k.strip(), v.strip()))
+        items = parsed
+    allowed = [f.name for f in dataclasses.fields(ComParams) if f.name not in _SKIP]
+    changes = {}
+    for k, v in items:
+        if k not in allowed:
+            raise ConfigError(f"com: unknown key {k!r}; allowed: " + ", ".join(allowed))
+        changes[k] = _coerce(k, getattr(p, k), v)
+    new = dataclasses.replace(p, **changes)
+    check(new)
+    return new
+
+
+def check(p: ComParams) -> None:
+    def bad(key, allowed):
+        raise ConfigError(f"com: {key} = {getattr(p, key)!r} is not allowed: expected {allowed}")
+    if p.levels < 2 or p.levels > 16:
+        bad("levels", "an integer in [2, 16]")
+    if not 1e-15 <= p.der0 <= 0.1:
+        bad("der0", "a number in [1e-15, 0.1]")
+    if not 1.0 <= p.fb_gbd <= 500.0:
+        bad("fb_gbd", "a number in [1, 500] GBd")
+    if not 0.05 <= p.f_r <= 4.0:
+        bad("f_r", "a number in [0.05, 4]")
+    if p.samples_per_ui < 8 or p.samples_per_ui > 256:
+        bad("samples_per_ui", "an integer in [8, 256]")
+    if not 1e-4 <= p.f_step_ghz <= 1.0:
+        bad("f_step_ghz", "a number in [1e-4, 1] GHz")
+    for k in ("a_v", "a_fe", "a_ne"):
+        if not 0 < getattr(p, k) <= 10:
+            bad(k, "a number in (0, 10] V")
+    for k in ("eta0", "sigma_rj", "a_dd", "t_r_ns"):
+        if getattr(p, k) < 0:
+            bad(k, "a number >= 0")
+    if not 0 < p.rlm <= 1:
+        bad("rlm", "a number in (0, 1]")
+    if not (len(p.tx_min) == len(p.tx_max) == len(p.tx_step)):
+        bad("tx_min", "tx_min, tx_max and tx_step of equal length")
+    if not 0 <= p.tx_n_pre <= len(p.tx_min):
+        bad("tx_n_pre", f"an integer in [0, {len(p.tx_min)}]")
+    if len(p.dfe_max) != len(p.dfe_min):
+        bad("dfe_max", "dfe_max and dfe_min of equal length")
+    if not p.g_dc or not p.g_dc2:
+        bad("g_dc", "at least one value in g_dc and in g_dc2")
+    if len(p.tx_grid) == 0:
+        bad("c0_min", "a value that leaves at least one TX setting in the grid")
+    if len(p.rx_ffe_min) != len(p.rx_ffe_max):
+        bad("rx_ffe_min", "rx_ffe_min and rx_ffe_max of equal length")
+    if not 0 <= p.erl_rho_x <= 1:
+        bad("erl_rho_x", "a number in [0, 1]")
+    for k in ("erl_beta_x_ghz", "erl_t_fx_ns", "erl_n_bx"):
+        if getattr(p, k) < 0:
+            bad(k, "a number >= 0")
+    if len(p.ctle_qual) % 3:
+        bad("ctle_qual", "triples g_DC2 limit, g_DC high, g_DC low (a multiple of 3 numbers)")
+    if not any(p.ctle_allowed(a, b) for a in p.g_dc for b in p.g_dc2):
+        bad("ctle_qual", "pairs that allow at least one (g_dc, g_dc2) setting of the grid")
+    if p.erl_t_fx2_ns < 0 and p.erl_t_fx2_ns != -1:
+        bad("erl_t_fx2_ns", "a number >= 0, or -1 for the value of erl_t_fx_ns")
+    if not 1 <= p.erl_n_ui <= 100000:
+        bad("erl_n_ui", "an integer in [1, 100000] UI")
+    if p.mlsd and len(p.dfe_max) != 1:
+        bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
+    if not 0 <= p.eye_t_o_mui <= 500:
+        bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
+    if not 0 <= p.eye_sigma_r_ui <= 1:
+        bad("eye_sigma_r_ui", "a number in [0, 1] UI (0: equal weights over T_O)")
+    if not 8 <= p.eye_samples_per_ui <= 1000:
+        bad("eye_samples_per_ui", "an integer in [8, 1000]")
+    if len(p.board_mm) != 4 or min(p.board_mm) < 0 or len(p.board_line) != 4:
+        bad("board_mm", "4 lengths >= 0 mm (z_bp TX, NEXT, FEXT, RX) and 4 board_line values")
+    if not (0 <= p.board_c0_nf <= 1e-2 and 0 <= p.board_c1_nf <= 1e-2 and 1 <= p.board_z_c <= 1000):
+        bad("board_c0_nf", "C_0, C_1 in [0, 0.01] nF and board_z_c in [1, 1000] ohm")
+    if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
+        bad("mlsd_dcom_an_db", "a number in (0, 20] dB")
