@@ -213,7 +213,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         # clock recovery: serdes/cdr.py (loop model), serdes/engines/cdr.py (front end)
         "mode": F(str, "off", "clock recovery: off (fixed sampling phase at the pulse "
                   "peak), mm (Mueller-Muller baud-rate phase detector on ADC samples and "
-                  "slicer decisions), ssmm (its sign)", choices=("off", "mm", "ssmm")),
+                  "slicer decisions), ssmm (its sign), bb (2x sampling: bang-bang "
+                  "Alexander detector on the edge sample half a UI before each data "
+                  "sample)", choices=("off", "mm", "ssmm", "bb")),
         "bandwidth_hz": F(float, 4e6, "-3 dB jitter-transfer bandwidth of the loop; with "
                           "damping it sets the PI gains (kp, ki = 0)", 1e3, 1e9),
         "damping": F(float, 0.7, "loop damping factor zeta", 0.1, 10.0),
