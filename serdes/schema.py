@@ -229,7 +229,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "pi_steps": F(int, 64, "phase interpolator steps per UI", 2, 4096),
         "lock": F(str, "peak", "lock point: peak (MM output biased so the loop locks at "
                   "the pulse peak, where the equalizer is designed) or mm (MM zero: "
-                  "pre-cursor = post-cursor)", choices=("peak", "mm")),
+                  "pre-cursor = post-cursor; with mode bb the bang-bang zero)",
+                  choices=("peak", "mm")),
         "initial_phase_ui": F(float, 0.0, "sampling phase at the start, relative to the "
                               "pulse peak (UI)", -0.5, 0.5),
         "acquire_gear": F(float, 4.0, "acquisition: the loop bandwidth is this many times "
