@@ -26,8 +26,8 @@ locks at the detector's zero. Both points are reported.
 half a UI before each data sample (same pulse tables, TX jitter and aggressors; the
 kernel's mode 3). The edge sample's RX noise is the link's noise spectrum from its own
 stream (:data:`EDGE_NOISE`): the data and edge noise are taken as independent, which
-leaves out their correlation at half a UI (the noise is band-limited by the channel, so
-it is not zero; the detector's noise is a little overestimated). Its decisions are the
+leaves out their correlation at half a UI (the noise is band-limited, so it is not
+zero; its effect on the detector is not measured). Its decisions are the
 same signs as the MM detector's; only symbols whose sign changes give an output (+-1).
 
 Crosstalk aggressors are sampled at the recovered phase to first order, as the
