@@ -33,7 +33,7 @@ import numpy as np
 
 from serdes.errors import ConfigError
 
-MODES = ("off", "mm", "ssmm")
+MODES = ("off", "mm", "ssmm", "bb")
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         # clock recovery: serdes/cdr.py (loop model), serdes/engines/cdr.py (front end)
         "mode": F(str, "off", "clock recovery: off (fixed sampling phase at the pulse "
                   "peak), mm (Mueller-Muller baud-rate phase detector on ADC samples and "
-                  "slicer decisions), ssmm (its sign)", choices=("off", "mm", "ssmm")),
+                  "slicer decisions), ssmm (its sign), bb (2x sampling: bang-bang "
+                  "Alexander detector on the edge sample half a UI before each data "
+                  "sample)", choices=("off", "mm", "ssmm", "bb")),
         "bandwidth_hz": F(float, 4e6, "-3 dB jitter-transfer bandwidth of the loop; with "
                           "damping it sets the PI gains (kp, ki = 0)", 1e3, 1e9),
         "damping": F(float, 0.7, "loop damping factor zeta", 0.1, 10.0),
@@ -227,7 +229,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "pi_steps": F(int, 64, "phase interpolator steps per UI", 2, 4096),
         "lock": F(str, "peak", "lock point: peak (MM output biased so the loop locks at "
                   "the pulse peak, where the equalizer is designed) or mm (MM zero: "
-                  "pre-cursor = post-cursor)", choices=("peak", "mm")),
+                  "pre-cursor = post-cursor; with mode bb the bang-bang zero)",
+                  choices=("peak", "mm")),
         "initial_phase_ui": F(float, 0.0, "sampling phase at the start, relative to the "
                               "pulse peak (UI)", -0.5, 0.5),
         "acquire_gear": F(float, 4.0, "acquisition: the loop bandwidth is this many times "

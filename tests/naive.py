@@ -311,20 +311,19 @@ def xtalk_add(out, b, start, k0, seg, shift, taps, dtaps, off):
 
 
 def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mode, bias, kp, ki,
-                steps, first, phi0, latency, agg_v=None, agg_s=None):
+                steps, first, phi0, latency, agg_v=None, agg_s=None, we=None):
     """The CDR sampler loop written out plainly (one sample at a time, a list as the
     latency line); ``agg_v``/``agg_s``: aggressor sum and slope at nominal instants s - P ..
-    (added as agg_v + f agg_s at the sample's shift). Returns (x, phase, raw MM output)."""
+    (added as agg_v + f agg_s at the sample's shift); mode 3: the Alexander detector on
+    the sample at c - 1/2 plus ``we``. Returns (x, phase, raw detector output)."""
     n_ui = table.shape[1]
     hist = n_ui - 1 + 2 * big_p
     n = len(a) - hist
     phi, integ, x_prev, d_prev = phi0, 0.0, 0.0, 0.0
     line = [0.0] * latency
     xs, phs, es = [], [], []
-    for k in range(n):
-        phq = math.floor(phi * steps + 0.5) / steps
+    def sample(k, c):
         ks = k + hist - big_p
-        c = phq + drx[k] - tau[ks]
         shift = min(max(math.floor(c + 0.5), -big_p), big_p)
         f = c - shift
         u = (f + 0.5) * q + 1.0
@@ -332,15 +331,24 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mo
         t = u - r
         base = k + big_p + shift
         win = np.asarray(a[base:base + n_ui])
-        x = (1 - t) * float(win @ table[r]) + t * float(win @ table[r + 1]) + w[k]
+        x = (1 - t) * float(win @ table[r]) + t * float(win @ table[r + 1])
         if dtable.shape[0]:
             rn = r + 1 if t >= 0.5 else r
             dl = tau[ks] - np.asarray(tau[base:base + n_ui])
             x += float(np.sum(win * dl * (dtable[rn] + dl / 2 * d2table[rn])))
         if agg_v is not None:
             x += agg_v[k + big_p + shift] + f * agg_s[k + big_p + shift]
+        return x
+
+    for k in range(n):
+        phq = math.floor(phi * steps + 0.5) / steps
+        c = phq + drx[k] - tau[k + hist - big_p]
+        x = sample(k, c) + w[k]
         d = levels[int(np.argmin(np.abs(levels - x / h0)))]
         e_mm = (x * d_prev - x_prev * d) / h0
+        if mode == 3:
+            edge = sample(k, c - 0.5) + (we[k] if we is not None else 0.0)
+            e_mm = -0.5 * float(np.sign(edge)) * (d - d_prev)
         xs.append(x)
         phs.append(phq)
         es.append(e_mm)

@@ -177,7 +177,8 @@ def _cdr_line(c: dict) -> str:
     """CDR results: lock time, recovered phase (from the pulse peak), tracked offset."""
     m = c["model"]
     head = (f"cdr       {c['mode'].upper()} loop {m['bandwidth_hz'] / 1e6:.2f} MHz "
-            f"({m['peaking_db']:.2f} dB peaking), MM zero {c['mm_lock_ui']:+.3f} UI from the peak")
+            f"({m['peaking_db']:.2f} dB peaking), {'BB' if c['mode'] == 'bb' else 'MM'} zero "
+            f"{c.get('pd_zero_ui', c['mm_lock_ui']):+.3f} UI from the peak")
     if c["lock_symbols"] is None:
         return head + "; not locked"
     return (head + f"; locked after {c['lock_symbols']:,} UI, phase "

@@ -22,6 +22,14 @@ loop gains are derived from it.
 for the sign detector), so the loop locks where the equalizer was designed; ``"mm"``
 locks at the detector's zero. Both points are reported.
 
+``cdr.mode = "bb"``: 2x sampling and a bang-bang (Alexander) detector on the edge sample
+half a UI before each data sample (same pulse tables, TX jitter and aggressors; the
+kernel's mode 3). The edge sample's RX noise is the link's noise spectrum from its own
+stream (:data:`EDGE_NOISE`): the data and edge noise are taken as independent, which
+leaves out their correlation at half a UI (the noise is band-limited, so it is not
+zero; its effect on the detector is not measured). Its decisions are the
+same signs as the MM detector's; only symbols whose sign changes give an output (+-1).
+
 Crosstalk aggressors are sampled at the recovered phase to first order, as the
 fixed-phase engine moves them by the victim's RX jitter: their sum and its slope per UI
 at the nominal instants (:meth:`serdes.engines.crosstalk.CrosstalkFrontEnd.streams`)
@@ -54,6 +62,7 @@ CAL_DELTA = 0.03       # S-curve half step (UI)
 STAT_BLOCK = 1024      # phase statistics per block of this many UI
 LOCK_TOL = 0.05        # locked: every later window mean within this of the final mean (UI)
 LOCK_BLOCKS = 8        # window of the lock test (blocks)
+EDGE_NOISE = 141       # block-stream id of the edge samples' RX noise (cdr.mode = "bb")
 
 
 @dataclass
@@ -140,7 +149,9 @@ class CdrFrontEnd:
         self._a_hist = np.zeros(self.hist)
         self._t_hist = np.zeros(self.hist)
         self._w_hist = np.zeros(self.noise_fir.shape[0] - 1)
-        self.mode = {"off": 0, "mm": 1, "ssmm": 2}[settings.mode]
+        self.mode = {"off": 0, "mm": 1, "ssmm": 2, "bb": 3}[settings.mode]
+        self._edge_rng = rng.BlockRNG(seed, EDGE_NOISE) if self.mode == 3 else None
+        self._we_hist = np.zeros(self.noise_fir.shape[0] - 1)
         if settings.active:
             self.cal = calibration or self.calibrate()
             self.kp, self.ki = loop.gains(settings, self.cal.kpd, self.ui_s)
@@ -180,6 +191,15 @@ class CdrFrontEnd:
             w = fir_valid(w_ext, self.noise_fir)
         else:
             w = np.zeros(n)
+        we = None
+        if self._edge_rng is not None and (self.noise_fir.shape[0] > 1
+                                           or self.noise_fir[0] != 0):
+            white = np.zeros(n)
+            neg = min(max(-kn, 0), n)
+            white[neg:] = self._edge_rng.normal(kn + neg, n - neg)
+            w_ext = np.concatenate([self._we_hist, white])
+            self._we_hist = w_ext[w_ext.shape[0] - self._we_hist.shape[0]:].copy()
+            we = fir_valid(w_ext, self.noise_fir)
         integ0 = self.state[1]
         s = self.settings
         # outputs before `gear_end` (nominal symbol index) run at the acquisition gains
@@ -192,6 +212,8 @@ class CdrFrontEnd:
             if hi > lo:
                 agg = {} if xv is None else {"xv": xv[lo:hi + 2 * LOOKAHEAD],
                                              "xs": xs[lo:hi + 2 * LOOKAHEAD]}
+                if we is not None:
+                    agg["we"] = we[lo:hi]
                 parts.append(kc.cdr_sampler(
                     a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], drx[lo:hi], w[lo:hi],
                     self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
@@ -219,7 +241,23 @@ class CdrFrontEnd:
         return j.sj_ui * np.sin(j.sj_rad_per_ui * k + j._sj_phase)
 
     # ------------------------------------------------------------------ calibration
-    def _open_loop(self, a, tau, w, phase_ui: float):
+    def _row(self, c: float):
+        shift = int(min(max(np.floor(c + 0.5), -LOOKAHEAD), LOOKAHEAD))
+        u = (c - shift + 0.5) * TABLE_Q + 1.0
+        r = int(min(max(np.floor(u), 0), self.table.shape[0] - 2))
+        t = u - r
+        return LOOKAHEAD + shift, (1.0 - t) * self.table[r] + t * self.table[r + 1]
+
+    def edge_noise(self, n: int) -> np.ndarray:
+        """The edge samples' noise of the open-loop measurements (own fixed seed)."""
+        hit = getattr(self, "_we_cal", None)
+        if hit is None or hit.shape[0] < n:
+            g = np.random.default_rng(97531)
+            hit = self._we_cal = fir_valid(np.concatenate(
+                [np.zeros(self.noise_fir.shape[0] - 1), g.standard_normal(n)]), self.noise_fir)
+        return hit[:n]
+
+    def _open_loop(self, a, tau, w, phase_ui: float, we=None):
         """Raw MM outputs with the loop open at a fixed phase and no jitter (``tau`` all
         zero): the sampler's arithmetic of :func:`serdes.kernels.cdr.cdr_sampler` in mode 0
         (phase rounded to 1e-9 UI, the two table rows interpolated, the slip window), as
@@ -229,24 +267,27 @@ class CdrFrontEnd:
             raise ValueError("calibration runs without TX jitter")
         n = a.shape[0] - self.hist
         c = np.floor(phase_ui * 1e9 + 0.5) / 1e9
-        shift = int(min(max(np.floor(c + 0.5), -LOOKAHEAD), LOOKAHEAD))
-        u = (c - shift + 0.5) * TABLE_Q + 1.0
-        r = int(min(max(np.floor(u), 0), self.table.shape[0] - 2))
-        t = u - r
-        row = (1.0 - t) * self.table[r] + t * self.table[r + 1]
-        base = LOOKAHEAD + shift
+        base, row = self._row(c)
         x = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy()) + w
         lv = self.pd_levels
         d = lv[np.searchsorted(0.5 * (lv[:-1] + lv[1:]), x / self.h0, side="left")]
+        if self.mode == 3:  # Alexander on the edge sample half a UI earlier
+            base, row = self._row(c - 0.5)
+            xe = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy())
+            xe += self.edge_noise(n) if we is None else we
+            return -0.5 * np.sign(xe[1:]) * (d[1:] - d[:-1])
         return (x[1:] * d[:-1] - x[:-1] * d[1:]) / self.h0
 
-    def _open_loop_kernel(self, a, tau, w, phase_ui: float):
+    def _open_loop_kernel(self, a, tau, w, phase_ui: float, we=None):
         """The same through the CDR kernel itself (mode 0): the reference of the above."""
         n = a.shape[0] - self.hist
         state = np.array([phase_ui, 0.0, 0.0, 0.0, 0.0])
+        if self.mode == 3 and we is None:
+            we = self.edge_noise(n)
         _, _, e = kc.cdr_sampler(a, tau, np.zeros(n), w, self.table, self.dtable,
-                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, 0,
-                                 0.0, 0.0, 0.0, 1e9, 0, state, np.zeros(1))
+                                 self.d2table, TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0,
+                                 3 if self.mode == 3 else 0, 0.0, 0.0, 0.0, 1e9, 0, state,
+                                 np.zeros(1), we=we)
         return e[1:]
 
     def calibrate(self) -> Calibration:
@@ -310,7 +351,9 @@ class CdrFrontEnd:
         s, c = self.settings, self.cal
         blocks = np.array(self.stats.offset) if self.stats.offset else np.zeros((0, 2))
         out = {"mode": s.mode, "lock": s.lock, "latency_ui": s.latency_ui,
-               "pi_steps": s.pi_steps, "mm_lock_ui": c.mm_zero_ui, "peak_ui": 0.0,
+               "pi_steps": s.pi_steps, "peak_ui": 0.0,
+               "mm_lock_ui": None if s.mode == "bb" else c.mm_zero_ui,
+               "pd_zero_ui": c.mm_zero_ui,  # the zero of the active detector's S-curve
                "target_lock_ui": c.lock_ui, "model": self.model(),
                "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
                "tracked_ppm": None, "blocks": int(blocks.shape[0]),

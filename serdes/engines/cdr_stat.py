@@ -102,14 +102,15 @@ def measure(front, rx_rj_ui: float = 0.0, tx_rj_ui: float = 0.0) -> LoopResponse
         es = float(np.mean(front.levels ** 2))
         sd = np.sqrt((rx_rj_ui ** 2 + tx_rj_ui ** 2) * es * float(slope @ slope))
         w = w + sd * np.random.default_rng(54321).standard_normal(w.shape[0])
+    we = _edge_noise(front, w.shape[0], rx_rj_ui, tx_rj_ui, 54322)
     c = front.cal
     sign = front.settings.mode == "ssmm"
     grid = c.lock_ui + np.arange(-S_SPAN, S_SPAN + S_STEP / 2, S_STEP)
     s = np.empty(grid.shape[0])
     for i, ph in enumerate(grid):
-        e = front._open_loop(a, tau, w, float(ph)) - c.bias
+        e = front._open_loop(a, tau, w, float(ph), we=we) - c.bias
         s[i] = float(np.mean(np.sign(e))) if sign else float(np.mean(e))
-    ngrid, nlr = _noise_grid(front, sd, sign)
+    ngrid, nlr = _noise_grid(front, sd, sign, rx_rj_ui, tx_rj_ui)
     lr = float(np.interp(0.0, ngrid, nlr))  # at the lock point
     out = LoopResponse(grid=grid - c.lock_ui, s=s, noise_lr=lr, noise_grid=ngrid,
                        noise_lr_grid=nlr)
@@ -131,7 +132,22 @@ def _long_run(e, lags: int) -> float:
     return max(float(ac[0] + 2 * (w[1:] * ac[1:]).sum()), float(ac[0]) * 0.1)
 
 
-def _noise_grid(front, sd: float, sign: bool):
+def _edge_noise(front, n: int, rx_rj_ui: float, tx_rj_ui: float, seed: int):
+    """The bang-bang detector's edge-sample noise (None for the other detectors): the
+    front end's fixed-seed edge noise plus the sampling jitter to first order with the
+    pulse's slope at the edge, half a UI before the peak."""
+    if front.mode != 3:
+        return None
+    we = front.edge_noise(n)
+    if rx_rj_ui > 0 or tx_rj_ui > 0:
+        slope = front.pulse.slope(-0.5)
+        sde = np.sqrt((rx_rj_ui ** 2 + tx_rj_ui ** 2) * float(np.mean(front.levels ** 2))
+                      * float(slope @ slope))
+        we = we + sde * np.random.default_rng(seed).standard_normal(n)
+    return we
+
+
+def _noise_grid(front, sd: float, sign: bool, rx_rj_ui: float = 0.0, tx_rj_ui: float = 0.0):
     """The detector's long-run noise variance on a phase grid about the lock point, from
     one long record (its own fixed seed: common random numbers across phases)."""
     g = np.random.default_rng(24680)
@@ -141,11 +157,12 @@ def _noise_grid(front, sd: float, sign: bool):
                                   g.standard_normal(n - front.hist)]), front.noise_fir)
     if sd > 0:
         w = w + sd * g.standard_normal(w.shape[0])
+    we = _edge_noise(front, w.shape[0], rx_rj_ui, tx_rj_ui, 24681)
     c = front.cal
     grid = np.arange(-NOISE_SPAN, NOISE_SPAN + NOISE_STEP / 2, NOISE_STEP)
     lr = np.empty(grid.shape[0])
     for i, ph in enumerate(grid):
-        e = front._open_loop(a, np.zeros(n), w, float(c.lock_ui + ph)) - c.bias
+        e = front._open_loop(a, np.zeros(n), w, float(c.lock_ui + ph), we=we) - c.bias
         lr[i] = _long_run(np.sign(e) if sign else e, NOISE_LAGS)
     return grid, lr
 

@@ -22,6 +22,12 @@ e = (x_k d_{k-1} - x_{k-1} d_k) / h0 - bias (mode 1; mode 2: the sign of that), 
 a ring of L + 1 values (the loop latency) and the loop filter updates the phase
 (:mod:`serdes.cdr`). ``state`` = [phi, integral, x_prev, d_prev, ring position].
 
+Mode 3, the bang-bang (Alexander) detector with 2x sampling: a second sample of the same
+pulse tables at c_k - 1/2 (the edge between symbols k - 1 and k, same TX-jitter and
+aggressor terms, its own noise ``we``); with decisions d_{k-1} != d_k (signs) the
+output is -sign(edge) (d_k - d_{k-1}) / 2 (edge on d_k's side: sampling late, move
+earlier), else 0.
+
 Crosstalk aggressors (optional): ``xv``/``xs`` hold their sum and its slope per UI at
 the nominal instants of UIs s - P .. s_last + P; the sample adds them to first order at
 the same offset, ``xv[s + n] + f xs[s + n]`` (the aggressors run on the victim
@@ -36,8 +42,51 @@ from serdes.kernels import args
 
 
 @njit(cache=True, fastmath=True)
+def _edge_sample(a, tau, table, dtable, d2table, q, c, k, hist, big_p, n_ui, per_sym, xv, xs):
+    # the sample at offset c (UI from the peak) of output k, as the data sample
+    rows = table.shape[0]
+    shift = int(np.floor(c + 0.5))
+    if shift > big_p:
+        shift = big_p
+    elif shift < -big_p:
+        shift = -big_p
+    f = c - shift
+    u = (f + 0.5) * q + 1.0
+    r = int(np.floor(u))
+    if r < 0:
+        r = 0
+    elif r > rows - 2:
+        r = rows - 2
+    t = u - r
+    base = k + big_p + shift
+    aw = a[base:base + n_ui]
+    t0 = table[r]
+    t1 = table[r + 1]
+    s0 = 0.0
+    s1 = 0.0
+    for i in range(n_ui):
+        s0 += aw[i] * t0[i]
+        s1 += aw[i] * t1[i]
+    x = (1.0 - t) * s0 + t * s1
+    if per_sym:
+        rn = r + 1 if t >= 0.5 else r
+        dt = dtable[rn]
+        d2 = d2table[rn]
+        tk = tau[k + hist - big_p]
+        tw = tau[base:base + n_ui]
+        s2 = 0.0
+        for i in range(n_ui):
+            dl = tk - tw[i]
+            s2 += aw[i] * dl * (dt[i] + 0.5 * dl * d2[i])
+        x += s2
+    if xv.shape[0] > 0:
+        x += xv[base] + f * xs[base]
+    return x
+
+
+@njit(cache=True, fastmath=True)
 def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias,
-                 kp, ki, steps, first, state, ring, x_out, ph_out, e_out, xv, xs):
+                 kp, ki, steps, first, state, ring, x_out, ph_out, e_out, xv, xs, we):
     rows, n_ui = table.shape
     n = x_out.shape[0]
     big_p = lookahead
@@ -104,6 +153,12 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
             if y > 0.5 * (levels[i - 1] + levels[i]):
                 d = levels[i]
         e_mm = (x * d_prev - x_prev * d) / h0
+        if mode == 3:
+            # Alexander: the edge sample half a UI before this one, between d_prev and d
+            xe = _edge_sample(a, tau, table, dtable, d2table, q, c - 0.5, k, hist, big_p,
+                              n_ui, per_sym, xv, xs) + we[k]
+            se = 1.0 if xe > 0 else (-1.0 if xe < 0 else 0.0)
+            e_mm = -0.5 * se * (d - d_prev) if d != d_prev else 0.0
         e_out[k] = e_mm
         x_prev = x
         d_prev = d
@@ -128,13 +183,15 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
 
 
 def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0, mode, bias, kp, ki,
-                steps, first, state, ring, xv=None, xs=None):
+                steps, first, state, ring, xv=None, xs=None, we=None):
     """Samples, sampling phases and raw MM outputs of one chunk (see the module notes).
 
     ``a``, ``tau``: symbols and their TX jitter with n_ui - 1 + 2 P of history in front;
     ``drx``, ``w``: RX jitter and noise per output; ``table``/``dtable``/``d2table``:
     (Q + 3, n_ui) reversed rows of p, p', p'' for f = (r - 1) / Q - 1/2 (the derivative
-    tables may have 0 rows: no per-symbol TX jitter); ``mode`` 0 (open loop), 1 (MM), 2 (sign MM);
+    tables may have 0 rows: no per-symbol TX jitter); ``mode`` 0 (open loop), 1 (MM), 2 (sign MM),
+    3 (bang-bang on an edge sample half a UI earlier, ``we`` its noise; None: none; the
+    third output is then the raw Alexander output);
     ``first``: outputs before it do not move the loop; ``xv``, ``xs``: the aggressors'
     sum and slope at n + 2 P nominal instants (None: no aggressors). Returns (x, phase, e_mm)."""
     table = args.array("table", table, ndim=2)
@@ -166,13 +223,16 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h0
         if xv.shape[0] != n + 2 * lookahead or xs.shape[0] != n + 2 * lookahead:
             raise ConfigError(f"xv/xs: expected {n + 2 * lookahead} values each, got "
                               f"{xv.shape[0]}/{xs.shape[0]}")
+    we = np.zeros(n) if we is None else args.array("we", we, finite=True)
+    if we.shape[0] != n:
+        raise ConfigError(f"we: expected {n} values, got {we.shape[0]}")
     x, ph, e = np.empty(n), np.empty(n), np.empty(n)
     _cdr_sampler(a, tau, drx, w, table, dtable, d2table, args.real("q", q, positive=True), lookahead,
                  levels, args.real("h0", h0, positive=True),
-                 args.integer("mode", mode, lo=0, hi=2), args.real("bias", bias),
+                 args.integer("mode", mode, lo=0, hi=3), args.real("bias", bias),
                  args.real("kp", kp, nonneg=True), args.real("ki", ki, nonneg=True),
                  args.real("steps", steps, positive=True), args.integer("first", first, lo=0),
-                 state, ring, x, ph, e, xv, xs)
+                 state, ring, x, ph, e, xv, xs, we)
     return x, ph, e
 
 
