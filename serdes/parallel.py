@@ -136,8 +136,9 @@ class _Tally:
 
     def observe(self, rec) -> None:
         k, n = rec.first, rec.sym_err.shape[0]
-        self.tail_line = np.concatenate([self.tail_line, rec.rx_line])[-VERIFY:]
-        self.tail_soft = np.concatenate([self.tail_soft, rec.soft])[-VERIFY:]
+        # only the chunk's last VERIFY values can be among the range's last VERIFY
+        self.tail_line = np.concatenate([self.tail_line, rec.rx_line[-VERIFY:]])[-VERIFY:]
+        self.tail_soft = np.concatenate([self.tail_soft, rec.soft[-VERIFY:]])[-VERIFY:]
         j = min(n, max(0, self.t.first - k))
         if j:
             self.head_line.append(rec.rx_line[:j])
