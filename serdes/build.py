@@ -143,7 +143,7 @@ def build_crosstalk(cfg: Config, channel: list):
     """The [[aggressor]] tables as a :class:`~serdes.crosstalk.Crosstalk` (None without
     any): each aggressor's coupling path between the packages of its kind, its
     transmitter (defaults: the [tx] section; swing from [crosstalk]; its own TX jitter
-    from [tx_jitter]'s rj/dcd/buj), seed and phase."""
+    from [tx_jitter]'s rj/dcd/buj/sj), seed and phase."""
     tables = cfg.aggressors
     if not tables:
         return None
@@ -189,13 +189,24 @@ def build_crosstalk(cfg: Config, channel: list):
             cfg["link"]["seed"], spawn_key=(1000 + i,)).generate_state(1, np.uint64)[0] >> 1)
         phase = a["phase_ui"] if a["phase_ui"] >= 0 else float(np.random.default_rng(
             np.random.SeedSequence(seed, spawn_key=(7,))).random())
+        sj_ui, sj_hz = (a[k] if a[k] >= 0 else cfg["tx_jitter"][k[3:]]
+                        for k in ("tx_sj_ui", "tx_sj_hz"))
+        if sj_ui > 0.5:
+            raise ConfigError(f"aggressor[{i}].tx_sj_ui = {sj_ui:g} (-1: tx_jitter.sj_ui): "
+                              f"an aggressor's TX jitter is taken to first order, 0 .. 0.5 UI; "
+                              f"set aggressor[{i}].tx_sj_ui")
+        if sj_ui > 0 and not 0 < sj_hz < 0.25 * fb:
+            raise ConfigError(f"aggressor[{i}].tx_sj_hz = {sj_hz:g} (-1: tx_jitter.sj_hz): "
+                              f"expected > 0 and below a quarter of the symbol rate "
+                              f"({0.25 * fb:g})")
         out.append(Aggressor(kind=a["kind"], channel=tuple(stages),
                              tx=(TxEdge(rise_time_s=rise),
                                  TxFfe(taps=taps, main=main, symbol_rate_hz=fb)),
                              swing_v=swing, rise_time_s=rise, pattern=a["pattern"], seed=seed,
                              phase_ui=phase, ppm=a["ppm"], label=label,
                              **{k: a[k] if a[k] >= 0 else cfg["tx_jitter"][k[3:]]
-                                for k in ("tx_rj_ui", "tx_dcd_ui", "tx_buj_ui")}))
+                                for k in ("tx_rj_ui", "tx_dcd_ui", "tx_buj_ui")},
+                             tx_sj_ui=sj_ui, tx_sj_hz=sj_hz))
     return Crosstalk(aggressors=tuple(out), f_r=cfg["afe"]["f_r"], f1_hz=x["icn_f1_hz"],
                      f2_hz=x["icn_f2_hz"])
 

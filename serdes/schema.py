@@ -409,6 +409,10 @@ AGGRESSOR: dict[str, Field] = {
                    "tx_jitter.dcd_ui)", -1.0, 0.5),
     "tx_buj_ui": F(float, -1.0, "its TX bounded uncorrelated jitter (+-UI; -1: "
                    "tx_jitter.buj_ui)", -1.0, 0.5),
+    "tx_sj_ui": F(float, -1.0, "its TX sinusoidal jitter (peak UI, first order, its own "
+                  "start phase; -1: tx_jitter.sj_ui)", -1.0, 0.5),
+    "tx_sj_hz": F(float, -1.0, "its TX SJ frequency (Hz, below symbol_rate / 4; -1: "
+                  "tx_jitter.sj_hz)", -1.0, 1e11),
 }
 
 # nested TOML tables accepted as another name of a section: [channel.reflections]

@@ -1,6 +1,6 @@
 """Combinations one front end would silently leave out are refused with one line and
 exit code 2: the clock-recovery / TX-jitter front end forms no interleaved-ADC lanes and
-takes aggressors with TX RJ/DCD/BUJ and a ppm offset but not with TX SJ (theirs is not modelled), and the waveform engine does not form an
+takes aggressors with TX RJ/DCD/BUJ/SJ and a ppm offset, and the waveform engine does not form an
 interleaved ADC's per-lane sampling instants."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ def _run(capsys, *argv):
     return rc, err
 
 
-def test_tx_sj_with_aggressor_is_refused(tmp_path, capsys):
+def test_tx_sj_with_aggressor_runs(tmp_path, capsys):
     cfg = tmp_path / "x.toml"
     cfg.write_text('[cdr]\nmode = "mm"\n\n[[aggressor]]\nmodel = "copy"\ncoupling_db = -25\n')
-    rc, err = _run(capsys, str(cfg), "--set", "tx_jitter.sj_ui=0.05")
-    assert rc == 2 and len(err) == 1 and "aggressors" in err[0]
+    assert _run(capsys, str(cfg), "--set", "tx_jitter.sj_ui=0.05")[0] == 0
+    rc, err = _run(capsys, str(cfg), "--set", "tx_jitter.sj_ui=3")
+    assert rc == 2 and len(err) == 1 and "aggressor[0].tx_sj_ui" in err[0]
     assert _run(capsys, str(cfg), "--set", "tx_jitter.ppm=100")[0] == 0
     assert _run(capsys, str(cfg), "--set", "tx_jitter.rj_ui=0.01",
                 "--set", "tx_jitter.dcd_ui=0.02")[0] == 0

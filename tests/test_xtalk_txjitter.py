@@ -1,5 +1,5 @@
 """Aggressor TX jitter (serdes/crosstalk.py, engines/crosstalk.py): each aggressor's own
-clock moves its symbols (RJ, DCD, BUJ from its own seed's streams).
+clock moves its symbols (RJ, DCD, BUJ and SJ from its own seed's streams).
 
 References: the counted term against a slow one-sample-at-a-time NumPy sum
 (tests/naive.py, direct FIR, FFT and walking-phase paths, to 1e-12 V); the first-order
@@ -26,7 +26,7 @@ from serdes.engines.stat import StatisticalEngine
 from serdes.errors import ConfigError
 from serdes.txjitter import TxJitterSource
 
-JIT = dict(tx_rj_ui=0.03, tx_dcd_ui=0.04, tx_buj_ui=0.05)
+JIT = dict(tx_rj_ui=0.03, tx_dcd_ui=0.04, tx_buj_ui=0.05, tx_sj_ui=0.06, tx_sj_hz=0.7e9)
 AGGS = [dict(kind="next", model="copy", coupling_db=-20, **JIT),
         dict(model="copy", coupling_db=-24, ppm=300, pattern="prbs11", **JIT),
         dict(model="copy", coupling_db=-30, delay_ui=40, tx_rj_ui=0.02)]
@@ -49,6 +49,33 @@ def test_build_defaults_to_the_victims_tx_jitter_and_keys_override():
         dataclasses.replace(a, tx_rj_ui=-0.1)
 
 
+def test_sj_defaults_to_the_victims_with_its_own_phase():
+    """Aggressor SJ: the victim's amplitude and frequency unless set (-1), its own start
+    phase from its own seed (tau = A sin(2 pi f k T + phase)), E[tau^2] gains A^2 / 2;
+    values the first-order model cannot take are refused naming the key."""
+    cfg = Config.default().with_overrides(["tx_jitter.sj_ui=0.04", "tx_jitter.sj_hz=3e6"])
+    link = build_link(cfg.with_aggressors([dict(model="copy"), dict(model="copy"),
+                                           dict(model="copy", tx_sj_ui=0.1, tx_sj_hz=2e8)]))
+    a, b, c = link.crosstalk_spec.aggressors
+    assert (a.tx_sj_ui, a.tx_sj_hz, c.tx_sj_ui, c.tx_sj_hz) == (0.04, 3e6, 0.1, 2e8)
+    assert a.tx_jitter_var == pytest.approx(0.5 * 0.04 ** 2)
+    k = np.arange(5000, 9000)
+    taus = []
+    for g in (a, b, c):
+        src = TxJitterSource(g.tx_jitter, link.ui_s, g.seed)
+        tau = src.offsets(5000, 4000)
+        w = 2 * np.pi * g.tx_sj_hz * link.ui_s
+        np.testing.assert_allclose(tau, g.tx_sj_ui * np.sin(w * k + src.sj_phase), atol=1e-15)
+        taus.append(src.sj_phase)
+    assert len(set(taus)) == 3    # independent phases (own seeds)
+    with pytest.raises(ConfigError, match=r"aggressor\[0\]\.tx_sj_ui"):
+        build_link(Config.default().with_overrides(["tx_jitter.sj_ui=2"])
+                   .with_aggressors([dict(model="copy")]))
+    with pytest.raises(ConfigError, match=r"aggressor\[0\]\.tx_sj_hz"):
+        build_link(Config.default().with_aggressors([dict(model="copy", tx_sj_ui=0.1,
+                                                          tx_sj_hz=2e10)]))
+
+
 @pytest.mark.parametrize("fft", [False, True])
 def test_counted_term_matches_naive(fft, monkeypatch):
     """The TX-jitter term of each path (direct FIR, walking phase, FFT overlap-save) equals
@@ -63,9 +90,10 @@ def test_counted_term_matches_naive(fft, monkeypatch):
     got = fe(0, n)
     want = np.zeros(n)
     for p in link.aggressor_pulses:
-        src = engine_xt.AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
+        src = engine_xt.AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma,
+                                         ui_s=link.ui_s)
         b = src.fetch(0, n + 50)
-        tau = TxJitterSource(p.agg.tx_jitter, 1.0, p.agg.seed).offsets(0, n + 50)
+        tau = TxJitterSource(p.agg.tx_jitter, link.ui_s, p.agg.seed).offsets(0, n + 50)
         want += naive.xtalk_tx_jitter(p, b, tau, n)
     # the rest is the sum without TX jitter: the same front end with the term removed
     still = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 3))
@@ -90,9 +118,9 @@ def test_first_order_against_the_exact_shift():
     p = link.aggressor_pulses[0]
     n = 1500
     x = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 3))(0, n)
-    src = engine_xt.AggressorSymbols(p.agg, link.levels, 0.0)
+    src = engine_xt.AggressorSymbols(p.agg, link.levels, 0.0, ui_s=link.ui_s)
     b = src.fetch(0, n)
-    tau = TxJitterSource(p.agg.tx_jitter, 1.0, p.agg.seed).offsets(0, n)
+    tau = TxJitterSource(p.agg.tx_jitter, link.ui_s, p.agg.seed).offsets(0, n)
     exact = np.zeros(n)
     c0 = p.taps(p.agg.phase_ui)
     for j in range(n):
@@ -113,13 +141,14 @@ def test_first_order_against_the_exact_shift():
     np.testing.assert_allclose(x - still, -first, rtol=0, atol=1e-8 * np.max(np.abs(still)))
 
 
-def test_counted_variance_against_the_statistical_terms():
+@pytest.mark.parametrize("jit", [dict(tx_rj_ui=0.1, tx_dcd_ui=0.1, tx_buj_ui=0.1),
+                                 dict(tx_sj_ui=0.2, tx_sj_hz=1e9)])
+def test_counted_variance_against_the_statistical_terms(jit):
     """Variance of the aggressors at the FFE output (RJ 0.1 UI, DCD 0.1 UI, BUJ 0.1 UI on
-    each, victim's RX jitter off): the counted sum against the statistical engine's cursor
-    variance plus the TX-jitter Gaussian term (and the aggressors' TX noise); the new
-    term is many standard errors, so leaving it out fails; 4 standard errors of 40 batch
-    means."""
-    jit = dict(tx_rj_ui=0.1, tx_dcd_ui=0.1, tx_buj_ui=0.1)
+    each; or SJ 0.2 UI at 1 GHz alone), victim's RX jitter off: the counted sum against
+    the statistical engine's cursor variance plus the TX-jitter Gaussian term (and the
+    aggressors' TX noise); the new term is many standard errors, so leaving it out fails;
+    4 standard errors of 40 batch means."""
     system = build(_cfg([dict(kind="next", model="copy", coupling_db=-12, phase_ui=0.3, **jit),
                          dict(kind="fext", model="copy", coupling_db=-16, delay_ui=2.0, **jit)]))
     link = system.link
@@ -146,7 +175,7 @@ def test_counted_variance_against_the_statistical_terms():
 
 def test_seeds_and_chunks_exact(monkeypatch):
     """Chunk-size invariance (pulse engine; clock-recovery engine with the victim's own TX
-    jitter) and seed reproducibility, bit for bit; another aggressor seed changes it."""
+    jitter, SJ included) and seed reproducibility, bit for bit; another aggressor seed changes it."""
     monkeypatch.setattr(engine_xt, "FFT_MIN", 1 << 12)
     monkeypatch.setattr(engine_xt, "DIRECT_MAX_TAPS", 4)
     link = build_link(_cfg(AGGS))
@@ -157,15 +186,16 @@ def test_seeds_and_chunks_exact(monkeypatch):
         runs.append(np.concatenate([fe(a[k:k + chunk], k) for k in range(0, 30_000, chunk)]))
     assert np.array_equal(runs[0], runs[1])
     sx = build(_cfg([dict(model="copy", coupling_db=-20)], "tx_jitter.rj_ui=0.02",
-                    "tx_jitter.dcd_ui=0.02"))
+                    "tx_jitter.dcd_ui=0.02", "tx_jitter.sj_ui=0.05", "tx_jitter.sj_hz=3e8"))
     assert sx.link.crosstalk_spec.aggressors[0].tx_rj_ui == 0.02
+    assert sx.link.crosstalk_spec.aggressors[0].tx_sj_ui == 0.05
     out = []
     for chunk, seed in ((30_000, 9), (4_093, 9), (30_000, 9)):
         fe = front_end(sx, "pulse", seed)
         out.append(np.concatenate([fe(a[k:k + chunk], k) for k in range(0, 30_000, chunk)]))
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
     other = build(_cfg([dict(model="copy", coupling_db=-20, seed=77)], "tx_jitter.rj_ui=0.02",
-                       "tx_jitter.dcd_ui=0.02"))
+                       "tx_jitter.dcd_ui=0.02", "tx_jitter.sj_ui=0.05", "tx_jitter.sj_hz=3e8"))
     fe = front_end(other, "pulse", 9)
     assert not np.array_equal(out[0], np.concatenate([fe(a, 0)]))
 
@@ -185,6 +215,30 @@ def test_ber_counted_vs_statistical():
     for system, s in ((on, s_on),
                       (build(_cfg([agg], *base, "tx_jitter.rj_ui=0.03")), None)):
         s = s if s is not None else StatisticalEngine(system).ber().ber
+        r = simulate(system)
+        lo, hi = r.ber_ci
+        assert r.bit_errors > 100
+        print(r.ber, r.ber_ci, s)
+        assert hi >= s / 1.5 and lo <= s * 1.5, (r.ber, r.ber_ci, s)
+
+
+def test_ber_counted_vs_statistical_with_sj():
+    """As above with the aggressor's own SJ (0.3 UI at 0.9 GHz, pulse engine): the
+    statistical BER (averaged over its SJ phases) rises by more than 1.5x with it and
+    lies within 1.5x of the counted 95 % interval; and the victim's TX SJ with
+    aggressors (now taken: theirs defaults to it, clock-recovery front end) likewise."""
+    base = ["link.symbols=100000", "channel.loss_db=30", "dfe.taps=0", "noise.rj_ui=0.01"]
+    agg = dict(kind="next", model="copy", coupling_db=-14, phase_ui=0.0)
+    off = build(_cfg([agg], *base))
+    on = build(_cfg([dict(agg, tx_sj_ui=0.3, tx_sj_hz=0.9e9)], *base))
+    s_off, s_on = StatisticalEngine(off).ber().ber, StatisticalEngine(on).ber().ber
+    assert s_on > 1.6 * s_off
+    vic = build(_cfg([agg], *base, "tx_jitter.sj_ui=0.03", "tx_jitter.sj_hz=2e7"))
+    assert vic.link.crosstalk_spec.aggressors[0].tx_sj_ui == 0.03
+    from serdes.engines.cdr_stat import stat_link   # the victim's TX SJ at the sampler
+
+    for system in (on, vic):
+        s = StatisticalEngine(dataclasses.replace(system, link=stat_link(system))).ber().ber
         r = simulate(system)
         lo, hi = r.ber_ci
         assert r.bit_errors > 100

@@ -35,10 +35,9 @@ fixed-phase engine moves them by the victim's RX jitter: their sum and its slope
 at the nominal instants (:meth:`serdes.engines.crosstalk.CrosstalkFrontEnd.streams`)
 go into the kernel, which adds ``sum + offset x slope`` at each sample's whole-UI shift
 and fraction. The aggressors run on the victim transmitter's symbol grid (their ``ppm``
-is against it), so a TX ppm offset moves them with the victim; their own RJ/DCD/BUJ
-are in the streams (:mod:`serdes.crosstalk`), TX SJ with aggressors is refused
-(:func:`serdes.engines.run.front_end`). The detector gain is calibrated on the victim
-alone.
+is against it), so a TX ppm offset moves them with the victim; their own RJ/DCD/BUJ/SJ
+are in the streams (:mod:`serdes.crosstalk`). The detector gain is calibrated on the
+victim alone.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the block centre's phase. The victim's sampling jitter enters to first order thr
 the taps' slope (the same offsets as the victim's samples). The TX noise of two or
 more short fixed-phase aggressors is drawn as one stream through a factor of its
 summed autocorrelation (:mod:`serdes.engines.xtalk_noise`). An aggressor's own TX
-jitter (:mod:`serdes.crosstalk`) adds, to first order, the FIR of ``-tau_j b_j`` (its
+jitter (:mod:`serdes.crosstalk`: RJ, DCD, BUJ, SJ) adds, to first order, the FIR of ``-tau_j b_j`` (its
 jitter from its own seed's streams times its symbol values) through the taps' slope,
 in both summing paths and in :meth:`CrosstalkFrontEnd.streams`. Aggressor symbols
 before UI 0 are zero, as the victim's.
@@ -43,7 +43,7 @@ class AggressorSymbols:
     value from its own seed's stream, as the victim's ``Transmitter``) at absolute UI
     indices."""
 
-    def __init__(self, agg, levels: np.ndarray, sigma: float = 0.0):
+    def __init__(self, agg, levels: np.ndarray, sigma: float = 0.0, *, ui_s: float):
         self.levels = np.ascontiguousarray(levels, dtype=np.float64)
         self.sigma = float(sigma)
         self._noise = rng.BlockRNG(agg.seed, rng.TX_NOISE) if self.sigma > 0 else None
@@ -57,7 +57,7 @@ class AggressorSymbols:
         self._start, self._buf = 0, np.zeros(0)
         tj = agg.tx_jitter
         # its own clock: its own seed's jitter streams (serdes.txjitter ids)
-        self._tau = TxJitterSource(tj, 1.0, agg.seed) if tj.per_symbol else None
+        self._tau = TxJitterSource(tj, ui_s, agg.seed) if tj.active else None
 
     @property
     def jittered(self) -> bool:
@@ -114,7 +114,7 @@ class CrosstalkFrontEnd:
         # short fixed-phase aggressors without their own TX jitter: their TX noise as one
         # stream (engines/xtalk_noise.py), when two or more of them have any
         calm = [i for i in self.direct if self.pulses[i].agg.ppm == 0
-                and not self.pulses[i].agg.tx_jitter.per_symbol] if sigma > 0 else []
+                and not self.pulses[i].agg.tx_jitter.active] if sigma > 0 else []
         self.noise = None
         if len(calm) >= COMBINE_MIN:
             from serdes.engines.xtalk_noise import CombinedTxNoise
@@ -123,8 +123,8 @@ class CrosstalkFrontEnd:
                                   for i in calm], sigma, self.pulses[calm[0]].agg.seed)
             self.noise = nz if nz.fir is not None else None
         quiet = set(calm) if self.noise is not None else set()
-        self.sources = [AggressorSymbols(p.agg, link.levels, 0.0 if i in quiet else sigma)
-                        for i, p in enumerate(self.pulses)]
+        self.sources = [AggressorSymbols(p.agg, link.levels, 0.0 if i in quiet else sigma,
+                                         ui_s=link.ui_s) for i, p in enumerate(self.pulses)]
         self._moved = [s.jittered for s in self.sources]   # own TX jitter: needs slopes
         self._fixed = {}
         self._blocks: list[dict] = [{} for _ in self.pulses]
@@ -277,15 +277,15 @@ class AggressorWaveform:
 
     def __init__(self, link):
         self.pulses = link.aggressor_pulses
-        if any(p.agg.tx_jitter.per_symbol for p in self.pulses):
+        if any(p.agg.tx_jitter.active for p in self.pulses):
             from serdes.errors import ConfigError
 
             raise ConfigError("analog eye with aggressor TX jitter (tx_rj_ui/tx_dcd_ui/"
-                              "tx_buj_ui, default [tx_jitter]): not drawn on the fine grid; "
-                              "set them to 0 for the eye")
+                              "tx_buj_ui/tx_sj_ui, default [tx_jitter]): not drawn on the "
+                              "fine grid; set them to 0 for the eye")
         self.m, self.phase = link.m, link.pulse.phase
-        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma)
-                        for p in self.pulses]
+        self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma,
+                                         ui_s=link.ui_s) for p in self.pulses]
         self._fixed: dict = {}
         self._blocks: list[dict] = [{} for _ in self.pulses]
 

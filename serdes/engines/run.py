@@ -79,15 +79,10 @@ def design_equalizer(system) -> ReceiverTaps:
 def _cdr_limits(system) -> None:
     """The clock-recovery / TX-jitter front end samples the aggressors at the recovered
     phase, on the victim transmitter's grid (a TX ppm offset moves them too), each with
-    its own per-symbol TX jitter (serdes.crosstalk); refuse what it would get wrong or
-    leave out (TX SJ with aggressors: theirs is not modelled; interleaved ADC lanes)."""
+    its own TX jitter (serdes.crosstalk); refuse what it would get wrong or leave out
+    (interleaved ADC lanes)."""
     from serdes.errors import ConfigError
 
-    t = system.tx_jitter
-    if system.link.aggressor_pulses and t.sj_ui > 0:
-        raise ConfigError("tx_jitter.sj_ui with crosstalk aggressors: the aggressors' own "
-                          "TX SJ is not modelled (their RJ/DCD/BUJ and the ppm are); set "
-                          "tx_jitter.sj_ui = 0 or drop the aggressors")
     if getattr(system.link.adc, "interleaved", False):
         raise ConfigError("cdr.mode / [tx_jitter] with an interleaved ADC (adc.lanes, "
                           "mismatch): not modelled together yet; drop one of them")

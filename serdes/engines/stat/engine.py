@@ -50,7 +50,7 @@ from serdes.dsp.linalg import toeplitz
 from serdes.engines.stat import clip, views
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
-from serdes.engines.stat.rows import row_distributions
+from serdes.engines.stat.rows import xtalk_sj_rows
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
 from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
                                     skewed_components)
@@ -271,7 +271,8 @@ class StatisticalEngine:
             extra_gauss = 0.0
         if self.link.aggressor_pulses:  # crosstalk: each aggressor's cursors (serdes.crosstalk)
             vals, probs, var, small = _with_crosstalk(self.link, self.w, tiny, delta, vals,
-                                                      probs, var, self._xt_offsets)
+                                                      probs, var, self._xt_offsets,
+                                                      getattr(self, "_xt_sj", None))
             extra_gauss += small
         values = np.ascontiguousarray(np.vstack(vals))
         p = np.ascontiguousarray(np.vstack(probs))
@@ -301,7 +302,7 @@ class StatisticalEngine:
         """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
         :meth:`distribution` of every row, per-tap SJ rows batched
         (:func:`serdes.engines.stat.rows.row_distributions`)."""
-        return row_distributions(self, StatisticalEngine, offset_ui, grid_step)
+        return xtalk_sj_rows(self, StatisticalEngine, offset_ui, grid_step)
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
                          parity=0):
@@ -434,14 +435,14 @@ def _widen(x: np.ndarray, cols: int) -> np.ndarray:
     return out
 
 
-def _with_crosstalk(link, w, tiny, delta, vals, probs, var, offsets=0.0):
+def _with_crosstalk(link, w, tiny, delta, vals, probs, var, offsets=0.0, sj=None):
     """The ISI rows with each aggressor's cursors appended (widths padded to one), and
     the variance of the cursors too small for the grid (within half a step: a
     Gaussian, their sum being one of hundreds of such terms) plus the aggressors' TX
     noise and random-jitter terms."""
     from serdes.crosstalk import stat_components
 
-    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta, offsets)
+    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta, offsets, sj)
     rows = list(vals) + xv
     prow = list(probs) + xp
     width = max(r.shape[1] for r in rows)

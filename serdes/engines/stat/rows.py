@@ -91,3 +91,28 @@ def gauss_rows(engine, fs: np.ndarray, grid_step: float | None = None) -> list:
                             for e in range(m - 1) for u in (0, 1) if t[i, e, u] == t[i, e, u]}
         out.append(d)
     return out
+
+
+def xtalk_sj_rows(engine, base: type, offset_ui: float = 0.0, grid_step: float | None = None):
+    """:func:`row_distributions`, averaged over the aggressors' SJ phases
+    (:func:`serdes.crosstalk.sj_points`, one set of rows per point) when any aggressor
+    has TX SJ."""
+    from serdes.crosstalk import sj_points
+
+    pts = sj_points(engine.link)
+    if pts is None:
+        return row_distributions(engine, base, offset_ui, grid_step)
+    key = (round(float(offset_ui), 12), grid_step)
+    hit = getattr(engine, "_xt_sj_rows", (None, None))
+    if hit[0] == key:
+        return hit[1]
+    out = []
+    try:
+        for theta in pts:
+            engine._xt_sj, engine._rows_cache = theta, (None, None)
+            out += [(w / pts.shape[0], d)
+                    for w, d in row_distributions(engine, base, offset_ui, grid_step)]
+    finally:
+        engine._xt_sj, engine._rows_cache = None, (None, None)
+    engine._xt_sj_rows = (key, out)
+    return out
