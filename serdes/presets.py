@@ -49,7 +49,8 @@ Sources, row by row (``PRESET_SOURCES`` carries the same text):
   0.75. The earlier d3p1 KR and C2C sheets (``..._3ck_d3p1_KR_11_30_21``,
   ``..._120F_C2C_11_30_21``, transcribed in cortalo/serdeskit
   ``examples/compute_com_kr_backplane.py`` and ``compute_com_c2c.py``) agree where they
-  are transcribed. Not modelled: the host boards the CR sheet adds (Include PCB = 1).
+  are transcribed. The host boards the CR sheet adds (Include PCB = 1) are part of COM
+  (``serdes.com.board``, ``include_pcb``), not of the link's packages.
 * 802.3dj-kr -- verified: IEEE P802.3dj/D3.3 Table 178-14 (device package, class A)
   and Table 178-15 (f_r), as transcribed in PyChOpMarg 3.4
   ``pychopmarg/config/ieee_8023dj_d3p3.py``: the 3-section die ladder, C_b, C_p,
@@ -109,9 +110,12 @@ PACKAGE_CASES: dict[str, tuple] = {
     "802.3dj-kr": (_case(33.0, 33.0, 33.0, 33.0), _case(12.0, 12.0, 12.0, 12.0)),
 }
 
-_SA = ("IEEE 802.3ck COM configuration sheet config_com_ieee8023_93a=3ck_SA_{} (sheet "
-       "COM_Settings, dated 08/17/2022, as published in the COM code repository "
-       "Omer-Sella/COM, config_sheets_100G/)")
+#: the task force's final 802.3ck COM sheets ({}: the sheet's name tail); also used by
+#: serdes.com.params for the non-package values
+SHEET_SA = ("IEEE 802.3ck COM configuration sheet config_com_ieee8023_93a=3ck_SA_{} (sheet "
+            "COM_Settings; the task force's final set, dated 08/17/2022, as published in the "
+            "COM code repository Omer-Sella/COM, config_sheets_100G/)")
+_SA = SHEET_SA
 #: preset name -> where its values come from ("unverified" when not checked)
 PRESET_SOURCES: dict[str, str] = {
     "802.3ck-kr": _SA.format("KR_08_17_2022.xlsx") + ": C_d, L_s, C_b, C_p, R_d, package_Z_c, "
@@ -119,7 +123,8 @@ PRESET_SOURCES: dict[str, str] = {
     "the d3p1 sheet (cortalo/serdeskit examples/compute_com_kr_backplane.py) agrees on case 1; "
     "verified",
     "802.3ck-cr": _SA.format("CR_CA_08_17_2022.xlsx") + ": the same package and cases as KR; "
-    "verified (the host boards the sheet adds, Include PCB = 1, are not modelled)",
+    "verified (the host boards the sheet adds, Include PCB = 1, are in COM, not in the "
+    "link's packages)",
     "802.3ck-c2c": _SA.format("120F_C2C_08_17_2022.xlsx") + ": cases [13 31] (TX, FEXT), "
     "[11 29] (NEXT, RX); the d3p1 sheet (cortalo/serdeskit examples/compute_com_c2c.py) "
     "agrees; verified",

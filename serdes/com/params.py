@@ -90,15 +90,12 @@ import dataclasses
 import numpy as np
 
 from serdes.errors import ConfigError
-from serdes.presets import com_package
+from serdes.presets import SHEET_SA as _SA, com_package
 from serdes.com.paramset import ComParams, apply_overrides  # noqa: F401  (re-exported)
 
 __all__ = ["ComParams", "PRESETS", "preset", "preset_names", "apply_overrides", "dj_early"]
 
 
-_SA = ("IEEE 802.3ck COM configuration sheet config_com_ieee8023_93a=3ck_SA_{} (sheet "
-       "COM_Settings; the task force's final set, dated 08/17/2022, as published in the "
-       "COM code repository Omer-Sella/COM, config_sheets_100G/)")
 #: preset name -> where its non-package values come from (the package: serdes/presets.py)
 SOURCES = {
     "802.3ck-kr": _SA.format("KR_08_17_2022.xlsx") + "; the earlier d3p1 sheet (..._3ck_d3p1_KR_"
