@@ -530,3 +530,80 @@ def xtalk_tx_jitter(pulse, values, tau, n, block=1024):
                 acc += tau[j] * values[j] * d[i]
         out[k] = -acc
     return out
+
+
+def com_float_banks(h, cur, nbf, nbg, bmaxg):
+    """Floating DFE group positions of the IEEE COM code (``findbankloc``), the slow literal
+    way: MATLAB's 1-based indices kept (``nd[i - 1]`` is its ndiff(i)), a stable descending
+    sort redone whenever the code sorts, ndiff growing with zeros when assigned beyond its
+    end. ``h``: post-cursors of the floating span; returns the 0-based tap positions."""
+    a = [abs(float(x)) for x in h]
+    ln = len(a)
+    b = [max(0.0, x - bmaxg * cur) for x in a]
+    nd = [sum(a[j + i] ** 2 - b[j + i] ** 2 for i in range(nbf)) for j in range(ln - nbf + 1)]
+
+    def zero(i):                      # ndiff(i) = 0, 1-based
+        while len(nd) < i:
+            nd.append(0.0)
+        nd[i - 1] = 0.0
+
+    def vsort():                      # [~, val_sort] = sort(ndiff, 'descend'), 1-based
+        return [i + 1 for i in sorted(range(len(nd)), key=lambda i: -nd[i])]
+
+    def bad_of(s):
+        lo, hi = s - nbf + 1, s - 1
+        return [] if hi <= 0 else list(range(max(lo, 1), hi + 1))
+
+    idx = [0] * (nbf * nbg)
+    ordered = list(range(1, (nbg - 1) * nbf + 2))
+    nxt = 0
+    for k in range(1, nbg + 1):
+        val_sort = vsort()
+        if k == 1 and sorted(val_sort[:len(ordered)]) == ordered:
+            idx = list(range(1, nbg * nbf + 1))
+            break
+        if nxt > 0:
+            bank = list(range(nxt, nxt + nbf))
+            idx[nbf * (k - 1):nbf * k] = bank
+            nxt = 0
+            for i in bank:
+                zero(i)
+            for i in bad_of(bank[0]):
+                zero(i)
+            continue
+        bank = list(range(val_sort[0], val_sort[0] + nbf))
+        if k == nbg:
+            idx[nbf * (k - 1):nbf * k] = bank
+            break
+        again, first = True, True
+        badv = []
+        while again:
+            again = False
+            badv = [v for v in bad_of(bank[0]) if v not in idx]
+            good = bank[0] - nbf
+            if badv:
+                if not first:
+                    val_sort = vsort()
+                first = False
+                check = badv + bank
+                pos = [val_sort.index(v) + 1 for v in badv]
+                found = False
+                ii = 0
+                for ii in range(1, len(val_sort) + 1):
+                    if val_sort[ii - 1] == good:
+                        found = True
+                        break
+                    if val_sort[ii - 1] not in check:
+                        break
+                if not found and min(pos) < ii:
+                    again = True
+                    zero(bank[0])
+                    bank = list(range(val_sort[1], val_sort[1] + nbf))
+                if found:
+                    nxt = good
+        for i in bank:
+            zero(i)
+        idx[nbf * (k - 1):nbf * k] = bank
+        for i in badv:
+            zero(i)
+    return sorted({i - 1 for i in idx if 1 <= i <= ln})

@@ -37,7 +37,8 @@ def _ideal(p, **kw):
                 f_p2_ghz=1e7, tx_min=(0.0,) * 4, tx_max=(0.0,) * 4, tx_step=(0.0,) * 4,
                 samples_per_ui=32, f_step_ghz=0.1, snr_tx_db=300.0, sigma_rj=0.0, a_dd=0.0,
                 # symmetric DFE limits (the preset's b_min(1) = 0.3 would add ISI to a flat channel)
-                dfe_max=(0.85,) + (0.3,) * 11, dfe_min=(0.0,) + (-0.3,) * 11)
+                dfe_max=(0.85,) + (0.3,) * 11, dfe_min=(0.0,) + (-0.3,) * 11,
+                dfe_n_bg=0)   # fixed taps only (floating taps: tests/test_com_float.py)
     base.update(kw)
     return dataclasses.replace(p, **base)
 
@@ -128,6 +129,19 @@ def _fom_direct(p, grid, vtfs, kinds, gdc, gdc2, taps):
     for j in range(len(p.dfe_max)):
         b = min(p.dfe_max[j], max(p.dfe_min[j], isi[n0 + 1 + j] / h0))
         isi[n0 + 1 + j] -= b * h0
+    if p.dfe_n_bg:   # floating taps placed by the literal reference of the IEEE code's rule
+        from naive import com_float_banks
+
+        lo = n0 + 1 + len(p.dfe_max)
+        seg = isi[lo:n0 + 1 + p.dfe_n_f].copy()
+        t = np.zeros(len(seg))
+        for i in com_float_banks(seg, h0, p.dfe_n_bf, p.dfe_n_bg, p.dfe_bmaxg):
+            t[i] = min(p.dfe_bmaxg, max(-p.dfe_bmaxg, seg[i] / h0))
+        k = p.dfe_tail_start - len(p.dfe_max) - 1
+        rss = np.sqrt(np.sum(t[k:] ** 2))
+        if p.dfe_tail_start and rss > 0 and rss >= p.dfe_b_rss_max:
+            t[k:] *= p.dfe_b_rss_max / rss
+        isi[lo:lo + len(seg)] -= t * h0
     pad = np.pad(pv, 1)
     ixs = ix % m + m * np.arange(len(pv) // m)
     hj = (pad[ixs + 2] - pad[ixs]) * m / 2
@@ -143,15 +157,19 @@ def _fom_direct(p, grid, vtfs, kinds, gdc, gdc2, taps):
     return 10 * np.log10(a_s ** 2 / den)
 
 
-def test_vectorized_search_equals_direct_evaluation(echo_file, tmp_path):
+@pytest.mark.parametrize("floating", [False, True])
+def test_vectorized_search_equals_direct_evaluation(echo_file, tmp_path, floating):
     """Every FOM of the vectorized search equals the slow direct evaluation (same maths,
     different arithmetic: agreement to 1e-5 dB, the differences being the samples at
     the ends of the circular window, where the search sums linearly) on a channel with ISI and one aggressor
-    of each kind."""
+    of each kind. ``floating``: the KR sheet's floating DFE taps, with two late echoes
+    (17.5 and 30.5 UI, the second in the tail of the RSS limit) for them to take."""
     p0 = preset("802.3ck-kr")
     fb = p0.fb_gbd
     f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
-    lossy = np.exp(-(0.6 * f / fb * (1 + 1j)) - 2j * np.pi * f * 0.3) * (1 + 0.05 * np.exp(-2j * np.pi * f * 3.5 / fb))
+    late = (0.06 * np.exp(-2j * np.pi * f * 17.5 / fb) + 0.04 * np.exp(-2j * np.pi * f * 30.5 / fb)
+            if floating else 0.0)
+    lossy = np.exp(-(0.6 * f / fb * (1 + 1j)) - 2j * np.pi * f * 0.3) * (1 + 0.05 * np.exp(-2j * np.pi * f * 3.5 / fb) + late)
     thru = _write_s2p(tmp_path / "lossy.s2p", f, lossy)
     xt = _write_s2p(tmp_path / "xt.s2p", f, 0.02 * np.exp(-2j * np.pi * f * 0.31) * f / f[-1])
     p = _ideal(p0, c_d=(1.2e-4,), l_s=(0.12,), c_b=0.3e-4, c_p=0.87e-4, z_c=(87.5, 92.5),
@@ -159,7 +177,8 @@ def test_vectorized_search_equals_direct_evaluation(echo_file, tmp_path):
                t_r_ns=0.004, f_r=0.75, g_dc=(-6.0, -4.0), g_dc2=(-2.0,), f_z_ghz=fb / 2.5,
                f_p1_ghz=fb / 2.5, f_p2_ghz=fb, tx_min=(0.0, 0.0, -0.2, -0.2),
                tx_max=(0.0, 0.04, 0.0, 0.0), tx_step=(0.02, 0.02, 0.1, 0.1),
-               snr_tx_db=33.0, sigma_rj=0.01, a_dd=0.02, dfe_max=p0.dfe_max, dfe_min=p0.dfe_min)
+               snr_tx_db=33.0, sigma_rj=0.01, a_dd=0.02, dfe_max=p0.dfe_max, dfe_min=p0.dfe_min,
+               dfe_n_bg=p0.dfe_n_bg if floating else 0)
     grid = ComGrid.of(p)
     chans = [read_channel(thru, "thru"), read_channel(xt, "fext"), read_channel(xt, "next")]
     vtfs = [channel_vtf(p, grid, c, p.cases[0]) for c in chans]
@@ -202,9 +221,12 @@ _KR = dict(
     b_min=[0.3, 0.05] + [-0.03] * 10,
     # ERL: rho_x, beta_x, N_bx, fixture delay time (ns, both ports), N
     erl_rho_x=0.618, erl_beta_x_ghz=0.0, erl_n_bx=21, erl_t_fx_ns=0.0, erl_n_ui=3500)
+# the floating DFE taps: N_bg, N_bf, N_f, N_tail_start, B_float_RSS_MAX, bmaxg (KR 0.05,
+# CR 0.03); the C2C sheet has N_bg 0, the C2M sheet no such keys
+_FLOAT = dict(dfe_n_bg=3, dfe_n_bf=3, dfe_n_f=40, dfe_tail_start=25, dfe_b_rss_max=0.02)
 SHEETS = {
-    "802.3ck-kr": _KR,
-    "802.3ck-cr": dict(_KR, eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_t_fx_ns=0.3,
+    "802.3ck-kr": dict(_KR, **_FLOAT, dfe_bmaxg=0.05),
+    "802.3ck-cr": dict(_KR, **_FLOAT, dfe_bmaxg=0.03, eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_t_fx_ns=0.3,
                        erl_n_ui=4500,
                        # Include PCB = 1: z_bp TX, NEXT, FEXT, RX; board_Z_c; board_tl
                        # gamma0 a1 a2, tau; C_0, C_1 (nF)
@@ -215,7 +237,7 @@ SHEETS = {
         _KR, der0=1e-5, eta0=2e-8, g_dc2=list(range(-4, 1)),
         tx=[(-0.04, 0.0), (0.0, 0.1), (-0.28, 0.0), (-0.1, 0.0)],
         b_max=[0.65, 0.15, 0.1, 0.1, 0.1, 0.1], b_min=[0.3, 0.05, -0.04, -0.04, -0.04, -0.04],
-        erl_n_bx=6, erl_n_ui=2000),
+        erl_n_bx=6, erl_n_ui=2000, dfe_n_bg=0),
     # b_min(2..N_b) reads "[ -0.15 - 0.15 - 0.05 ]": MATLAB's eval gives one number, -0.35
     # (binary minus between spaces), which the IEEE code assigns to taps 2..4
     "802.3ck-c2m": dict(
@@ -278,7 +300,7 @@ def test_cli_json_interface(echo_file, capsys):
         for k in ("package_case", "com_db", "a_s_v", "a_ni_v", "unequalized_peak_v", "tx_taps",
                   "g_dc_db", "g_dc2_db", "dfe_taps"):
             assert k in c
-        assert len(c["tx_taps"]) == 5 and len(c["dfe_taps"]) == 12
+        assert len(c["tx_taps"]) == 5 and len(c["dfe_taps"]) == 40   # N_f: floating taps
         assert c["com_db"] == pytest.approx(20 * math.log10(c["a_s_v"] / c["a_ni_v"]))
 
 
@@ -313,8 +335,10 @@ def test_pychopmarg_same_equalization(channels_dir):
     thru, fext, nxt = (str(d / "DPO_12in_Meg7_THRU.s4p"), [str(d / "DPO_12in_Meg7_FENG89.s4p")],
                        [str(d / "DPO_12in_Meg7_NENF89.s4p")])
     # a 50 MHz grid step (20 ns window, enough for this channel) keeps PyChOpMarg's set-up short
+    # fixed DFE taps only: PyChOpMarg has no floating DFE taps
     p = apply_overrides(preset("802.3ck-kr"), {"g_dc": "-10,-9", "g_dc2": "-3", "f_step_ghz": "0.05",
-                                               "tx_min": "0,0,-0.24,-0.2", "tx_max": "0,0.06,-0.16,0"})
+                                               "tx_min": "0,0,-0.24,-0.2", "tx_max": "0,0.06,-0.16,0",
+                                               "dfe_n_bg": "0"})
     res = compute_com(thru, fext, nxt, p)
     c = res.cases[0]
     ref = pcm_at(p, thru, fext, nxt, 0, c.g_dc_db, c.g_dc2_db, c.tx_taps)

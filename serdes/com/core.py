@@ -83,10 +83,10 @@ class ComResult:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
-                "not_modelled": ("" if self.params.eye_t_o_mui > 0 else "C2M eye timing window (T_O = 0), ")
-                + "floating DFE taps"
-                + (", RX FFE floating taps, quantization noise" if len(self.params.rx_ffe_max) else "")
-                + ("" if self.params.mlsd or not len(self.params.rx_ffe_max) else ", MLSD (mlsd = false)")}
+                "not_modelled": ", ".join(
+                    (["C2M eye timing window (T_O = 0)"] if self.params.eye_t_o_mui <= 0 else [])
+                    + (["RX FFE floating taps", "quantization noise"] if len(self.params.rx_ffe_max) else [])
+                    + (["MLSD (mlsd = false)"] if len(self.params.rx_ffe_max) and not self.params.mlsd else []))}
 
 
 def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:

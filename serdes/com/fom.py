@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from serdes.com import floating as _floating
 from serdes.com.params import ComParams
 from serdes.com.pulse import ComGrid, h_r, xsinc
 
@@ -124,9 +125,11 @@ def _sym(g: np.ndarray, iu, mult) -> np.ndarray:
     return (g[:, iu[0], iu[1]] * mult).T.copy()
 
 
-def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 8192) -> FomBest:
+def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 8192,
+           prune: bool = True) -> FomBest:
     """Best FOM over g_DC x g_DC2 x the TX grid. ``vtfs[0]`` is the thru, the rest
-    aggressors of ``kinds`` ("fext"/"next")."""
+    aggressors of ``kinds`` ("fext"/"next"). ``prune=False``: with floating DFE taps,
+    place them for every setting (the same result, slower; for the tests)."""
     m = grid.m
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
@@ -148,6 +151,88 @@ def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 81
     base = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
     hrb = hr[None, :] * basis
     noise_gram = np.real(hrb @ np.conj(hrb).T) * df_ghz * p.eta0   # w^T N w = var_n
+    flo = _floating.enabled(p)
+    ns = _floating.span(p)      # DFE span: N_b, or N_f with floating taps
+    placed = [0]                # candidates whose floating taps were placed
+
+    def cell(gdc, gdc2, prune):
+        """FOM of every TX setting at one CTLE setting. With floating DFE taps and
+        ``prune``, a setting whose FOM cannot reach the best of the cell (bounded by
+        removing every tap's floating-clipped ISI, sum h^2 - max(0, |h| - bmaxg h0)^2)
+        keeps its FOM without them (a lower bound); the cell's best is exact."""
+        wt = ctle_weights(gdc, gdc2)
+        p0 = wt @ base[0]
+        pk = int(np.argmax(p0))
+        idx = pk + np.arange(-w, w + 1)
+        S = np.stack([p0[np.clip(idx - k * m, 0, len(p0) - 1)] for k in offs])
+        q = _phase_table(p0, m, n_ui)
+        dp = (np.roll(p0, -1) - np.roll(p0, 1)) * (m / 2.0)
+        g_isi = _sym(_gram(q, offs), iu, mult)
+        g_j = _sym(_gram(_phase_table(dp, m, n_ui), offs), iu, mult)
+        var_n = float(wt @ noise_gram @ wt)
+        xt_next = 0.0
+        g_fext = []
+        for bv, kind in zip(base[1:], kinds):
+            qa = _phase_table(wt @ bv, m, n_ui)
+            if kind == "next":
+                xt_next += float(np.max(np.sum(qa ** 2, axis=1)))
+            else:
+                g_fext.append(_sym(_gram(qa, offs), iu, mult))
+        foms = np.empty(len(C))
+        curs = np.empty(len(C), dtype=int)
+        cell_best = -np.inf
+        for s0 in range(0, len(C), chunk):
+            c = C[s0:s0 + chunk]
+            cc = CC[s0:s0 + chunk]
+            rr = np.arange(len(c))
+            cur = locate_cursor(c @ S, m, bmin[0] if nb else 0.0, bmax[0] if nb else 0.0)
+            ix = idx[0] + cur                          # absolute sample index
+            ph, nc = ix % m, ix // m
+            nn = np.arange(-npre_x, ns + 1)
+            cols = nc[:, None, None] + nn[None, :, None] - offs[None, None, :]
+            vals = q[ph[:, None, None], np.clip(cols, 0, n_ui - 1)] * ((cols >= 0) & (cols < n_ui))
+            h = np.einsum("rnk,rk->rn", vals, c)
+            h0 = h[:, npre_x]
+            isi = (cc @ g_isi)[rr, ph] - h0 ** 2
+            if nb:
+                post = h[:, npre_x + 1:npre_x + 1 + nb]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    b = np.clip(post / h0[:, None], bmin, bmax)
+                isi += np.sum((post - b * h0[:, None]) ** 2 - post ** 2, axis=1)
+            if not p.fom_precursors:
+                isi -= np.sum(h[:, :npre_x] ** 2, axis=1)
+            jit = (cc @ g_j)[rr, ph]
+            xt = np.full(len(c), xt_next)
+            for g in g_fext:
+                xt += np.max(cc @ g, axis=1)
+            a_s = p.rlm * h0 / (L - 1)
+            var_tx = h0 ** 2 * 10 ** (-p.snr_tx_db / 10)
+            den = (var_tx + var_x * isi + (p.a_dd ** 2 + p.sigma_rj ** 2) * var_x * jit
+                   + var_x * xt + var_n)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                fo = 10 * np.log10(a_s ** 2 / den)
+            fo[~(h0 > 0)] = -np.inf
+            if flo:
+                pf = np.ascontiguousarray(h[:, npre_x + 1 + nb:])
+                need = h0 > 0
+                if prune:
+                    af = np.abs(pf)
+                    bf = np.maximum(0.0, af - p.dfe_bmaxg * h0[:, None])
+                    red = np.sum(af * af - bf * bf, axis=1)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        fo_ub = 10 * np.log10(a_s ** 2 / np.maximum(den - var_x * red, 0.0))
+                    cell_best = max(cell_best, float(np.max(fo)))
+                    need &= fo_ub >= cell_best - 1e-9
+                if need.any():
+                    placed[0] += int(need.sum())
+                    d = _floating.delta_rows(p, pf[need], h0[need])
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        fo[need] = 10 * np.log10(a_s[need] ** 2 / (den[need] + var_x * d))
+                cell_best = max(cell_best, float(np.max(fo)))
+            foms[s0:s0 + chunk] = fo
+            curs[s0:s0 + chunk] = cur - w
+        return foms, curs, var_n
+
     best = None
     landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
     n_eval = 0
@@ -155,65 +240,16 @@ def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 81
         for j, gdc2 in enumerate(p.g_dc2):
             if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
                 continue
-            wt = ctle_weights(gdc, gdc2)
-            p0 = wt @ base[0]
-            pk = int(np.argmax(p0))
-            idx = pk + np.arange(-w, w + 1)
-            S = np.stack([p0[np.clip(idx - k * m, 0, len(p0) - 1)] for k in offs])
-            q = _phase_table(p0, m, n_ui)
-            dp = (np.roll(p0, -1) - np.roll(p0, 1)) * (m / 2.0)
-            g_isi = _sym(_gram(q, offs), iu, mult)
-            g_j = _sym(_gram(_phase_table(dp, m, n_ui), offs), iu, mult)
-            var_n = float(wt @ noise_gram @ wt)
-            xt_next = 0.0
-            g_fext = []
-            for bv, kind in zip(base[1:], kinds):
-                qa = _phase_table(wt @ bv, m, n_ui)
-                if kind == "next":
-                    xt_next += float(np.max(np.sum(qa ** 2, axis=1)))
-                else:
-                    g_fext.append(_sym(_gram(qa, offs), iu, mult))
-            foms = np.empty(len(C))
-            curs = np.empty(len(C), dtype=int)
-            for s0 in range(0, len(C), chunk):
-                c = C[s0:s0 + chunk]
-                cc = CC[s0:s0 + chunk]
-                rr = np.arange(len(c))
-                cur = locate_cursor(c @ S, m, bmin[0] if nb else 0.0, bmax[0] if nb else 0.0)
-                ix = idx[0] + cur                          # absolute sample index
-                ph, nc = ix % m, ix // m
-                nn = np.arange(-npre_x, nb + 1)
-                cols = nc[:, None, None] + nn[None, :, None] - offs[None, None, :]
-                vals = q[ph[:, None, None], np.clip(cols, 0, n_ui - 1)] * ((cols >= 0) & (cols < n_ui))
-                h = np.einsum("rnk,rk->rn", vals, c)
-                h0 = h[:, npre_x]
-                isi = (cc @ g_isi)[rr, ph] - h0 ** 2
-                if nb:
-                    post = h[:, npre_x + 1:]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        b = np.clip(post / h0[:, None], bmin, bmax)
-                    isi += np.sum((post - b * h0[:, None]) ** 2 - post ** 2, axis=1)
-                if not p.fom_precursors:
-                    isi -= np.sum(h[:, :npre_x] ** 2, axis=1)
-                jit = (cc @ g_j)[rr, ph]
-                xt = np.full(len(c), xt_next)
-                for g in g_fext:
-                    xt += np.max(cc @ g, axis=1)
-                a_s = p.rlm * h0 / (L - 1)
-                var_tx = h0 ** 2 * 10 ** (-p.snr_tx_db / 10)
-                den = (var_tx + var_x * isi + (p.a_dd ** 2 + p.sigma_rj ** 2) * var_x * jit
-                       + var_x * xt + var_n)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    fo = 10 * np.log10(a_s ** 2 / den)
-                fo[~(h0 > 0)] = -np.inf
-                foms[s0:s0 + chunk] = fo
-                curs[s0:s0 + chunk] = cur - w
+            foms, curs, var_n = cell(gdc, gdc2, prune=prune)
             n_eval += len(C)
             k = int(np.argmax(foms))
             landscape[i, j] = foms[k]
             if best is None or foms[k] > best.fom_db:
                 best = FomBest(float(foms[k]), float(gdc), float(gdc2), C[k].copy(),
                                int(curs[k]), landscape, foms.copy(), 0, {"var_n": var_n})
+    if flo:   # every TX setting's exact FOM at the best CTLE setting (the figure's)
+        best.parts["float_placed"] = placed[0]
+        best.tx_fom_at_best = cell(best.g_dc, best.g_dc2, prune=False)[0]
     best.n_evaluated = n_eval
     best.landscape = landscape
     return best

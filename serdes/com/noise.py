@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import fftconvolve
 
+from serdes.com import floating as _floating
+
 __all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf"]
 
 FILTER_REL = 1e-3
@@ -108,8 +110,12 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     isi = pv[ph::m].copy()
     isi[n0] = 0.0
     nb = len(p.dfe_max)
-    post = isi[n0 + 1:n0 + 1 + nb]
-    dfe = np.clip(post / h0, np.asarray(p.dfe_min)[:len(post)], np.asarray(p.dfe_max)[:len(post)])
+    if p.dfe_n_bg > 0:   # floating DFE taps: N_f taps, positions chosen here (floating.py)
+        post = isi[n0 + 1:n0 + 1 + p.dfe_n_f]
+        dfe = _floating.dfe_taps(p, post, h0)[:len(post)]
+    else:
+        post = isi[n0 + 1:n0 + 1 + nb]
+        dfe = np.clip(post / h0, np.asarray(p.dfe_min)[:len(post)], np.asarray(p.dfe_max)[:len(post)])
     isi[n0 + 1:n0 + 1 + len(post)] = post - dfe * h0
     var_isi = var_x * float(np.sum(isi ** 2))
     isi_f = isi[np.abs(isi) > thr]

@@ -79,8 +79,11 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. The
   CR sheet's host boards (Include PCB = 1) are ``include_pcb`` / ``board_*`` (board.py);
   the C2M eye over T_O = 50 mUI with the Gaussian window (sigma_r 0.02 UI) is judged
-  against EH 10 mV, VEC 12 dB (``eye_*``, eye.py). Not modelled: the floating DFE taps of
-  KR and CR (N_bg 3 groups of N_bf 3 taps within N_f 40 UI).
+  against EH 10 mV, VEC 12 dB (``eye_*``, eye.py). The floating DFE taps of KR and CR
+  (N_bg 3 groups of N_bf 3 taps among taps 13..N_f = 40, bmaxg KR 0.05 / CR 0.03, the
+  taps from N_tail_start 25 on with RSS <= B_float_RSS_MAX 0.02) are ``dfe_n_bg``,
+  ``dfe_n_bf``, ``dfe_n_f``, ``dfe_bmaxg``, ``dfe_tail_start``, ``dfe_b_rss_max``
+  (floating.py; the C2C sheet has N_bg 0, C2M none; ``--set dfe_n_bg=0`` turns them off).
 """
 
 from __future__ import annotations
@@ -100,12 +103,13 @@ __all__ = ["ComParams", "PRESETS", "preset", "preset_names", "apply_overrides", 
 SOURCES = {
     "802.3ck-kr": _SA.format("KR_08_17_2022.xlsx") + "; the earlier d3p1 sheet (..._3ck_d3p1_KR_"
     "11_30_21.xlsx, transcribed in cortalo/serdeskit examples/compute_com_kr_backplane.py) "
-    "agrees on every value it carries; verified. Not modelled: floating DFE taps (N_bg 3, "
-    "N_bf 3, N_f 40, bmaxg 0.05)",
+    "agrees on every value it carries; verified; with its floating DFE taps (N_bg 3, N_bf 3, "
+    "N_f 40, bmaxg 0.05, N_tail_start 25, B_float_RSS_MAX 0.02)",
     "802.3ck-cr": _SA.format("CR_CA_08_17_2022.xlsx") + " (Clause 162 cable assembly); "
     "verified; with its host boards (Include PCB = 1: 110.3 mm of 100 ohm board, line "
     "[0 3.8206e-4 9.5909e-5], tau 5.79e-3 ns/mm, C_0 0.29e-4 nF, C_1 0.19e-4 nF, each "
-    "side). Not modelled: the floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03)",
+    "side); with its floating DFE taps (N_bg 3, N_bf 3, N_f 40, bmaxg 0.03, N_tail_start "
+    "25, B_float_RSS_MAX 0.02)",
     "802.3ck-c2c": _SA.format("120F_C2C_08_17_2022.xlsx") + "; the d3p1 sheet (transcribed in "
     "cortalo/serdeskit examples/compute_com_c2c.py) agrees; verified",
     "802.3ck-c2m": _SA.format("120g_C2M_tp1a_08_17_2022.xlsx") + " (Annex 120G host output, "
@@ -212,10 +216,15 @@ def dj_early() -> ComParams:
         source="PyChOpMarg 3.4 config/ieee_8023dj.py (early 802.3dj set, not a preset)")
 
 
+#: the floating DFE taps of the KR and CR sheets (N_bg, N_bf, N_f, N_tail_start,
+#: B_float_RSS_MAX; bmaxg differs: KR 0.05, CR 0.03); C2C has N_bg 0, C2M none
+_FLOAT = dict(dfe_n_bg=3, dfe_n_bf=3, dfe_n_f=40, dfe_tail_start=25, dfe_b_rss_max=0.02)
+
 PRESETS: dict[str, ComParams] = {
-    "802.3ck-kr": _ck(),
+    "802.3ck-kr": _ck(**_FLOAT, dfe_bmaxg=0.05),
     "802.3ck-cr": _ck(name="802.3ck-cr", eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_n_ui=4500,
-                      erl_t_fx_ns=0.3, include_pcb=True, source=SOURCES["802.3ck-cr"]),
+                      erl_t_fx_ns=0.3, include_pcb=True, **_FLOAT, dfe_bmaxg=0.03,
+                      source=SOURCES["802.3ck-cr"]),
     "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5, eta0=2e-8, t_r_ns=0.0075, g_dc2=_rng(-4, 0),
                        tx_min=(-0.04, 0.0, -0.28, -0.1), tx_max=(0.0, 0.1, 0.0, 0.0),
                        dfe_max=(0.65, 0.15) + (0.1,) * 4, dfe_min=(0.3, 0.05) + (-0.04,) * 4,

@@ -100,6 +100,16 @@ class ComParams:
     board_line: tuple = (0.0, 3.8206e-4, 9.5909e-5, 5.79e-3)
     board_c0_nf: float = 0.29e-4
     board_c1_nf: float = 0.19e-4
+    #: floating DFE taps of the 802.3ck KR / CR sheets (``floating.py``): dfe_n_bg groups
+    #: (sheet N_bg; 0: none) of dfe_n_bf taps (N_bf) placed among taps N_b + 1 .. dfe_n_f
+    #: (N_f), each within +-dfe_bmaxg (bmaxg); the taps from dfe_tail_start (N_tail_start;
+    #: 0: no limit) on have a root-sum-square of at most dfe_b_rss_max (B_float_RSS_MAX)
+    dfe_n_bg: int = 0
+    dfe_n_bf: int = 3
+    dfe_n_f: int = 0
+    dfe_bmaxg: float = 0.0
+    dfe_tail_start: int = 0
+    dfe_b_rss_max: float = 0.0
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -259,3 +269,21 @@ def check(p: ComParams) -> None:
         bad("board_c0_nf", "C_0, C_1 in [0, 0.01] nF and board_z_c in [1, 1000] ohm")
     if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
         bad("mlsd_dcom_an_db", "a number in (0, 20] dB")
+    if p.dfe_n_bg < 0 or p.dfe_n_bg > 16:
+        bad("dfe_n_bg", "an integer in [0, 16] (0: no floating DFE taps)")
+    if p.dfe_n_bg > 0:
+        nb = len(p.dfe_max)
+        if not 1 <= p.dfe_n_bf <= 64:
+            bad("dfe_n_bf", "an integer in [1, 64]")
+        if not nb + p.dfe_n_bg * p.dfe_n_bf <= p.dfe_n_f <= 1000:
+            bad("dfe_n_f", f"an integer in [{nb + p.dfe_n_bg * p.dfe_n_bf}, 1000] (N_b + "
+                "dfe_n_bg x dfe_n_bf .. 1000 UI)")
+        if not 0 <= p.dfe_bmaxg <= 1:
+            bad("dfe_bmaxg", "a number in [0, 1]")
+        if p.dfe_tail_start != 0 and not nb < p.dfe_tail_start <= p.dfe_n_f:
+            bad("dfe_tail_start", f"0 (no tail limit) or an integer in [{nb + 1}, {p.dfe_n_f}]")
+        if p.dfe_b_rss_max < 0:
+            bad("dfe_b_rss_max", "a number >= 0")
+        if p.mlsd or len(p.rx_ffe_max):
+            bad("dfe_n_bg", "0 with an RX FFE or MLSD (floating DFE taps are for the "
+                "Annex 93A DFE receiver)")
