@@ -49,7 +49,8 @@ import numpy as np
 
 from serdes.com.noise import delta_pmf
 from serdes.com.params import ComParams
-from serdes.com.pulse import ComGrid, FILE_R0, cascade_s, h_r, package_s, read_channel, renormalize, to_grid
+from serdes.analog.package import cascade_s
+from serdes.com.pulse import ComGrid, FILE_R0, h_r, package_s, read_channel, renormalize, to_grid
 
 __all__ = ["ErlResult", "compute_erl", "erl_of_reflection", "gate", "ptdr", "tdr_grid",
            "tukey", "TDR_DELAY_S", "IR_TRUNC_ERL"]
