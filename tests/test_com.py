@@ -220,14 +220,17 @@ _KR = dict(
     b_max=[0.85, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],
     b_min=[0.3, 0.05] + [-0.03] * 10,
     # ERL: rho_x, beta_x, N_bx, fixture delay time (ns, both ports), N
-    erl_rho_x=0.618, erl_beta_x_ghz=0.0, erl_n_bx=21, erl_t_fx_ns=0.0, erl_n_ui=3500)
+    erl_rho_x=0.618, erl_beta_x_ghz=0.0, erl_n_bx=21, erl_t_fx_ns=0.0, erl_n_ui=3500,
+    # ERL as the IEEE code computes it: TR_TDR (ns), Tukey_Window, TDR_W_TXPKG, ERL Pass
+    # threshold (dB)
+    erl_tr_tdr_ns=0.01, erl_tukey=True, erl_tdr_w_txpkg=False, erl_limit_db=9.7)
 # the floating DFE taps: N_bg, N_bf, N_f, N_tail_start, B_float_RSS_MAX, bmaxg (KR 0.05,
 # CR 0.03); the C2C sheet has N_bg 0, the C2M sheet no such keys
 _FLOAT = dict(dfe_n_bg=3, dfe_n_bf=3, dfe_n_f=40, dfe_tail_start=25, dfe_b_rss_max=0.02)
 SHEETS = {
     "802.3ck-kr": dict(_KR, **_FLOAT, dfe_bmaxg=0.05),
     "802.3ck-cr": dict(_KR, **_FLOAT, dfe_bmaxg=0.03, eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_t_fx_ns=0.3,
-                       erl_n_ui=4500,
+                       erl_n_ui=4500, erl_limit_db=8.25,
                        # Include PCB = 1: z_bp TX, NEXT, FEXT, RX; board_Z_c; board_tl
                        # gamma0 a1 a2, tau; C_0, C_1 (nF)
                        include_pcb=True, board_mm=[110.3] * 4, board_z_c=100.0,
@@ -245,7 +248,8 @@ SHEETS = {
         f_z_ghz=12.58, f_p1_ghz=20.0, f_p2_ghz=28.0, f_lf_ghz=1.328125,
         g_dc=list(range(-13, 1)), g_dc2=[-3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0],
         b_max=[0.4, 0.15, 0.15, 0.1], b_min=[0.1, -0.35, -0.35, -0.35],
-        erl_n_bx=0, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2, erl_n_ui=800),
+        erl_n_bx=0, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2, erl_n_ui=800, erl_tdr_w_txpkg=True,
+        erl_limit_db=7.3),
 }
 
 

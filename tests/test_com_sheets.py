@@ -122,7 +122,8 @@ def test_erl_fixture_delay_per_port_and_long_n(tmp_path):
     sheet's N = 4500 UI (beyond half the 100 ns COM window), a reflection at 3000 UI
     (56 ns) is seen, with the ERL of the same reflection at 60 UI (both beyond the equalizer span,
     G = 1: the same pulse samples, shifted)."""
-    p = dataclasses.replace(PRESETS["802.3ck-c2m"], f_step_ghz=0.05, erl_n_ui=120)
+    p = dataclasses.replace(PRESETS["802.3ck-c2m"], f_step_ghz=0.05, erl_n_ui=120,
+                            erl_tdr_w_txpkg=False)   # the channel alone at both ports
     fb = p.fb_gbd
     f = np.arange(0.0, 40.0, 0.05)
     r = GAMMA * np.exp(-2j * np.pi * f * 5 / fb)

@@ -28,6 +28,7 @@ b_max(1..N_b)             1                 0.85 0.3 0.2x5 0.1x5   0.65 0.15 0.1
 b_min(1..N_b)             -1                0.3 0.05 -0.03x10      0.3 0.05 -0.04x4
 ERL N_bx, T_fx (ns), N    (12, 0, 1000)     21, 0, 3500            6, 0, 2000
                                             (cr: 0, 0.3, 4500)
+ERL pass limit (dB)       - (not judged)    9.7 (cr: 8.25)         9.7
 package, line, cases      Annex 93A         serdes/presets.py      serdes/presets.py
 ========================  ================  =====================  ====================
 
@@ -36,8 +37,9 @@ eta_0 4.1e-8; SNR_TX 32.5 dB; T_r 0.0075 ns; TX FFE as KR; CTLE f_z 12.58, f_p1 
 28, f_LF 1.328125 GHz, g_DC -13..0, g_DC2 -3..0 in 0.5 dB steps, limited to the sheet's
 G_Qual / G2_Qual pairs (``ctle_qual``, ``ComParams.ctle_allowed``); 4 DFE taps, b_max 0.4,
 0.15, 0.15, 0.1, b_min 0.1, -0.35 x 3 (see ``_c2m``); no RX package (``rx_package``);
-ERL N_bx 0, T_fx 0 / 0.2 ns (ports 1 / 2), N 800. rho_x 0.618 and beta_x 0 in every
-802.3ck sheet.
+ERL N_bx 0, T_fx 0 / 0.2 ns (ports 1 / 2), N 800, TX package in port 2's TDR (TDR_W_TXPKG 1),
+pass limit 7.3 dB. rho_x 0.618, beta_x 0, TR_TDR 0.01 ns and Tukey_Window 1 in every
+802.3ck sheet (``erl_*`` keys; 802.3dj-kr and 100gbase-kr4 have no ERL limit here).
 
 Sources and standing (``SOURCES`` below; each preset's ``source``):
 
@@ -142,6 +144,7 @@ def _ck(**kw):
         dfe_max=(0.85, 0.3) + (0.2,) * 5 + (0.1,) * 5, dfe_min=(0.3, 0.05) + (-0.03,) * 10,
         # ERL: rho_x, beta_x, N_bx, fixture delay, N of the sheet
         erl_rho_x=0.618, erl_beta_x_ghz=0.0, erl_n_bx=21, erl_t_fx_ns=0.0, erl_n_ui=3500,
+        erl_limit_db=9.7,  # ERL Pass threshold (TR_TDR 0.01 ns, Tukey_Window 1: defaults)
         r0=50.0, source=SOURCES["802.3ck-kr"])
     base.update(kw)
     base.update(com_package(base["name"]))  # the package table of serdes/presets.py
@@ -161,6 +164,7 @@ def _c2m():
                           -3.0, -4.0, -9.0),
                dfe_max=(0.4, 0.15, 0.15, 0.1), dfe_min=(0.1, -0.35, -0.35, -0.35),
                erl_n_bx=0, erl_n_ui=800, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2,
+               erl_tdr_w_txpkg=True, erl_limit_db=7.3,
                eye_t_o_mui=50.0, eye_sigma_r_ui=0.02, eye_eh_min_mv=10.0,
                eye_vec_max_db=12.0, source=SOURCES["802.3ck-c2m"])
 
@@ -223,7 +227,7 @@ _FLOAT = dict(dfe_n_bg=3, dfe_n_bf=3, dfe_n_f=40, dfe_tail_start=25, dfe_b_rss_m
 PRESETS: dict[str, ComParams] = {
     "802.3ck-kr": _ck(**_FLOAT, dfe_bmaxg=0.05),
     "802.3ck-cr": _ck(name="802.3ck-cr", eta0=9e-9, snr_tx_db=32.5, erl_n_bx=0, erl_n_ui=4500,
-                      erl_t_fx_ns=0.3, include_pcb=True, **_FLOAT, dfe_bmaxg=0.03,
+                      erl_t_fx_ns=0.3, erl_limit_db=8.25, include_pcb=True, **_FLOAT, dfe_bmaxg=0.03,
                       source=SOURCES["802.3ck-cr"]),
     "802.3ck-c2c": _ck(name="802.3ck-c2c", der0=1e-5, eta0=2e-8, t_r_ns=0.0075, g_dc2=_rng(-4, 0),
                        tx_min=(-0.04, 0.0, -0.28, -0.1), tx_max=(0.0, 0.1, 0.0, 0.0),

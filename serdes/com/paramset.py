@@ -86,6 +86,15 @@ class ComParams:
     eye_eh_min_mv: float = 0.0
     eye_vec_max_db: float = 0.0
     erl_t_fx2_ns: float = -1.0
+    #: ERL as the IEEE code computes it (``erl.py``): the TDR source's Gaussian 20-80 %
+    #: time (ns), the Tukey window from f_r f_b to f_b, the TX package in port 2's TDR
+    #: (TDR_W_TXPKG), the distribution bin (V; 10 x the sheets' PDF bin size) and the
+    #: pass limit (dB; 0: not judged)
+    erl_tr_tdr_ns: float = 0.01
+    erl_tukey: bool = True
+    erl_tdr_w_txpkg: bool = False
+    erl_bin: float = 1e-4
+    erl_limit_db: float = 0.0
     #: False: no RX package (the C2M host-output sheet sets C_d, L_s, C_b, C_p and z_p of
     #: the RX to 0: the die termination R_d sits at the channel's port)
     rx_package: bool = True
@@ -255,6 +264,12 @@ def check(p: ComParams) -> None:
         bad("erl_t_fx2_ns", "a number >= 0, or -1 for the value of erl_t_fx_ns")
     if not 1 <= p.erl_n_ui <= 100000:
         bad("erl_n_ui", "an integer in [1, 100000] UI")
+    if not 0 <= p.erl_tr_tdr_ns <= 1:
+        bad("erl_tr_tdr_ns", "a number in [0, 1] ns")
+    if not 0 < p.erl_bin <= 0.1:
+        bad("erl_bin", "a number in (0, 0.1] V")
+    if not 0 <= p.erl_limit_db <= 100:
+        bad("erl_limit_db", "a number in [0, 100] dB (0: not judged)")
     if p.mlsd and len(p.dfe_max) != 1:
         bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
     if not 0 <= p.eye_t_o_mui <= 500:

@@ -56,6 +56,22 @@ def summary(res) -> str:
     return "\n".join(lines)
 
 
+def erl_pass(erl) -> bool | None:
+    """True when every rated port passes its limit, None when none is judged."""
+    judged = [e.passed for e in erl if e.passed is not None]
+    return all(judged) if judged else None
+
+
+def erl_line(erl) -> str:
+    def one(e):
+        s = f"port {e.port} {e.erl_db:.2f} dB"
+        if not e.judged:
+            return s + " (not rated by the preset)"
+        return s + ("" if e.passed is None else
+                    f" {'pass' if e.passed else 'FAIL'} (limit {e.limit_db:g} dB)")
+    return "ERL (Annex 93A.5, IEEE COM code's TDR): " + ", ".join(one(e) for e in erl)
+
+
 def main(args) -> int:
     from serdes.com.core import compute_com
 
@@ -75,12 +91,12 @@ def main(args) -> int:
         d = res.as_dict()
         if erl is not None:
             d["erl"] = [e.as_dict() for e in erl]
+            d["erl_pass"] = erl_pass(erl)
         print(json.dumps(json_safe(d)))
     else:
         print(summary(res))
         if erl is not None:
-            print("ERL (Annex 93A.5, channel file alone): " + ", ".join(
-                f"port {e.port} {e.erl_db:.2f} dB" for e in erl))
+            print(erl_line(erl))
         if args.output:
             print(f"figure: {args.output}")
     return 0
