@@ -71,3 +71,32 @@ def _heavy_modules_loaded(code: str) -> str:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return out.stdout.strip()
+
+
+def test_the_text_summary_computes_only_what_it_prints(capsys):
+    """``serdes run`` without --json asks for the statistical BER only (stat="ber", no
+    eyes): the same stat BER and text as the full report, which keeps its eye sections."""
+    import json
+
+    from serdes.build import build
+    from serdes.commands.run import format_summary
+    from serdes.config import Config
+    from serdes.report import run_report
+    import serdes.cli
+
+    over = ["link.symbols=20000"]
+    system = build(Config.default().with_overrides(over))
+    full = run_report(system, stat=True).to_dict()
+    short = run_report(system, stat="ber", eye=False).to_dict()
+    assert short["stat_ber"] == full["stat_ber"] > 0
+    assert "eye" not in short and full["eye"]["statistical"] and full["eye"]["counted"]
+    gone = {"adc_clip_probability", "dfe_error_propagation"}
+    assert gone <= set(full["stat"]) and not gone & set(short["stat"])
+    same = {k: v for k, v in full["stat"].items() if k not in gone}
+    assert json.dumps(short["stat"], sort_keys=True) == json.dumps(same, sort_keys=True)
+    assert serdes.cli.main(["run", "--set", over[0], "--no-progress"]) == 0
+    text = capsys.readouterr().out.strip().splitlines()
+    want = format_summary({**full, "threads": 1}).splitlines()
+    assert len(text) == len(want)
+    assert [a for a in text if not a.startswith("time")] == \
+        [b for b in want if not b.startswith("time")]
