@@ -113,3 +113,33 @@ def test_a_default_run_imports_no_module_of_a_feature_it_does_not_use():
             "'serdes.tiadc.lanes', 'serdes.dsp.mlse', 'serdes.com', 'serdes.commands.com', "
             "'serdes.commands.sweep') if m in sys.modules))")
     assert _heavy_modules_loaded(code) == "[]"
+
+
+def test_the_top_selection_equals_numpys_sort_of_the_top():
+    """_rj_classes' selection (instead of numba's np.partition, costly to compile):
+    the same values as np.sort(vs)[first:], ties and presorted input included."""
+    import numpy as np
+
+    from serdes.kernels.stat_rows import _top_sorted
+
+    rng = np.random.default_rng(5)
+    cases = [rng.random(n) for n in (1, 2, 3, 10, 257, 4000)]
+    cases += [rng.integers(0, 4, 300).astype(float), np.ones(50), np.arange(100.0),
+              np.arange(100.0)[::-1].copy(), rng.random(1000) ** 8]
+    for vs in cases:
+        for first in sorted({0, vs.size // 2, int(0.85 * (vs.size - 1)), vs.size - 1}):
+            got = _top_sorted(vs, first)
+            assert np.array_equal(got, np.sort(vs)[first:])
+            assert np.array_equal(got, np.sort(np.partition(vs, first)[first:]))
+
+
+def test_the_stable_order_equals_numpys_stable_argsort():
+    import numpy as np
+
+    from serdes.kernels.stat import _stable_order
+
+    rng = np.random.default_rng(6)
+    for keys in (np.zeros(1, np.int64), rng.integers(0, 5, 200), rng.integers(0, 3000, 700),
+                 np.arange(30)[::-1].copy(), np.full(9, 7)):
+        keys = keys.astype(np.int64)
+        assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
