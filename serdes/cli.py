@@ -21,11 +21,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"serdes: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command ``only`` alone (what :func:`main`
+    builds when the first argument names a command: the other commands' modules, and
+    what they import for their help texts, stay unloaded)."""
     parser = _Parser(prog="serdes", description="112G PAM4 SerDes link simulator")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         try:
             mod = importlib.import_module(f"serdes.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -38,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args._main(args) or 0)

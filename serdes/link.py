@@ -292,10 +292,12 @@ class Link:
     @cached_property
     def aggressor_pulses(self) -> tuple:
         """Each crosstalk aggressor's pulse at the ADC input (:mod:`serdes.crosstalk`)."""
+        spec = self.crosstalk_spec
+        if not (spec and spec.aggressors):
+            return ()  # without importing serdes.crosstalk
         from serdes.crosstalk import AggressorPulse
 
-        spec = self.crosstalk_spec
-        return tuple(AggressorPulse(self, a) for a in (spec.aggressors if spec else ()))
+        return tuple(AggressorPulse(self, a) for a in spec.aggressors)
 
     @cached_property
     def level_power(self) -> float:

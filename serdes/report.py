@@ -4,7 +4,9 @@
 run; the counted slicer eye comes from a capture observer on that same run (no second
 simulation). The statistical sections (statistical BER, eye openings, ADC clipping, DFE
 error propagation) are computed only when asked for (``stat=True``): on by default for
-``serdes run``, off for sweep points unless ``--stat``.
+``serdes run``, off for sweep points unless ``--stat``. ``stat="ber"`` computes only the
+statistical BER part (what the CLI's text summary prints; the eye openings are most of the
+statistical engine's time in a short run).
 """
 
 from __future__ import annotations
@@ -71,13 +73,16 @@ def receiver_summary(spec) -> dict:
             "mlse_traceback": spec.mlse.traceback}
 
 
-def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = True,
+def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: bool = True,
                should_stop=None, progress=None, threads: int | None = 1,
                scheduler: str | None = None, timeout: float | None = None) -> RunReport:
     """Count errors on ``system`` and build its report (see the module notes).
     ``threads`` (None: all cores) or ``scheduler`` (a Dask cluster): the run split into
     blocks (:mod:`serdes.parallel`), same counts; the report then says how
-    (``threads``, ``workers``, and ``threads_note`` when the run could not be split)."""
+    (``threads``, ``workers``, and ``threads_note`` when the run could not be split).
+    ``stat="ber"``: of the statistical sections only the BER part (``stat_ber`` and
+    ``stat`` without ``adc_clip_probability``, ``dfe_error_propagation`` and the
+    statistical eye), the same values as with ``stat=True``."""
     from serdes.channel.reflections import Reflections
     from serdes.engines.run import simulate
     from serdes.pipeline import SlicerCapture
@@ -98,7 +103,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
 
         def during():  # the statistical sections overlap the counting
             try:
-                early.append(_stat_early(system))
+                early.append(_stat_early(system, stat != "ber"))
             except KeyboardInterrupt:
                 if should_stop is None:
                     raise
@@ -130,7 +135,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool = True, eye: bool = 
         report.eye = _counted_eye(capture, link)
     if stat and res.symbols:
         try:
-            _stat_sections(system, res, report, early[0] if early else None)
+            _stat_sections(system, res, report, early[0] if early else None,
+                           detail=stat != "ber")
         except KeyboardInterrupt:
             if should_stop is None:
                 raise
@@ -236,20 +242,23 @@ def _counted_eye(capture, link) -> dict:
     }
 
 
-def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None = None) -> None:
+def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None = None,
+                   detail: bool = True) -> None:
     """The statistical engine on the taps the counted run ended with (the adapted ones
     with LMS), so both engines judge the same receiver. ``pre``: :func:`_stat_parts`
-    computed while the run counted (a split run), used when its taps are the run's."""
+    computed while the run counted (a split run), used when its taps are the run's.
+    ``detail=False``: the BER part only (no statistical eye, clipping, propagation)."""
     from serdes.engines.run import design_equalizer
     from serdes.metrics.eye import taps_of_result
 
     taps = taps_of_result(design_equalizer(system), res)
     if pre is None or not _same_taps(pre["taps"], taps):
-        pre = _stat_parts(system, taps)
+        pre = _stat_parts(system, taps, detail)
     stat_eye, sb = pre["stat_eye"], pre["sb"]
-    if report.eye is None:
-        report.eye = {"volts_per_unit": pre["volts_per_unit"]}
-    report.eye["statistical"] = stat_eye
+    if stat_eye is not None:
+        if report.eye is None:
+            report.eye = {"volts_per_unit": pre["volts_per_unit"]}
+        report.eye["statistical"] = stat_eye
     report.stat_ber = sb.ber
     lo, hi = res.ber_ci
     st = sb.to_dict()
@@ -261,6 +270,8 @@ def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None =
         dfe_taps=len(res.dfe_taps),
         bursts={str(k): v for k, v in sorted(res.bursts.items())},
     )
+    if stat_eye is None:
+        del st["adc_clip_probability"]
     if pre["note"]:
         st["jitter_note"] = pre["note"]
     if pre["prop"] is not None:
@@ -268,9 +279,10 @@ def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None =
     report.stat = st
 
 
-def _stat_parts(system, taps) -> dict:
+def _stat_parts(system, taps, detail: bool = True) -> dict:
     """What the statistical sections compute from the link and the taps alone (no
-    counted result needed)."""
+    counted result needed); ``detail=False``: the BER only (``stat_eye``, ``clip`` and
+    ``prop`` None)."""
     from serdes.engines.stat import DEFAULT_TARGETS, dfe_error_propagation
 
     note = None
@@ -285,6 +297,9 @@ def _stat_parts(system, taps) -> dict:
 
     eng = statistical_engine(system, taps)
     sb = eng.ber(0.0)
+    if not detail:
+        return dict(taps=taps, note=note, sb=sb, stat_eye=None, clip=None, prop=None,
+                    volts_per_unit=eng.volts_per_unit)
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
                                  DEFAULT_TARGETS else ())
     stat_eye = eng.eye_opening(targets=targets).to_dict()
@@ -295,7 +310,7 @@ def _stat_parts(system, taps) -> dict:
                 prop=dfe_error_propagation(eng))
 
 
-def _stat_early(system) -> dict | None:
+def _stat_early(system, detail: bool = True) -> dict | None:
     """:func:`_stat_parts` on the designed fixed taps, for a split run to compute while
     its workers count (its taps are checked against the run's before use)."""
     import dataclasses
@@ -307,7 +322,7 @@ def _stat_early(system) -> dict | None:
     d = design_equalizer(system)
     taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
                                dfe=np.asarray(d.dfe, dtype=np.float64))
-    return _stat_parts(system, taps)
+    return _stat_parts(system, taps, detail)
 
 
 def _same_taps(a, b) -> bool:

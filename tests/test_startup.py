@@ -71,3 +71,75 @@ def _heavy_modules_loaded(code: str) -> str:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return out.stdout.strip()
+
+
+def test_the_text_summary_computes_only_what_it_prints(capsys):
+    """``serdes run`` without --json asks for the statistical BER only (stat="ber", no
+    eyes): the same stat BER and text as the full report, which keeps its eye sections."""
+    import json
+
+    from serdes.build import build
+    from serdes.commands.run import format_summary
+    from serdes.config import Config
+    from serdes.report import run_report
+    import serdes.cli
+
+    over = ["link.symbols=20000"]
+    system = build(Config.default().with_overrides(over))
+    full = run_report(system, stat=True).to_dict()
+    short = run_report(system, stat="ber", eye=False).to_dict()
+    assert short["stat_ber"] == full["stat_ber"] > 0
+    assert "eye" not in short and full["eye"]["statistical"] and full["eye"]["counted"]
+    gone = {"adc_clip_probability", "dfe_error_propagation"}
+    assert gone <= set(full["stat"]) and not gone & set(short["stat"])
+    same = {k: v for k, v in full["stat"].items() if k not in gone}
+    assert json.dumps(short["stat"], sort_keys=True) == json.dumps(same, sort_keys=True)
+    assert serdes.cli.main(["run", "--set", over[0], "--no-progress"]) == 0
+    text = capsys.readouterr().out.strip().splitlines()
+    want = format_summary({**full, "threads": 1}).splitlines()
+    assert len(text) == len(want)
+    assert [a for a in text if not a.startswith("time")] == \
+        [b for b in want if not b.startswith("time")]
+
+
+def test_a_default_run_imports_no_module_of_a_feature_it_does_not_use():
+    """No aggressors, no interleaved-ADC model, no MLSE: their modules (and the other
+    commands' modules, COM's parameter tables) stay unloaded in a default run."""
+    code = ("import io, sys, contextlib, serdes.cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-stat',"
+            " '--no-progress'])\n"
+            "print(sorted(m for m in ('serdes.crosstalk', 'serdes.engines.crosstalk', "
+            "'serdes.tiadc.lanes', 'serdes.dsp.mlse', 'serdes.com', 'serdes.commands.com', "
+            "'serdes.commands.sweep') if m in sys.modules))")
+    assert _heavy_modules_loaded(code) == "[]"
+
+
+def test_the_top_selection_equals_numpys_sort_of_the_top():
+    """_rj_classes' selection (instead of numba's np.partition, costly to compile):
+    the same values as np.sort(vs)[first:], ties and presorted input included."""
+    import numpy as np
+
+    from serdes.kernels.stat_rows import _top_sorted
+
+    rng = np.random.default_rng(5)
+    cases = [rng.random(n) for n in (1, 2, 3, 10, 257, 4000)]
+    cases += [rng.integers(0, 4, 300).astype(float), np.ones(50), np.arange(100.0),
+              np.arange(100.0)[::-1].copy(), rng.random(1000) ** 8]
+    for vs in cases:
+        for first in sorted({0, vs.size // 2, int(0.85 * (vs.size - 1)), vs.size - 1}):
+            got = _top_sorted(vs, first)
+            assert np.array_equal(got, np.sort(vs)[first:])
+            assert np.array_equal(got, np.sort(np.partition(vs, first)[first:]))
+
+
+def test_the_stable_order_equals_numpys_stable_argsort():
+    import numpy as np
+
+    from serdes.kernels.stat import _stable_order
+
+    rng = np.random.default_rng(6)
+    for keys in (np.zeros(1, np.int64), rng.integers(0, 5, 200), rng.integers(0, 3000, 700),
+                 np.arange(30)[::-1].copy(), np.full(9, 7)):
+        keys = keys.astype(np.int64)
+        assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))

@@ -36,25 +36,27 @@ def add_parser(sub):
     st = p.add_mutually_exclusive_group()
     st.add_argument("--stat", dest="stat", action="store_true", default=True,
                     help="add the statistical engine's sections: stat BER, eye openings, "
-                         "ADC clipping, DFE error propagation (default)")
+                         "ADC clipping, DFE error propagation (default; the text summary "
+                         "computes and prints the stat BER, --json has all)")
     st.add_argument("--no-stat", dest="stat", action="store_false",
                     help="counted results only (no statistical work)")
     return p
 
 
-def run_link(cfg, engine: str = "pulse", *, stat: bool = True, should_stop=None,
+def run_link(cfg, engine: str = "pulse", *, stat: bool | str = True, should_stop=None,
              progress=None, threads: int | None = 1, scheduler: str | None = None,
-             timeout: float | None = None, cache: bool = False) -> dict:
+             timeout: float | None = None, cache: bool = False, eye: bool = True) -> dict:
     """Simulate ``cfg`` and return the report as a plain dict (the --json object): the
     library's :func:`serdes.report.run_report` on the built system, with ``threads``
     (None: all cores) or on the Dask cluster at ``scheduler``; ``cache``: the link build
-    may take the CTLE choice from the on-disk cache (:mod:`serdes.buildcache`)."""
+    may take the CTLE choice from the on-disk cache (:mod:`serdes.buildcache`); ``stat``
+    and ``eye`` as in :func:`~serdes.report.run_report`."""
     from serdes.build import build
     from serdes.report import run_report
 
-    out = run_report(build(cfg, cache=cache), engine=engine, stat=stat, should_stop=should_stop,
-                     progress=progress, threads=threads, scheduler=scheduler,
-                     timeout=timeout).to_dict()
+    out = run_report(build(cfg, cache=cache), engine=engine, stat=stat, eye=eye,
+                     should_stop=should_stop, progress=progress, threads=threads,
+                     scheduler=scheduler, timeout=timeout).to_dict()
     out.setdefault("threads", 1)
     return out
 
@@ -78,11 +80,13 @@ def main(args) -> int:
 
         cfg = load_config(args)
         bar = RunProgress(build_run(cfg).symbols, enabled=args.progress)
+        # the text summary prints the statistical BER but no eye: it computes no more
+        stat = args.stat and (True if args.json else "ber")
         try:
-            report = run_link(cfg, args.engine, stat=args.stat, should_stop=stop.is_set,
+            report = run_link(cfg, args.engine, stat=stat, should_stop=stop.is_set,
                               progress=bar.update, threads=args.threads,
                               scheduler=args.scheduler, timeout=args.timeout,
-                              cache=args.cache)
+                              cache=args.cache, eye=args.json)
         finally:
             bar.close()
     if args.json:

@@ -16,7 +16,6 @@ import numpy as np
 from serdes.dsp.blocks import (AdaptiveFfeDfe, AdcBlock, Chain, DfeSlicer, Ffe, Mlse,
                                RcDfe, thresholds_for)
 from serdes.dsp.lms_monitor import LmsDivergedError, LmsMonitor
-from serdes.dsp.mlse import MlseDetector
 from serdes.dsp.rc import ReflectionCanceller
 from serdes.dsp.spec import ReceiverSpec
 
@@ -46,6 +45,8 @@ def build_chain(link, taps, spec: ReceiverSpec, *, seed: int, adapt: bool | None
         extra = blocks[-1].latency
     rc = spec.rc
     if taps.detector == "mlse":
+        from serdes.dsp.mlse import MlseDetector  # its Viterbi kernels only for MLSE
+
         det = MlseDetector(levels, target=taps.target, whitening=taps.whitening,
                            traceback=taps.traceback, rc_lags=taps.rc_lags, rc_taps=taps.rc_taps)
         blocks += [Ffe(taps.ffe), Mlse(det)]

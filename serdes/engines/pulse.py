@@ -17,10 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
-from serdes.engines.crosstalk import crosstalk_front_end
 from serdes.kernels import jitter as kj
 from serdes.kernels.fir import fir_valid
-from serdes.tiadc.lanes import lane_front_end
 
 # Taylor-2 runs when its per-sample error bound (kernels.jitter.taylor_error_bound, RJ at
 # its 8-sigma clip) is at most this fraction of the rms noise at the ADC input: a
@@ -124,13 +122,22 @@ class PulseFrontEnd:
         self._w_hist = np.zeros(self.noise_fir.shape[0] - 1)
         self.path = "fir"
         self.taylor_bound = self.taylor_tol = float("nan")
-        # an interleaved ADC whose lanes sample differently: per-lane pulses (serdes.tiadc)
-        self.lanes = lane_front_end(link, self.jitter, seed)
+        # an interleaved ADC whose lanes sample differently: per-lane pulses (serdes.tiadc;
+        # imported only for an analog ADC model, as the aggressors' module below)
+        self.lanes = None
+        if getattr(link.adc, "analog", False):
+            from serdes.tiadc.lanes import lane_front_end
+
+            self.lanes = lane_front_end(link, self.jitter, seed)
         if self.lanes is not None:
             self.path = self.lanes.path
         elif self.jitter.active:
             self._plan_jitter(link)
-        self.crosstalk = crosstalk_front_end(link, self.jitter)  # None: no aggressors
+        self.crosstalk = None  # no aggressors
+        if link.aggressor_pulses:
+            from serdes.engines.crosstalk import crosstalk_front_end
+
+            self.crosstalk = crosstalk_front_end(link, self.jitter)
 
     def _plan_jitter(self, link):
         m, n_ui, jit = self.pulse.m, self.pulse.n_ui, self.jitter

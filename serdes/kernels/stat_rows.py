@@ -104,6 +104,70 @@ _TILE = 512   # outputs per tile of _rj_classes
 
 
 @njit(cache=True)
+def _top_sorted(vs, first):
+    """np.sort(vs)[first:] (the order statistics first .. n - 1) without sorting the
+    rest: Hoare's selection (median-of-three pivot) on a copy, then a heap sort of the top.
+    The same values as np.sort(np.partition(vs, first)[first:]); numba's np.partition
+    (with the np.unique behind its argument check) was about 12 s of a first run's
+    compilation, this loop a fraction of a second."""
+    x = vs.copy()
+    lo = 0
+    hi = x.shape[0] - 1
+    while lo < hi:
+        a, b, c = x[lo], x[(lo + hi) // 2], x[hi]
+        if a > b:
+            a, b = b, a
+        pivot = b if b < c else (c if c > a else a)   # the median of a <= b and c
+        i, j = lo, hi
+        while i <= j:
+            while x[i] < pivot:
+                i += 1
+            while x[j] > pivot:
+                j -= 1
+            if i <= j:
+                x[i], x[j] = x[j], x[i]
+                i += 1
+                j -= 1
+        # x[lo..j] <= pivot <= x[i..hi], the pivot's value in between
+        if first <= j:
+            hi = j
+        elif first >= i:
+            lo = i
+        else:
+            break
+    top = x[first:].copy()
+    _heapsort(top)
+    return top
+
+
+@njit(cache=True)
+def _heapsort(x):
+    """Sort ``x`` in place, ascending (the values of np.sort(x); numba's np.sort was
+    about 2.5 s of a first run's compilation, this loop a fraction of a second)."""
+    n = x.shape[0]
+    for k in range(n // 2 - 1, -1, -1):
+        _sift(x, k, n)
+    for end in range(n - 1, 0, -1):
+        x[0], x[end] = x[end], x[0]
+        _sift(x, 0, end)
+
+
+@njit(cache=True)
+def _sift(x, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and x[child] < x[child + 1]:
+            child += 1
+        if x[root] < x[child]:
+            x[root], x[child] = x[child], x[root]
+            root = child
+        else:
+            return
+
+
+@njit(cache=True)
 def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     """The sums behind the random-jitter classes of serdes.engines.stat.rj at one
     sampling offset, from the fixed symbol sequence ``a`` (level indices ``idx``):
@@ -189,7 +253,7 @@ def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
             virt = (c - 1) * fracs[f]
             if 0 <= virt < first:
                 first = int(math.floor(virt))
-        top = np.sort(np.partition(vs, first)[first:])
+        top = _top_sorted(vs, first)
         for f in range(nf):
             virt = (c - 1) * fracs[f]
             if virt >= c - 1:
