@@ -179,6 +179,9 @@ def _cdr_line(c: dict) -> str:
     head = (f"cdr       {c['mode'].upper()} loop {m['bandwidth_hz'] / 1e6:.2f} MHz "
             f"({m['peaking_db']:.2f} dB peaking), {'BB' if c['mode'] == 'bb' else 'MM'} zero "
             f"{c.get('pd_zero_ui', c['mm_lock_ui']):+.3f} UI from the peak")
+    if c.get("outside_window_symbols"):
+        head += (f"; {c['outside_window_symbols']:,} samples slipped past the sampler's "
+                 "slip window (not the signal: the BER is not valid)")
     if c["lock_symbols"] is None:
         return head + "; not locked"
     return (head + f"; locked after {c['lock_symbols']:,} UI, phase "

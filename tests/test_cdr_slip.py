@@ -1,0 +1,81 @@
+"""Clock recovery under a large slow TX SJ (serdes/engines/cdr.py): the loop starts in
+the SJ's steady state, so a JTOL-size SJ far below the loop bandwidth does not make it
+slip cycles out of the sampler's window (the failure at 10-200 kHz this reproduces)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.cdr import LOOKAHEAD, CdrFrontEnd, sj_slope
+from serdes.txjitter import TxJitter
+
+
+@pytest.fixture(scope="module")
+def system():
+    return build(Config.default().with_overrides(["cdr.mode=mm"]))
+
+
+@pytest.fixture(scope="module")
+def cal(system):
+    return CdrFrontEnd(system.link, 1, system.cdr).cal
+
+
+def _offsets(system, cal, txj, n, seed=1, chunk=1 << 14):
+    """Sampling offset from the data, phi - tau (UI), of nominal symbols 0 .. n - 1."""
+    fe = CdrFrontEnd(system.link, seed, system.cdr, txj, calibration=cal)
+    fe.trace = []
+    g = np.random.default_rng(seed)
+    total = n + LOOKAHEAD
+    for k in range(0, total, chunk):
+        m = min(chunk, total - k)
+        fe(fe.levels[g.integers(0, fe.levels.shape[0], m)], k)
+    ph = np.concatenate(fe.trace)[LOOKAHEAD:]
+    return fe, ph - fe.tx_source.slow(0, n)
+
+
+def test_large_slow_sj_does_not_slip(system, cal):
+    """818 UI of TX SJ at 10 kHz (seed 1: the SJ starts at its steepest, 967 ppm): the
+    loop started with its integrator at zero slipped 9 UI in the first 16 k symbols,
+    past the sampler's window (LOOKAHEAD = 8), and held a false lock there. Started in
+    the SJ's steady state it stays within half a UI of the data (no slip): 0.5 UI is
+    ~40x the loop's phase dither (0.013 UI rms), so a pass is not luck."""
+    txj = TxJitter(sj_ui=818.0, sj_hz=1e4)
+    fe, off = _offsets(system, cal, txj, 40_000)
+    # the premise: the SJ starts near its steepest slope
+    assert abs(np.cos(fe.tx_source.sj_phase)) > 0.99
+    assert abs(sj_slope(fe.tx_source)) == pytest.approx(
+        818.0 * 2 * np.pi * 1e4 * system.link.ui_s, rel=0.01)
+    assert np.abs(off).max() < 0.5, np.abs(off).max()
+
+
+def test_sj_preload_only_with_sj(system, cal):
+    """Without TX SJ the loop starts as before (integrator zero): a ppm offset is still
+    acquired, not preloaded; with SJ the integrator starts at the SJ's slope."""
+    fe = CdrFrontEnd(system.link, 1, system.cdr, TxJitter(ppm=100.0), calibration=cal)
+    assert fe.state[1] == 0.0
+    txj = TxJitter(sj_ui=2.0, sj_hz=1e5, ppm=100.0)
+    fe = CdrFrontEnd(system.link, 1, system.cdr, txj, calibration=cal)
+    w = 2 * np.pi * 1e5 * system.link.ui_s
+    assert fe.state[1] == pytest.approx(2.0 * w * np.cos(fe.tx_source.sj_phase), rel=1e-12)
+    off = dataclasses.replace(system.cdr, mode="off")
+    assert CdrFrontEnd(system.link, 1, off, txj).state[1] == 0.0
+
+
+def test_slip_past_the_window_is_reported(system, cal):
+    """The failure itself, reproduced: the same SJ with the loop's integrator started at
+    zero (as before the preload) slips more than LOOKAHEAD UI; the front end counts
+    the samples read past its window (summary "outside_window_symbols"); with the
+    preload there are none."""
+    txj = TxJitter(sj_ui=818.0, sj_hz=1e4)
+    fe = CdrFrontEnd(system.link, 1, system.cdr, txj, calibration=cal)
+    fe.state[1] = 0.0
+    g = np.random.default_rng(1)
+    for k in range(0, 40_000, 1 << 14):
+        fe(fe.levels[g.integers(0, fe.levels.shape[0], 1 << 14)], k)
+    assert fe.outside > 0
+    assert fe.summary()["outside_window_symbols"] == fe.outside
+    ok, _ = _offsets(system, cal, txj, 40_000)
+    assert ok.outside == 0
