@@ -79,3 +79,18 @@ def test_slip_past_the_window_is_reported(system, cal):
     assert fe.summary()["outside_window_symbols"] == fe.outside
     ok, _ = _offsets(system, cal, txj, 40_000)
     assert ok.outside == 0
+
+
+def test_short_cdr_run_warns(capsys):
+    """A CDR run shorter than its warm-up counts only its last ALIGN_WINDOW + max delay
+    decisions (4183 on the default link), some while the loop locks: the CLI says so on
+    stderr; a run past the warm-up does not."""
+    from serdes.cli import main as cli_main
+
+    base = ["run", "--json", "--no-stat", "--set", "cdr.mode=mm", "--set",
+            "cdr.warmup_symbols=20000", "--set", "cdr.acquire_symbols=10000"]
+    assert cli_main(base + ["--set", "link.symbols=12000"]) == 0
+    err = capsys.readouterr().err
+    assert "shorter than cdr.warmup_symbols" in err and "decisions were counted" in err
+    assert cli_main(base + ["--set", "link.symbols=40000"]) == 0
+    assert "shorter than" not in capsys.readouterr().err
