@@ -163,9 +163,12 @@ class CdrFrontEnd:
         self.ring = np.zeros(settings.latency_ui + 1)
         if settings.active:  # whole UIs of TX jitter at the start only relabel symbols
             self.state[0] += float(np.round(self.tx_source.slow(0, 1)[0]))
-            # the loop starts in the steady state of the TX SJ, see :func:`sj_integrator`
-            self.state[1] = sj_integrator(self.tx_source, self.cal.kpd, self.kp, self.ki,
-                                          settings.latency_ui)
+            # the loop starts in the TX SJ's steady state (loop.sj_integrator says why);
+            # the TX-RX ppm is acquired, not preloaded
+            src = self.tx_source
+            self.state[1] = loop.sj_integrator(self.txj.sj_ui, src.sj_rad_per_ui, src.sj_phase,
+                                               self.cal.kpd, self.kp, self.ki,
+                                               settings.latency_ui)
         self.stats = PhaseStats()
         self.outside = 0  # samples past the slip window (see __call__)
         self.trace: list | None = None  # set to [] to keep every sampling phase
@@ -387,30 +390,6 @@ class CdrFrontEnd:
                    cycle_slips=slips,
                    tracked_ppm=float(-np.mean(integ) * 1e6))
         return out
-
-
-def sj_integrator(source: TxJitterSource, kpd: float, kp: float, ki: float,
-                  latency: int) -> float:
-    """The loop integrator's steady-state value under the TX SJ at symbol 0 (UI per UI):
-    its value at the start.
-
-    Jitter tolerance is the SJ a locked receiver survives: the SJ is on while the loop
-    tracks it, so the loop starts in that steady state. With the integrator at zero a
-    large slow SJ was a frequency step of 2 pi f A at a random SJ phase: at 10 kHz,
-    818 UI (seed 1, SJ phase near pi: 967 ppm) the loop slipped 9 UI in its first 16 k
-    symbols, past the sampler's slip window (LOOKAHEAD), and held a false lock there
-    (BER 5e-2). In the linear loop (:mod:`serdes.cdr`) I = ki Kpd z^(1-L) (1 - H) /
-    (z - 1) theta: far below the bandwidth the SJ's slope A w cos(phase), far above it
-    ~0 (the loop does not follow; preloading the slope there would be a frequency step
-    of its own). A first-order loop (ki = 0) keeps its integrator at zero. The TX-RX
-    ``ppm`` offset is not preloaded: that one the loop has to acquire."""
-    s = source.s
-    if not (s.sj_ui > 0 and ki > 0):
-        return 0.0
-    z = np.exp(1j * source.sj_rad_per_ui)
-    g = kpd * z ** (-latency) * (kp + ki * z / (z - 1.0)) / (z - 1.0)
-    t_i = ki * kpd * z ** (1 - latency) / ((1.0 + g) * (z - 1.0))
-    return float(np.imag(t_i * s.sj_ui * np.exp(1j * source.sj_phase)))
 
 
 def _rows(pulse, q: int, extra: float = 0.0) -> np.ndarray:
