@@ -137,3 +137,15 @@ def test_short_cdr_run_warns(capsys):
     assert "shorter than cdr.warmup_symbols" in err and "decisions were counted" in err
     assert cli_main(base + ["--set", "link.symbols=40000"]) == 0
     assert "shorter than" not in capsys.readouterr().err
+
+
+def test_counted_search_reaches_the_low_frequency_tolerance():
+    """The counted bisection from the CLI's start (500 UI) brackets a tolerance of
+    2100 UI (the default loop's at 10 kHz): it used to stop widening at 2000 UI and
+    report the last pass without a failing end. A stand-in pass/fail rule, no runs."""
+    from serdes.jtol import Jtol
+
+    jt = Jtol.__new__(Jtol)
+    jt.counted_pass = lambda a, f, t, n: (a <= 2100.0, 0, 1)
+    p = jt.counted_point(1e4, 1e-6, 1, 500.0)
+    assert p["sj_ui"] <= 2100.0 < p["sj_ui_fail"] <= 1.1 * p["sj_ui"]
