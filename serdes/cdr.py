@@ -137,3 +137,26 @@ def noise_gain(kpd: float, kp: float, ki: float, latency: int) -> float:
     n = 1 << 20
     f = (np.arange(n) + 0.5) / n - 0.5
     return float(np.mean(np.abs(jitter_transfer(f, kpd, kp, ki, latency, 1.0)) ** 2))
+
+
+def sj_integrator(sj_ui: float, w: float, phase: float, kpd: float, kp: float, ki: float,
+                  latency: int) -> float:
+    """The integrator's steady-state value (UI per UI) at the SJ's symbol 0 under a data
+    phase theta_k = ``sj_ui`` sin(``w`` k + ``phase``) (``w`` rad per UI): the loop's
+    start under TX SJ (:class:`serdes.engines.cdr.CdrFrontEnd`).
+
+    Jitter tolerance is the SJ a locked receiver survives: the SJ is on while the loop
+    tracks it, so the loop starts in that steady state. With the integrator at zero a
+    large slow SJ was a frequency step of 2 pi f A at a random SJ phase: at 10 kHz,
+    818 UI (seed 1, SJ phase near pi: 967 ppm) the loop slipped 9 UI in its first 16 k
+    symbols, past the sampler's 8-UI slip window, and held a false lock there (BER
+    5e-2). In the loop of the module notes I = ki Kpd z^(1-L) (1 - H) / (z - 1) theta:
+    far below the bandwidth the SJ's slope A w cos(phase), far above it ~0 (the loop
+    does not follow; preloading the slope there would be a frequency step of its own).
+    A first-order loop (ki = 0) keeps its integrator at zero."""
+    if not (sj_ui > 0 and ki > 0):
+        return 0.0
+    z = np.exp(1j * w)
+    g = kpd * z ** (-latency) * (kp + ki * z / (z - 1.0)) / (z - 1.0)
+    t_i = ki * kpd * z ** (1 - latency) / ((1.0 + g) * (z - 1.0))
+    return float(np.imag(t_i * sj_ui * np.exp(1j * phase)))

@@ -93,11 +93,32 @@ def main(args) -> int:
         print(json.dumps(json_safe(report), allow_nan=False), flush=True)
     else:
         print(format_summary(report), flush=True)
+    short = _short_cdr_run(cfg, report)
+    if short:
+        print(short, file=sys.stderr)
     if report["stopped_by"] == "interrupted":
         print(f"serdes: interrupted after {report['symbols']:,} counted symbols: the result "
               "is partial", file=sys.stderr)
         return 130
     return 0
+
+
+def _short_cdr_run(cfg, report: dict) -> str:
+    """A warning when a CDR run is shorter than its warm-up and the alignment window:
+    the pipeline then counts only its last few thousand decisions, some of them while
+    the loop is still locking (a few thousand UI are also a small part of an SJ period)."""
+    from serdes.build import build_cdr, build_run
+    from serdes.pipeline import ALIGN_WINDOW
+
+    cdr, symbols = build_cdr(cfg), build_run(cfg).symbols
+    # counted decisions reach back into the warm-up only when the run was too short
+    if not cdr.active or report["symbols"] + cdr.warmup_symbols <= symbols:
+        return ""
+    need = cdr.warmup_symbols + ALIGN_WINDOW
+    return (f"serdes: warning: link.symbols = {symbols:,} is shorter than "
+            f"cdr.warmup_symbols + {ALIGN_WINDOW} = {need:,} and more: only the last "
+            f"{report['symbols']:,} decisions were counted, some before the loop had "
+            "locked; give more symbols for a BER")
 
 
 @contextlib.contextmanager
@@ -183,6 +204,9 @@ def _cdr_line(c: dict) -> str:
     head = (f"cdr       {c['mode'].upper()} loop {m['bandwidth_hz'] / 1e6:.2f} MHz "
             f"({m['peaking_db']:.2f} dB peaking), {'BB' if c['mode'] == 'bb' else 'MM'} zero "
             f"{c.get('pd_zero_ui', c['mm_lock_ui']):+.3f} UI from the peak")
+    if c.get("outside_window_symbols"):
+        head += (f"; {c['outside_window_symbols']:,} samples slipped past the sampler's "
+                 "slip window (not the signal: the BER is not valid)")
     if c["lock_symbols"] is None:
         return head + "; not locked"
     return (head + f"; locked after {c['lock_symbols']:,} UI, phase "

@@ -163,7 +163,14 @@ class CdrFrontEnd:
         self.ring = np.zeros(settings.latency_ui + 1)
         if settings.active:  # whole UIs of TX jitter at the start only relabel symbols
             self.state[0] += float(np.round(self.tx_source.slow(0, 1)[0]))
+            # the loop starts in the TX SJ's steady state (loop.sj_integrator says why);
+            # the TX-RX ppm is acquired, not preloaded
+            src = self.tx_source
+            self.state[1] = loop.sj_integrator(self.txj.sj_ui, src.sj_rad_per_ui, src.sj_phase,
+                                               self.cal.kpd, self.kp, self.ki,
+                                               settings.latency_ui)
         self.stats = PhaseStats()
+        self.outside = 0  # samples past the slip window (see __call__)
         self.trace: list | None = None  # set to [] to keep every sampling phase
 
     @property
@@ -222,6 +229,12 @@ class CdrFrontEnd:
         x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
         if self.trace is not None:
             self.trace.append(ph)
+        if self.settings.active:
+            # samples whose whole-UI slip is past the sampler's window (it then reads the
+            # window's edge: not the signal); symbols from 0 on
+            c = ph + drx - t_ext[self.hist - LOOKAHEAD:self.hist - LOOKAHEAD + n]
+            slip = np.floor(c[min(max(-kn, 0), n):] + 0.5)
+            self.outside += int(np.count_nonzero(np.abs(slip) > LOOKAHEAD))
         if self.settings.active:
             # slow sampling offset seen by the data: phase - trackable TX jitter + RX SJ
             off = ph + self._rx_slow(kn, n)
@@ -356,7 +369,7 @@ class CdrFrontEnd:
                "target_lock_ui": c.lock_ui, "model": self.model(),
                "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
                "tracked_ppm": None, "blocks": int(blocks.shape[0]),
-               "block_ui": STAT_BLOCK}
+               "block_ui": STAT_BLOCK, "outside_window_symbols": self.outside}
         if blocks.shape[0] < 2 * LOCK_BLOCKS:
             return out
         means = blocks[:, 0]
