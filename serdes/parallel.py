@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from serdes.kernels.tally import snr_sums
 from serdes.metrics.ber import ErrorCounter
 from serdes.pipeline import ALIGN_WINDOW, STOP_BLOCK, Bursts, SlicerCapture
 
@@ -124,7 +125,8 @@ class _Tally:
     samples (for the counted eye)."""
 
     def __init__(self, task: Task, levels, capture_limit: int):
-        self.t, self.levels, self.limit = task, np.asarray(levels), int(capture_limit)
+        self.t, self.limit = task, int(capture_limit)
+        self.levels = np.asarray(levels, dtype=np.float64)
         self.b0 = task.first // STOP_BLOCK
         nb = (task.end - 1) // STOP_BLOCK - self.b0 + 1
         self.n = np.zeros((3, nb), dtype=np.int64)
@@ -153,10 +155,8 @@ class _Tally:
             e = min(n, (b + 1) * STOP_BLOCK - k)
             i = b - self.b0
             err = rec.sym_err[j:e]
-            sig = self.levels[rec.tx_line[j:e]]
-            d = rec.soft[j:e] - sig
             self.n[:, i] += (e - j, int(err.sum()), int(rec.bit_err[j:e].sum()))
-            self.sq[:, i] += (float(np.sum(d * d)), float(np.sum(sig * sig)))
+            self.sq[:, i] += snr_sums(self.levels, rec.tx_line, rec.soft, j, e)
             self.runs[i].add(err)
             j = e
 
