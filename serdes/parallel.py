@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from serdes.kernels.tally import snr_sums
 from serdes.metrics.ber import ErrorCounter
 from serdes.pipeline import ALIGN_WINDOW, STOP_BLOCK, Bursts, SlicerCapture
 
 VERIFY = 64            # decisions compared at each range boundary
-MAX_TASK_BLOCKS = 64   # a range: at most 64 blocks (4.2 M symbols), at least 4 per worker
+MAX_TASK_BLOCKS = 128  # a range: at most 128 blocks (8.4 M symbols), at least 4 per worker
 TAIL_BLOCKS = 4        # the shortest range of the tapered tail (its warm-up stays < 1 %)
 
 
@@ -124,7 +125,8 @@ class _Tally:
     samples (for the counted eye)."""
 
     def __init__(self, task: Task, levels, capture_limit: int):
-        self.t, self.levels, self.limit = task, np.asarray(levels), int(capture_limit)
+        self.t, self.limit = task, int(capture_limit)
+        self.levels = np.asarray(levels, dtype=np.float64)
         self.b0 = task.first // STOP_BLOCK
         nb = (task.end - 1) // STOP_BLOCK - self.b0 + 1
         self.n = np.zeros((3, nb), dtype=np.int64)
@@ -153,10 +155,8 @@ class _Tally:
             e = min(n, (b + 1) * STOP_BLOCK - k)
             i = b - self.b0
             err = rec.sym_err[j:e]
-            sig = self.levels[rec.tx_line[j:e]]
-            d = rec.soft[j:e] - sig
             self.n[:, i] += (e - j, int(err.sum()), int(rec.bit_err[j:e].sum()))
-            self.sq[:, i] += (float(np.sum(d * d)), float(np.sum(sig * sig)))
+            self.sq[:, i] += snr_sums(self.levels, rec.tx_line, rec.soft, j, e)
             self.runs[i].add(err)
             j = e
 
@@ -264,14 +264,17 @@ class Split:
 
 
 def range_blocks(nblocks: int, workers: int) -> list[tuple[int, int]]:
-    """(first block, blocks) of each range: at most 64 blocks, at least four ranges per
-    worker when the run is long enough, and a tail that tapers (each range at most a
-    quarter of a worker's share of what is left, down to ``TAIL_BLOCKS``) so that the
-    workers finish together instead of one waiting on another's last long range."""
+    """(first block, blocks) of each range: at most ``MAX_TASK_BLOCKS``, at least four
+    ranges per worker when the run is long enough, and a tail that tapers (each range at
+    most half a worker's share of what is left, down to ``TAIL_BLOCKS``) so that the
+    workers finish together instead of one waiting on another's last long range. Each
+    range costs a warm-up (a pipeline, about 5500 UI, and a whole 65536-value block of
+    every noise stream for the part of the warm-up in the block before it: 10-20 ms),
+    so the ranges are as few as that balance allows (25 for 1e8 symbols on 2 workers)."""
     per = max(1, min(MAX_TASK_BLOCKS, -(-nblocks // (4 * workers))))
     out, b = [], 0
     while b < nblocks:
-        n = max(min(per, TAIL_BLOCKS), min(per, (nblocks - b) // (4 * workers)))
+        n = max(min(per, TAIL_BLOCKS), min(per, (nblocks - b) // (2 * workers)))
         out.append((b, min(n, nblocks - b)))
         b += out[-1][1]
     return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from serdes.kernels.tally import snr_sums
 from serdes.metrics.ber import align_delay
 from serdes.signal.pam import unprecode
 
@@ -230,10 +231,10 @@ class SnrMeter:
         self.sq_err = self.sq_sig = 0.0
 
     def observe(self, rec: Aligned) -> None:
-        sig = self.levels[rec.tx_line]
-        err = rec.soft - sig
-        self.sq_err += float(np.sum(err * err))  # pairwise sum: no BLAS-thread dependence
-        self.sq_sig += float(np.sum(sig * sig))
+        # one pass, the same pairwise sums as np.sum (no BLAS-thread dependence)
+        sq_err, sq_sig = snr_sums(self.levels, rec.tx_line, rec.soft)
+        self.sq_err += sq_err
+        self.sq_sig += sq_sig
 
     @property
     def snr_db(self) -> float:

@@ -42,6 +42,8 @@ class _Local:
 
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         self.workers = threads
+        if method == "fork":
+            _warm_kernels(system, taps, engine)
         self.pool = ProcessPoolExecutor(threads, mp_context=mp.get_context(method),
                                         initializer=_init_worker,
                                         initargs=(system, taps, engine, capture_limit))
@@ -134,6 +136,18 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     else:
         split.threads = threads
     return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
+
+
+def _warm_kernels(system, taps, engine) -> None:
+    """Two short chunks of a throw-away pipeline before the workers are forked, so that
+    they inherit the counting kernels loaded from numba's cache instead of each loading
+    them again (measured: about 0.05 s here against 0.1 s less in each worker)."""
+    from serdes.engines.run import pipeline
+    from serdes.kernels.tally import snr_sums
+
+    pipe = pipeline(system, taps, engine=engine, seed=system.run.seed)
+    pipe.run(2048, chunk=1024)
+    snr_sums(pipe.levels, np.zeros(8, np.uint8), np.zeros(8))   # the tally's kernel
 
 
 def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, during=None):
