@@ -48,6 +48,7 @@ import numpy as np
 
 from serdes.dsp.linalg import toeplitz
 from serdes.engines.stat import clip, views
+from serdes.engines.stat.components import discrete_components
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.rows import xtalk_sj_rows
@@ -232,51 +233,8 @@ class StatisticalEngine:
     def _components(self, f: np.ndarray, sigma_min: float, delta: float, tx_top=None):
         """Discrete components (values, probs) and their exact variance. ``tx_top``:
         (cursor indices, deviations (K, Q)) of the cursors whose TX jitter is convolved
-        exactly (serdes.engines.stat.txjitter)."""
-        resid = self._residual(f)
-        tiny = 1e-12 * abs(f[self.d])
-        keep = np.abs(resid) > tiny
-        if tx_top is not None and tx_top[0].size:
-            keep[tx_top[0]] = False
-        cur = resid[keep]
-        vals = [np.outer(cur, self.levels)]
-        probs = [np.full(vals[0].shape, 1.0 / self.m_levels)]
-        var = self.es * float(cur @ cur)
-        if tx_top is not None and tx_top[0].size:
-            tv, tp, tvar = self.tx.rows(resid[tx_top[0]], tx_top[1])
-            width = max(vals[0].shape[1], tv.shape[1])
-            vals = [_widen(vals[0], width), _widen(tv, width)]
-            probs = [_widen(probs[0], width), _widen(tp, width)]
-            var += tvar
-        if self.quantization == "uniform" and self.lsb > 0:
-            half = 0.5 * self.lsb * np.abs(self.w)
-            big = half[half >= delta]
-            if big.size:
-                K = int(min(max(np.ceil(2 * big.max() / delta), 2), 512))
-                # K-point midpoint rule of each uniform; the variance deficit
-                # h^2/(3K^2) is made up by the Gaussian below
-                u = (np.arange(K) + 0.5) / K * 2 - 1
-                kv = np.outer(big, u)
-                pad = max(K, max(v.shape[1] for v in vals))
-                vals = [_widen(v, pad) for v in vals] + [_widen(kv, pad)]
-                probs = [_widen(v, pad) for v in probs] + [_widen(np.full(kv.shape, 1.0 / K),
-                                                                  pad)]
-                var += float(np.sum(big ** 2)) / 3.0
-            small = half[half < delta]
-            extra_gauss = float(np.sum(small ** 2)) / 3.0
-            if big.size:
-                extra_gauss += float(np.sum(big ** 2)) / 3.0 / K ** 2
-                var -= float(np.sum(big ** 2)) / 3.0 / K ** 2
-        else:
-            extra_gauss = 0.0
-        if self.link.aggressor_pulses:  # crosstalk: each aggressor's cursors (serdes.crosstalk)
-            vals, probs, var, small = _with_crosstalk(self.link, self.w, tiny, delta, vals,
-                                                      probs, var, self._xt_offsets,
-                                                      getattr(self, "_xt_sj", None))
-            extra_gauss += small
-        values = np.ascontiguousarray(np.vstack(vals))
-        p = np.ascontiguousarray(np.vstack(probs))
-        return values, p, var, extra_gauss, resid
+        exactly (serdes.engines.stat.txjitter); :func:`components.discrete_components`."""
+        return discrete_components(self, f, sigma_min, delta, tx_top)
 
     def distribution(self, offset_ui: float = 0.0, tap_offsets_ui=None,
                      delta: float | None = None, grid_step: float | None = None
@@ -425,27 +383,3 @@ class StatisticalEngine:
         """P(|ADC input| > full scale / 2) at the phase (clipping is not modelled in the
         error rates; this says whether it matters)."""
         return clip.clip_probability(self, offset_ui)
-
-
-def _widen(x: np.ndarray, cols: int) -> np.ndarray:
-    """``x`` padded with zero columns on the right to ``cols`` columns (np.pad's result,
-    without its overhead)."""
-    out = np.zeros((x.shape[0], cols))
-    out[:, :x.shape[1]] = x
-    return out
-
-
-def _with_crosstalk(link, w, tiny, delta, vals, probs, var, offsets=0.0, sj=None):
-    """The ISI rows with each aggressor's cursors appended (widths padded to one), and
-    the variance of the cursors too small for the grid (within half a step: a
-    Gaussian, their sum being one of hundreds of such terms) plus the aggressors' TX
-    noise and random-jitter terms."""
-    from serdes.crosstalk import stat_components
-
-    xv, xp, xvar, small = stat_components(link, w, tiny, 0.5 * delta, offsets, sj)
-    rows = list(vals) + xv
-    prow = list(probs) + xp
-    width = max(r.shape[1] for r in rows)
-    rows = [np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in rows]
-    prow = [np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in prow]
-    return rows, prow, var + xvar, small
