@@ -11,6 +11,10 @@ keeps the BER at or below a target.
   Below
   ``f_floor`` (where the SJ moves by less than 0.01 rad across the FFE and pulse span)
   the engine's answer no longer depends on f, and the solve at ``f_floor`` is reused.
+  From 250 kHz up to the loop's bandwidth, where the untracked swing is quasi-static
+  across the equalizer, the point is solved again in the SJ amplitude with the
+  simulated tracking error of :mod:`serdes.engines.cdr_track` (row ``"model"``:
+  ``"tracking"``, with the linear answer as ``"linear_sj_ui"``).
 - ``counted``: counted runs of the pulse engine with the CDR in the loop; one amplitude
   passes when a run of ``symbols`` symbols ends with at most target x bits errors (the
   run stops, failing, as soon as it has more: the stopping rule). The amplitude is
