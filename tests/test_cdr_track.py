@@ -115,13 +115,11 @@ BLOCK = 32768  # batch means: ~16 x the loop's correlation time, ~0.5 SJ period
 
 def _conditional(c, th, bins=BINS):
     """Per SJ-phase bin: mean, sd, and the offsets standardized within their bin."""
-    b = (th / (2 * np.pi) * bins).astype(int)
-    mean, sd, z = np.empty(bins), np.empty(bins), np.empty_like(c)
-    for i in range(bins):
-        m = b == i
-        mean[i], sd[i] = c[m].mean(), c[m].std()
-        z[m] = (c[m] - mean[i]) / sd[i]
-    return mean, sd, z
+    b = np.minimum((th / (2 * np.pi) * bins).astype(int), bins - 1)
+    n = np.bincount(b, minlength=bins)
+    mean = np.bincount(b, c, bins) / n
+    sd = np.sqrt(np.bincount(b, (c - mean[b]) ** 2, bins) / n)
+    return mean, sd, (c - mean[b]) / sd[b]
 
 
 def _share(z, k):
