@@ -11,6 +11,10 @@ keeps the BER at or below a target.
   Below
   ``f_floor`` (where the SJ moves by less than 0.01 rad across the FFE and pulse span)
   the engine's answer no longer depends on f, and the solve at ``f_floor`` is reused.
+  From 250 kHz up to the loop's bandwidth, where the untracked swing is quasi-static
+  across the equalizer, the point is solved again in the SJ amplitude with the
+  simulated tracking error of :mod:`serdes.engines.cdr_track` (row ``"model"``:
+  ``"tracking"``, with the linear answer as ``"linear_sj_ui"``).
 - ``counted``: counted runs of the pulse engine with the CDR in the loop; one amplitude
   passes when a run of ``symbols`` symbols ends with at most target x bits errors (the
   run stops, failing, as soon as it has more: the stopping rule). The amplitude is
@@ -186,9 +190,67 @@ class Jtol:
         u, evals = self._solve_untracked(f_hz, target)
         lk, keep = self._untracked_link(u, f_hz)
         imp = lk.impairments
-        return {"sj_hz": float(f_hz), "sj_ui": u / keep, "untracked_ui": u,
-                "one_minus_h": keep, "loop_shift_ui": float(imp.offset_ui),
-                "wander_ui": float(imp.wander_ui), "evaluations": evals}
+        row = {"sj_hz": float(f_hz), "sj_ui": u / keep, "untracked_ui": u,
+               "one_minus_h": keep, "loop_shift_ui": float(imp.offset_ui),
+               "wander_ui": float(imp.wander_ui), "evaluations": evals, "model": "linear"}
+        from serdes.engines import cdr_track
+
+        if cdr_track.applies(self.system, self.front, self.taps, f_hz, u):
+            row = self._tracking_point(f_hz, target, row)
+        return row
+
+    def _tracking_point(self, f_hz: float, target: float, row: dict) -> dict:
+        """Below the loop bandwidth: the largest TX SJ whose simulated tracking error
+        (:mod:`serdes.engines.cdr_track`) keeps the averaged BER at or below the
+        target, bisected in log amplitude from the linear model's answer (``row``)."""
+        from serdes.engines import cdr_track
+        from serdes.engines.cdr_stat import response_for
+
+        if getattr(self, "_offset_ber", None) is None:
+            self._offset_ber = cdr_track.OffsetBer(self.system, self.taps)
+        resp = response_for(self.system, self.front)
+        runs = {}
+
+        def g(a):
+            tr = cdr_track.simulate(self.front, resp, a, f_hz)
+            b = self._offset_ber.mean_ber(tr, target * 1e-4)
+            runs[a] = tr
+            return math.log10(max(b, 1e-300)) - math.log10(target), tr
+
+        hi = row["sj_ui"]
+        g_hi, _ = g(hi)
+        while g_hi <= 0 and hi < 1e3:  # the linear model's answer passes: go up
+            hi *= 1.5
+            g_hi, _ = g(hi)
+        lo = hi / 1.5
+        g_lo, _ = g(lo)
+        while g_lo > 0 and lo > 1e-4:
+            hi, g_hi, lo = lo, g_lo, lo / 1.5
+            g_lo, _ = g(lo)
+        a, ga = lo, g_lo
+        side = 0
+        for _ in range(30):  # Illinois regula falsi on log10 BER against log amplitude
+            x = math.log(hi) - g_hi * (math.log(hi) - math.log(lo)) / (g_hi - g_lo)
+            a = math.exp(x) if lo < math.exp(x) < hi else math.sqrt(lo * hi)
+            ga, _ = g(a)
+            if ga > 0:
+                hi, g_hi = a, ga
+                if side == -1:
+                    g_lo /= 2
+                side = -1
+            else:
+                lo, g_lo = a, ga
+                if side == 1:
+                    g_hi /= 2
+                side = 1
+            if hi / lo < 1.01 or abs(ga) < 0.05:
+                break
+        a = a if abs(ga) < 0.05 else lo
+        tr = runs[a]
+        return {"sj_hz": float(f_hz), "sj_ui": a, "untracked_ui": tr.untracked,
+                "one_minus_h": tr.untracked / a, "loop_shift_ui": tr.mean,
+                "wander_ui": tr.wander, "evaluations": row["evaluations"] + len(runs),
+                "model": "tracking", "linear_sj_ui": row["sj_ui"]}
 
     # ------------------------------------------------------------------ counted
     def counted_pass(self, sj_ui: float, f_hz: float, target: float, symbols: int) -> tuple:

@@ -607,3 +607,25 @@ def com_float_banks(h, cur, nbf, nbg, bmaxg):
         for i in badv:
             zero(i)
     return sorted({i - 1 for i in idx if 1 <= i <= ln})
+
+
+def cdr_phase_loop(x, noise, s_tab, v_tab, x0, step, kp, ki, steps, latency, phi0=0.0):
+    """The phase-domain clock-recovery loop (serdes.kernels.cdr_phase), one UI at a
+    time: detector = S(c) + sqrt(V(c)) n (tables held at their ends), its output
+    ``latency`` UI late into the PI filter, phi rounded to 1 / steps (steps <= 0: not)."""
+    grid = x0 + step * np.arange(len(s_tab))
+    phi, integ = phi0, 0.0
+    late = [0.0] * latency
+    out = []
+    for k in range(len(x)):
+        phq = np.floor(phi * steps + 0.5) / steps if steps > 0 else phi
+        c = phq - x[k]
+        out.append(c)
+        e = np.interp(c, grid, s_tab)
+        if len(noise):
+            e += np.sqrt(np.interp(c, grid, v_tab)) * noise[k]
+        late.append(e)
+        e_del = late.pop(0)
+        integ += ki * e_del
+        phi += kp * e_del + integ
+    return np.array(out)

@@ -36,7 +36,8 @@ JTOL amplitude at 10 MHz (10x in BER at 0.09 UI), for three reasons, each measur
    the wander is not Gaussian, its tail is heavier (beyond 4 sigma 6-12x the Gaussian
    share under 0.08 UI of untracked SJ: excursions into the flatter part of the
    S-curve, where the loop pulls back more weakly), which the engine's Gaussian
-   wander leaves out.
+   wander leaves out; below the loop bandwidth the jitter tolerance takes the
+   simulated tracking error instead (:mod:`serdes.engines.cdr_track`).
 
 The S-curve and the noise are measured once per front end on the calibration's data
 (common random numbers), with the sampling jitter added as white noise of its

@@ -1,0 +1,181 @@
+"""The clock-recovery loop's tracking error as a distribution, for the statistical
+jitter tolerance below the loop bandwidth.
+
+:mod:`serdes.engines.cdr_stat` hands the statistical engine an untracked sine plus a
+Gaussian wander independent of the SJ phase. Below the loop bandwidth that was
+optimistic (BER 1e-6 on the default link with the MM loop: 0.755 UI at 0.6 MHz against
+counted 0.560 pass / 0.589 fail, 0.118 at 1.67 MHz against 0.0765 / 0.0834), and the
+closed loop shows why (0.083 UI at 1.67 MHz, 40 M UI after lock, 32 bins of the SJ
+phase): the tracking error's spread depends on the SJ phase (0.013-0.018 UI rms; the
+largest at the early extreme, where the S-curve is flat: it saturates near +0.05 for
+early phases but falls to -0.07..-0.12 for late ones), and about the phase-conditional
+mean it is skewed, its early tail heavier than a Gaussian (beyond 3.5 sigma 3x the
+Gaussian share early, 0.6x late).
+
+Here the loop runs in the phase domain (:func:`serdes.kernels.cdr_phase.phase_loop`):
+the detector is its measured S-curve plus white Gaussian noise of the measured
+long-run variance at the current phase error (both from :mod:`serdes.engines.cdr_stat`;
+the narrow loop passes only the noise's low-frequency density, which the long-run
+variance is), through the same PI filter, latency and interpolator rounding. That
+reproduces the closed loop's phase-conditional means within 0.002 UI and its heavy
+early tail (test: tests/test_cdr_track.py). The BER is the average over the simulated
+tracking errors c of the statistical engine's BER at a fixed sampling offset c
+(:class:`OffsetBer`): exact while the tracking error is quasi-static across the
+equalizer and pulse span, which :func:`applies` checks.
+
+The simulated run has :data:`TRACK_SYMBOLS` UI after :data:`WARMUP` (common random
+numbers: the same noise at every amplitude, so the BER is smooth in the amplitude for
+the solver).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from serdes import cdr as loop
+
+TRACK_SYMBOLS = 1 << 24   # simulated UI per evaluation, after the warm-up
+WARMUP = 1 << 18          # UI before the statistics (the loop settles in ~10^4 UI)
+CHUNK = 1 << 20
+SEED = 97531              # the detector noise's fixed seed (common random numbers)
+FINE = 0.001              # histogram bin of the tracking error (UI)
+STEP = 0.005              # grid of the fixed-offset BER table (UI), log-linear between
+SPAN_STEP = 0.005         # quasi-static: SJ change across the FFE + pulse span below this
+F_MIN = 250e3             # below: hundreds of UI of SJ, lock loss; not modelled here
+
+
+@dataclass
+class Tracking:
+    """The simulated tracking error of one (amplitude, frequency): histogram of the
+    sampling offset c (UI from the pulse peak) on bins of FINE, its mean, the SJ
+    fundamental's amplitude in it (the untracked part) and the rest's rms (wander)."""
+
+    lo: int               # index of the first bin (c = (lo + i) FINE)
+    counts: np.ndarray
+    mean: float
+    untracked: float
+    wander: float
+
+    @property
+    def centers(self) -> np.ndarray:
+        return (self.lo + np.arange(self.counts.shape[0])) * FINE
+
+
+def simulate(front, resp, amp: float, f_hz: float, symbols: int = TRACK_SYMBOLS) -> Tracking:
+    """Run the phase-domain loop under a TX SJ ``amp`` (UI) at ``f_hz`` (module notes)."""
+    from serdes.kernels.cdr_phase import phase_loop
+
+    s = front.settings
+    lock = front.cal.lock_ui
+    grid = resp.grid
+    v = resp.lr_at(grid)
+    w = 2 * np.pi * f_hz * front.ui_s
+    g = np.random.default_rng(SEED)
+    state = np.array([lock, 0.0, 0.0])
+    ring = np.zeros(s.latency_ui + 1)
+    total = WARMUP + symbols
+    acc = np.zeros(5)  # n, sum c, sum c^2, sum c sin, sum c cos (after the warm-up)
+    lo_all = hi_all = None
+    bins = []
+    for k0 in range(0, total, CHUNK):
+        n = min(CHUNK, total - k0)
+        k = np.arange(k0, k0 + n, dtype=np.float64)
+        x = amp * np.sin(w * k)
+        c = phase_loop(x, g.standard_normal(n), resp.s, v, grid[0] + lock,
+                       grid[1] - grid[0], front.kp, front.ki, s.pi_steps, state, ring)
+        keep = k >= WARMUP
+        if not keep.any():
+            continue
+        c, k = c[keep], k[keep]
+        acc[0] += c.shape[0]
+        acc[1] += c.sum()
+        acc[2] += (c * c).sum()
+        acc[3] += (c * np.sin(w * k)).sum()
+        acc[4] += (c * np.cos(w * k)).sum()
+        b = np.floor(c / FINE + 0.5).astype(np.int64)
+        blo = int(b.min())
+        bins.append((blo, np.bincount(b - blo)))
+        lo_all = blo if lo_all is None else min(lo_all, blo)
+        hi = blo + bins[-1][1].shape[0]
+        hi_all = hi if hi_all is None else max(hi_all, hi)
+    out = np.zeros(hi_all - lo_all)
+    for blo, cnt in bins:
+        out[blo - lo_all:blo - lo_all + cnt.shape[0]] += cnt
+    n = acc[0]
+    mean = acc[1] / n
+    a_s, a_c = 2 * acc[3] / n, 2 * acc[4] / n
+    u = float(np.hypot(a_s, a_c))
+    var = max(acc[2] / n - mean ** 2 - u * u / 2, 0.0)
+    return Tracking(lo=lo_all, counts=out, mean=float(mean), untracked=u,
+                    wander=float(math.sqrt(var)))
+
+
+class OffsetBer:
+    """The statistical engine's BER at a fixed sampling offset c (no SJ, no wander; the
+    rest of the link's jitter and noise as configured), on a grid of STEP, computed as
+    needed and kept."""
+
+    def __init__(self, system, taps):
+        self.system = system
+        self.taps = taps
+        self._tab: dict[int, float] = {}
+
+    def at_index(self, i: int) -> float:
+        hit = self._tab.get(i)
+        if hit is None:
+            from serdes.engines.stat import StatisticalEngine
+
+            lk = copy.copy(self.system.link)
+            lk.impairments = replace(lk.impairments, sj_ui=0.0, offset_ui=i * STEP,
+                                     wander_ui=0.0)
+            txj = replace(self.system.tx_jitter, sj_ui=0.0)
+            sys_ = replace(self.system, link=lk, tx_jitter=txj)
+            hit = self._tab[i] = float(StatisticalEngine(sys_, self.taps).ber(0.0).ber)
+        return hit
+
+    def mean_ber(self, tr: Tracking, floor: float) -> float:
+        """The BER averaged over the tracking error's histogram. Grid points are
+        computed from each end of the histogram inwards until the BER falls below
+        ``floor`` (the BER is smallest near the pulse peak); the points inside are
+        given ``floor`` (an upper bound there, negligible against the target)."""
+        c = tr.centers
+        i_lo = int(math.floor(c[0] / STEP))
+        i_hi = int(math.ceil(c[-1] / STEP))
+        vals = {}
+        i = i_lo
+        while i <= i_hi:
+            vals[i] = self.at_index(i)
+            if vals[i] < floor or i * STEP > 0:
+                break
+            i += 1
+        left_stop = i
+        j = i_hi
+        while j > left_stop:
+            vals[j] = self.at_index(j)
+            if vals[j] < floor or j * STEP < 0:
+                break
+            j -= 1
+        for m in range(left_stop + 1, j):
+            vals[m] = floor
+        idx = np.array(sorted(vals))
+        lb = np.log(np.maximum([vals[m] for m in idx], 1e-300))
+        b = np.exp(np.interp(c, idx * STEP, lb))
+        return float(b @ tr.counts / tr.counts.sum())
+
+
+def applies(system, front, taps, f_hz: float, untracked_ui: float) -> bool:
+    """Whether the tracking-error model holds at ``f_hz``: the CDR on, TX SJ only (no
+    RX SJ), between F_MIN and the loop's -3 dB bandwidth, and the untracked swing
+    quasi-static across the FFE and pulse span (it moves by less than SPAN_STEP there,
+    so the BER at a fixed offset applies to each sample)."""
+    if front is None or system.link.impairments.sj_ui > 0:
+        return False
+    bw = loop.bandwidth_and_peaking(front.cal.kpd, front.kp, front.ki,
+                                    system.cdr.latency_ui, front.ui_s)[0]
+    span = len(taps.ffe) + system.link.pulse.n_ui
+    return (F_MIN <= f_hz <= bw
+            and span * 2 * np.pi * f_hz * front.ui_s * untracked_ui < SPAN_STEP)

@@ -1,0 +1,196 @@
+"""The clock-recovery loop's tracking error in the phase domain (serdes/kernels/cdr_phase.py,
+serdes/engines/cdr_track.py): the kernel against a plain loop, the linear loop's closed
+forms, and the real closed loop (the pulse-level CDR front end) under SJ below the loop
+bandwidth: phase-conditional mean and spread, and the heavy early tail."""
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from serdes import cdr as loop
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines import cdr_track
+from serdes.engines.cdr import CdrFrontEnd
+from serdes.engines.cdr_stat import response_for
+from serdes.errors import ConfigError
+from serdes.kernels.cdr_phase import phase_loop
+from serdes.txjitter import TxJitter
+from tests import naive
+
+
+def test_kernel_matches_the_plain_loop():
+    """Random S-curve and noise tables, SJ input, rounding on: the same offsets as the
+    one-UI-at-a-time loop, also when run in two pieces (the state carries over)."""
+    g = np.random.default_rng(1)
+    s_tab = np.sort(g.normal(size=41))[::-1] * 0.1
+    v_tab = g.uniform(0.1, 0.4, 41)
+    n, lat = 3000, 5
+    x = 0.2 * np.sin(2 * np.pi * np.arange(n) / 700)
+    z = g.standard_normal(n)
+    kw = dict(x0=-0.4, step=0.02, kp=0.02, ki=2e-4, steps=64)
+    ref = naive.cdr_phase_loop(x, z, s_tab, v_tab, latency=lat, **kw)
+    state, ring = np.zeros(3), np.zeros(lat + 1)
+    a = phase_loop(x[:1234], z[:1234], s_tab, v_tab, state=state, ring=ring, **kw)
+    b = phase_loop(x[1234:], z[1234:], s_tab, v_tab, state=state, ring=ring, **kw)
+    np.testing.assert_allclose(np.concatenate([a, b]), ref, rtol=0, atol=1e-12)
+    with pytest.raises(ConfigError, match="v_tab"):
+        phase_loop(x, z, s_tab, v_tab[:-1], state=np.zeros(3), ring=np.zeros(2), **kw)
+
+
+def test_linear_detector_gives_the_linear_loop():
+    """A linear S-curve (slope -Kpd) and constant white noise V: the tracking error's SJ
+    fundamental is A |1 - H(f)| and the rest has the variance V g2 / Kpd^2 (no rounding);
+    tolerance 4 standard errors of batch means over 8192-UI blocks (4x the loop's
+    correlation time) for the variance, and the fundamental's own estimate error."""
+    kpd, lat, ui = 0.7, 32, 1 / 53.125e9
+    kp, ki = loop.gains(loop.CdrSettings(mode="mm"), kpd, ui)
+    grid = np.linspace(-2, 2, 401)
+    s_tab, v_tab = -kpd * grid, np.full(401, 0.3)
+    n, f, amp = 1 << 22, 1.5e6, 0.05
+    k = np.arange(n)
+    w = 2 * np.pi * f * ui
+    c = phase_loop(amp * np.sin(w * k), np.random.default_rng(2).standard_normal(n), s_tab,
+                   v_tab, grid[0], grid[1] - grid[0], kp, ki, 0, np.zeros(3),
+                   np.zeros(lat + 1))[1 << 16:]
+    k = k[1 << 16:]
+    x = np.vstack([np.ones_like(c), np.sin(w * k), np.cos(w * k)]).T
+    coef = np.linalg.lstsq(x, c, rcond=None)[0]
+    r = c - x @ coef
+    keep = amp * float(loop.untracked(f, kpd, kp, ki, lat, ui))
+    var = 0.3 * loop.noise_gain(kpd, kp, ki, lat) / kpd ** 2
+    blk = 8192
+    nb = r.shape[0] // blk
+    ms = (r[:nb * blk] ** 2).reshape(nb, blk).mean(axis=1)
+    se = ms.std(ddof=1) / np.sqrt(nb)
+    print(f"\nuntracked {np.hypot(coef[1], coef[2]):.5f} vs {keep:.5f}; "
+          f"wander var {ms.mean():.3e} +- {se:.1e} vs {var:.3e}")
+    assert np.hypot(coef[1], coef[2]) == pytest.approx(keep, abs=4 * np.sqrt(2 * var / nb))
+    assert abs(ms.mean() - var) < 4 * se
+
+
+@pytest.fixture(scope="module")
+def loop_pair():
+    """The default link with the MM loop; 0.083 UI of TX SJ at 1.67 MHz (below the 4 MHz
+    bandwidth, near the counted tolerance): the closed loop's sampling offsets (4 M UI
+    after lock) and the phase-domain model's, each with the SJ phase."""
+    system = build(Config.default().with_overrides(["cdr.mode=mm"]))
+    front = CdrFrontEnd(system.link, 1, system.cdr)
+    f, amp, n, skip = 1.6681e6, 0.083, 4_300_000, 300_000
+    fe = CdrFrontEnd(system.link, 1, system.cdr, TxJitter(sj_ui=amp, sj_hz=f),
+                     calibration=front.cal)
+    fe.trace = []
+    g = np.random.default_rng(5)
+    for k in range(0, n, 1 << 16):
+        m = min(1 << 16, n - k)
+        fe(fe.levels[g.integers(0, 4, m)], k)
+    ph = np.concatenate(fe.trace)
+    kn = np.arange(ph.shape[0]) - fe.latency
+    src = fe.tx_source
+    closed = (ph - src.slow(int(kn[0]), ph.shape[0]))[skip:]
+    th_closed = ((src.sj_rad_per_ui * kn + src.sj_phase) % (2 * np.pi))[skip:]
+    resp = response_for(system, front)
+    lock = front.cal.lock_ui
+    w = 2 * np.pi * f * system.link.ui_s
+    state, ring = np.array([lock, 0.0, 0.0]), np.zeros(system.cdr.latency_ui + 1)
+    g = np.random.default_rng(6)
+    parts = []
+    for k0 in range(0, MODEL_UI, 1 << 21):  # the model is cheap: 4x the closed loop's run
+        k = np.arange(k0, k0 + (1 << 21))
+        parts.append(phase_loop(amp * np.sin(w * k), g.standard_normal(k.shape[0]), resp.s,
+                                resp.lr_at(resp.grid), resp.grid[0] + lock,
+                                resp.grid[1] - resp.grid[0], front.kp, front.ki,
+                                system.cdr.pi_steps, state, ring))
+    model = np.concatenate(parts)[skip:]
+    k = np.arange(skip, MODEL_UI)
+    return (closed, th_closed), (model, (w * k) % (2 * np.pi))
+
+
+MODEL_UI = 1 << 24
+
+
+BINS = 16
+BLOCK = 32768  # batch means: ~16 x the loop's correlation time, ~0.5 SJ period
+
+
+def _conditional(c, th, bins=BINS):
+    """Per SJ-phase bin: mean, sd, and the offsets standardized within their bin."""
+    b = np.minimum((th / (2 * np.pi) * bins).astype(int), bins - 1)
+    n = np.bincount(b, minlength=bins)
+    mean = np.bincount(b, c, bins) / n
+    sd = np.sqrt(np.bincount(b, (c - mean[b]) ** 2, bins) / n)
+    return mean, sd, (c - mean[b]) / sd[b]
+
+
+def _share(z, k):
+    """The early-tail share beyond k and its batch-means standard error."""
+    x = (z < -k).astype(float)
+    nb = x.shape[0] // BLOCK
+    bm = x[:nb * BLOCK].reshape(nb, BLOCK).mean(axis=1)
+    return bm.mean(), bm.std(ddof=1) / np.sqrt(nb)
+
+
+def test_conditional_mean_and_spread_match_the_closed_loop(loop_pair):
+    """The tracking error given the SJ phase: its mean (the untracked sine plus the
+    loop's nonlinear shift) within 0.004 UI (a quarter of the interpolator's 1/64-UI
+    step) in every bin, and its spread, which the single Gaussian wander took constant,
+    varies with the phase in the closed loop (the early extreme's by more than 15 %
+    over the late one's), and the model's agrees within 20 % bin by bin (each bin's
+    spread from ~8 independent loop excursions per SJ period x 130 periods: ~4 %
+    standard error). The model's spread varies less than the closed loop's (its
+    detector noise is white Gaussian of the measured long-run variance; measured:
+    0.0157 against 0.0174 UI at the early extreme), one reason it stays optimistic."""
+    (c1, t1), (c2, t2) = loop_pair
+    m1, s1, _ = _conditional(c1, t1)
+    m2, s2, _ = _conditional(c2, t2)
+    print("\nclosed", np.round(m1, 4), np.round(s1, 4), "\nmodel ", np.round(m2, 4),
+          np.round(s2, 4))
+    assert np.abs(m1 - m2).max() < 0.004
+    assert np.all(np.abs(s2 / s1 - 1) < 0.2)
+    early, late = np.argmin(m1), np.argmax(m1)
+    assert s1[early] > 1.15 * s1[late]
+
+
+def test_early_tail_is_heavy_in_both(loop_pair):
+    """About its phase-conditional mean (32 bins of the SJ phase) the tracking error's
+    early tail (sampling too early: the S-curve's flat side pulls back weakly) is
+    heavier than a Gaussian's in the model (16 M UI, beyond 3 and 3.5 sigma), and the
+    closed loop's shares (4 M UI) agree with the model's within 4 of their combined
+    batch-means standard errors (blocks of 32768 UI). The excursions come in clusters,
+    so these errors are large (~25 % of the model's share, ~50 % of the closed loop's):
+    the measured excess over the Gaussian (1.5-1.7x at 3 sigma, 2.4-3x at 3.5 sigma,
+    from 40 M UI of the closed loop and 100 M of the model) is quoted, not asserted."""
+    (c1, t1), (c2, t2) = loop_pair
+    for k in (3.0, 3.5):
+        p1, e1 = _share(_conditional(c1, t1, 32)[2], k)
+        p2, e2 = _share(_conditional(c2, t2, 32)[2], k)
+        g = norm.sf(k)
+        print(f"\nbeyond {k} sigma early: closed {p1:.2e} +- {e1:.1e}, model {p2:.2e} +- "
+              f"{e2:.1e}, Gaussian {g:.2e}")
+        assert p2 > g
+        assert abs(p1 - p2) < 4 * np.hypot(e1, e2)
+
+
+def test_edge_noise_correlation_is_small_on_the_default_link():
+    """The bang-bang detector's edge sample draws its RX noise independently of the
+    data samples' (serdes/engines/cdr_edge.py). The receiver's noise model gives the
+    waveform's correlation at half a UI; checked here against a direct numerical
+    integral of the PSD, R(tau) = int S(f) cos(2 pi f tau) df, and found small: the two
+    neighbouring data samples explain under 3 % of the edge noise's variance."""
+    from serdes.engines.cdr_edge import edge_noise_correlation
+
+    link = build(Config.default().with_overrides(["cdr.mode=bb"])).link
+    c = edge_noise_correlation(link)
+    psd = link.impairments.eta0_v2_per_hz * np.abs(link.h_rx) ** 2
+    f = np.arange(psd.shape[0]) / (2 * (psd.shape[0] - 1) * link.dt_s)
+    wt = np.full(psd.shape[0], 1.0)
+    wt[[0, -1]] = 0.5  # trapezoid on the rfft grid
+    r = [float(np.sum(wt * psd * np.cos(2 * np.pi * f * t))) for t in
+         (0.0, link.ui_s / 2, link.ui_s)]
+    assert c.half_ui == pytest.approx(r[1] / r[0], abs=1e-9)
+    assert c.one_ui == pytest.approx(r[2] / r[0], abs=1e-9)
+    # the symbol-rate noise model's own lag-1 correlation is the same number
+    assert c.one_ui == pytest.approx(link.noise.autocorr[1] / link.noise.autocorr[0], abs=1e-9)
+    print(f"\nedge noise: corr {c.half_ui:+.3f} at T/2, {c.one_ui:+.3f} at T, "
+          f"explained {c.explained:.2%}")
+    assert abs(c.half_ui) < 0.15 and c.explained < 0.03
