@@ -190,3 +190,54 @@ def test_quiet_link_calibrated_stat_agrees_with_counted_at_low_ber(monkeypatch):
     assert res.bit_errors >= 50, "too few errors to compare"
     assert 1e-6 <= res.ber <= 2e-5
     assert lo <= 1.5 * stat and hi >= stat / 1.5, (res.ber, (lo, hi), stat, ratio)
+
+
+IS_MODES, KAPPA = 4, 1.6
+
+
+def test_skew_state_average_agrees_with_monte_carlo_over_whole_lane_states():
+    """The calibrated statistical BER averages over the trims' residual state: the lane
+    at the main cursor and the rest's costliest direction exactly (Gauss-Hermite), the
+    rest Gaussian. Reference: draws of the whole 64-lane residual from its closed-form
+    circulant covariance, each draw's BER computed exactly as static lane skews (output
+    phase 0 stands for all: the draws are alike under a lane shift), on the same link
+    and taps. The per-draw BER is heavy-tailed (a few draws carry most of the mean:
+    the count's errors cluster the same way), so the check is against the Monte-Carlo
+    mean's own 99 % interval (its standard error from the draws; antithetic pairs, and
+    the dominant lane modes importance-sampled so the tail is drawn often)."""
+    import serdes.tiadc.stat as st
+    from serdes.engines.stat.engine import StatisticalEngine
+
+    system = build(Config.default().with_overrides(QUIET64 + ["tx.snr_db=27"]))
+    eng = statistical_engine(system)
+    model = eng.ber().ber
+    keep = st._with_gaussian_offset
+    st._with_gaussian_offset = lambda jitter, var, profile: jitter
+    try:
+        fixed = statistical_engine(system, eng.taps)     # the same link, no state average
+    finally:
+        st._with_gaussian_offset = keep
+    fixed.cal_skew, fixed._skew_var = None, 0.0
+    link, s = system.link, system.link.adc.calibration
+    n = link.adc.lanes
+    c = cal_residual.skew_covariance(link, s, system.run.chunk_symbols)
+    ev, u = np.linalg.eigh(c[np.subtract.outer(np.arange(n), np.arange(n)) % n])
+    half = u * np.sqrt(np.clip(ev, 0.0, None))
+    # importance sampling: the few dominant lane modes (which carry the tail) drawn
+    # wider by KAPPA, each draw weighted by its likelihood ratio
+    top = np.argsort(ev)[-IS_MODES:]
+    rng = np.random.default_rng(11)
+    draws = 600
+    b = np.empty(draws)
+    for m in range(draws):
+        z = rng.standard_normal(n)
+        z[top] *= KAPPA
+        wt = float(np.prod(KAPPA * np.exp(-0.5 * z[top] ** 2 * (1 - 1 / KAPPA ** 2))))
+        pair = []
+        for sign in (1.0, -1.0):
+            fixed.skew_ui = sign * (half @ z)
+            fixed._set_phase(0)
+            pair.append(StatisticalEngine.ber(fixed).ber)
+        b[m] = wt * np.mean(pair)
+    mc, se = float(b.mean()), float(b.std(ddof=1) / np.sqrt(draws))
+    assert abs(model - mc) <= stats.norm.ppf(0.995) * se, (model, mc, se)
