@@ -6,6 +6,7 @@ and wall time, with the numba threads given by NUMBA_NUM_THREADS.
 Run: NUMBA_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_dj_full.py [dpo12|ca]
 A first call on a one-setting grid loads the numba cache (not timed).
 
+``--no-quant``: each set also without the quantization noise (``n_qb=0``), before it.
 ``--paired``: CPU time of compute_com with the per-CTLE tables combined from their parts
 (mmse_grid._CtleParts, the default) against forming them directly for every CTLE setting
 (mmse_grid._Ctle, the code before), 3 interleaved pairs on the full TX grid x 15 CTLE
@@ -45,20 +46,21 @@ def count(p) -> dict:
             "sampling_times_per_candidate": p.samples_per_ui + 1}
 
 
-def run(key: str) -> dict:
+def run(key: str, ov=None) -> dict:
     thru, fext, nxt = SETS[key]
     compute_com(thru, fext[:1], nxt[:1], "802.3dj-kr",
-                {"g_dc": "-6", "g_dc2": "0", "tx_max": "0,0,0,0,0,0"})   # numba cache
+                {"g_dc": "-6", "g_dc2": "0", "tx_max": "0,0,0,0,0,0", **(ov or {})})   # numba cache
     c0, w0 = time.process_time(), time.perf_counter()
-    r = compute_com(thru, fext, nxt, "802.3dj-kr")
+    r = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-    return {"set": key, "aggressors": len(fext) + len(nxt), **count(r.params),
+    return {"set": key, "overrides": ov, "aggressors": len(fext) + len(nxt), **count(r.params),
             "numba_threads": os.environ.get("NUMBA_NUM_THREADS", "default"),
             "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
             "load_avg_after": os.getloadavg()[0],
             "cases": [{k: c.as_dict()[k] for k in ("package_case", "com_db", "a_s_v", "a_ni_v",
                                                     "fom_db", "tx_taps", "g_dc_db", "g_dc2_db",
                                                     "dfe_taps", "fom_evaluations")}
+                      | {"quant": c.quant, "mlsd_com_dfe_db": (c.mlsd or {}).get("com_dfe_db")}
                       for c in r.cases]}
 
 
@@ -107,4 +109,6 @@ if __name__ == "__main__":
         sys.exit(0)
     print(json.dumps(count(preset("802.3dj-kr"))), flush=True)
     for key in args or list(SETS):
+        if "--no-quant" in sys.argv:     # the same set without quantization noise first
+            print(json.dumps(run(key, {"n_qb": "0"})), flush=True)
         print(json.dumps(run(key)), flush=True)

@@ -9,8 +9,11 @@ off in PyChOpMarg's run (15 fixed RX FFE taps, N_qb 0, no MLSD), and MLSD in our
 (``mlsd=false``), so both compute the same thing (MLSD alone is compared in
 ``benchmarks/com_mlsd.py``). Everything else is PyChOpMarg's D3.3 set as it stands.
 
-Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [dpo4|dpo12|ca] (needs pychopmarg
-and ../shared/channels).
+``--quant``: both with the quantization noise of the D3.3 set (N_qb 6, P_qc 1e-7; ours
+``n_qb`` of the preset, PyChOpMarg's ``N_qb``); without it both have N_qb 0.
+
+Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [dpo4|dpo12|ca] (needs
+pychopmarg and ../shared/channels).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ GRID = {"g_dc": [-12.0, -8.0, -4.0], "g_dc2": [-2.0, 0.0],
         "tx_step": [0.0, 0.0, 0.05, 0.05, 0.0, 0.0]}
 
 
-def pcm_params(grid):
+def pcm_params(grid, quant=False):
     cp = com_params("KR")
     nfix = cp.Nfix
     return dataclasses.replace(
@@ -47,11 +50,11 @@ def pcm_params(grid):
         tx_taps_max=list(grid["tx_max"]), tx_taps_step=list(grid["tx_step"]),
         fstep=float(grid.get("f_step_ghz", cp.fstep)),
         rx_taps_min=np.asarray(cp.rx_taps_min[:nfix]), rx_taps_max=np.asarray(cp.rx_taps_max[:nfix]),
-        Nfix=None, Nwg=0, Nwf=0, N_qb=0, mlsd=False)
+        Nfix=None, Nwg=0, Nwf=0, N_qb=cp.N_qb if quant else 0, mlsd=False)
 
 
-def pcm_run(thru, fext, nxt, grid, test):
-    cp = pcm_params(grid)
+def pcm_run(thru, fext, nxt, grid, test, quant=False):
+    cp = pcm_params(grid, quant)
     t = time.perf_counter()
     com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)},
               tx_device=kr_c2c_device("A", test, False), rx_device=kr_c2c_device("A", test, True))
@@ -63,26 +66,30 @@ def pcm_run(thru, fext, nxt, grid, test):
             "fom_db": float(f["FOM"]), "g_dc_db": float(com.gDC), "g_dc2_db": float(com.gDC2),
             "tx_taps": [float(x) for x in com._tx_combs[com.tx_ix]],
             "rx_ffe_taps": [float(x) for x in com.rx_taps],
-            "dfe_taps": [float(x) for x in com.dfe_taps], "elapsed_s": el}
+            "dfe_taps": [float(x) for x in com.dfe_taps], "elapsed_s": el,
+            "sigma_quant_v": float(r.get("sigma_Q", 0.0))}
 
 
-def compare(key, grid=GRID, tests=(1, 2)):
+def compare(key, grid=GRID, tests=(1, 2), quant=False):
     thru, fext, nxt = SETS[key]
     thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
     ov = {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v) for k, v in grid.items()}
     ov["mlsd"] = "false"
+    if not quant:
+        ov["n_qb"] = "0"
     ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
     out = []
     for test in tests:
         c = ours.cases[test - 1]
-        ref = pcm_run(thru, fext, nxt, grid, test)
+        ref = pcm_run(thru, fext, nxt, grid, test, quant)
         tx = [x for i, x in enumerate(c.tx_taps) if i != 3]
         out.append({
-            "set": key, "package_case": test, "grid": grid,
+            "set": key, "package_case": test, "grid": grid, "n_qb": ours.params.n_qb,
             "ours": {"com_db": c.com_db, "a_s_v": c.a_s_v, "a_ni_v": c.a_ni_v, "fom_db": c.fom_db,
                      "g_dc_db": c.g_dc_db, "g_dc2_db": c.g_dc2_db, "tx_taps": tx,
                      "rx_ffe_taps": c.rx_ffe_taps, "dfe_taps": c.dfe_taps,
                      "elapsed_s_all_cases": ours.elapsed_s},
+            "sigma_quant_v": c.sigmas_v.get("quant"),
             "pychopmarg": ref, "delta_com_db": c.com_db - ref["com_db"],
             "delta_fom_db": c.fom_db - ref["fom_db"],
             "max_rx_tap_diff": float(np.max(np.abs(np.subtract(c.rx_ffe_taps, ref["rx_ffe_taps"]))))})
@@ -90,6 +97,7 @@ def compare(key, grid=GRID, tests=(1, 2)):
 
 
 if __name__ == "__main__":
-    for key in sys.argv[1:] or ["dpo4", "dpo12", "ca"]:
-        for row in compare(key):
+    q = "--quant" in sys.argv
+    for key in [a for a in sys.argv[1:] if a != "--quant"] or ["dpo4", "dpo12", "ca"]:
+        for row in compare(key, quant=q):
             print(json.dumps(row, default=float), flush=True)

@@ -629,3 +629,30 @@ def cdr_phase_loop(x, noise, s_tab, v_tab, x0, step, kp, ki, steps, latency, phi
         integ += ki * e_del
         phi += kp * e_del + integ
     return np.array(out)
+
+
+def v_qc_grid(h, sigma, levels, p_qc, npts=2001):
+    """COM quantizer clipping amplitude (802.3dj 178A-30) the slow obvious way: the PMF
+    of sum h_n x_n (x_n uniform on the levels) built by shifting and adding on a grid
+    over +-(sum |h| + 10 sigma) (samples within half a step dropped, values rounded),
+    an FFT convolution with the sampled Gaussian, and the first grid point whose CDF
+    reaches p_qc / 2 (its minus)."""
+    from scipy.signal import fftconvolve
+
+    h = np.asarray(h, dtype=float)
+    npts |= 1
+    step = 2 * (np.abs(h).sum() + 10 * sigma) / (npts - 1)
+    y = (np.arange(npts) - npts // 2) * step
+    pmf = np.zeros(npts)
+    pmf[npts // 2] = 1.0
+    lv = 2.0 * np.arange(levels) / (levels - 1) - 1.0
+    for x in h[np.abs(h) > step / 2]:
+        out = np.zeros(npts)
+        for s in np.round(x * lv / step).astype(int):
+            out += np.roll(pmf, s)          # support stays inside the grid: no wrap
+        pmf = out / levels
+    if sigma > 0:
+        pmf = fftconvolve(pmf, np.exp(-y ** 2 / (2 * sigma ** 2)), mode="same")
+    cdf = np.cumsum(np.clip(pmf, 0, None))
+    cdf /= cdf[-1]
+    return float(-y[np.argmax(cdf >= p_qc / 2)]), step

@@ -243,7 +243,9 @@ def test_numba_grid_search_equals_numpy_search(grid, channels_dir):
     from serdes.com.mmse_grid import search_grid_numba
     from serdes.com.params import apply_overrides
 
-    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05", **grid})
+    # (quantization noise off: the NumPy search has none; quant.py's search is tested in
+    # tests/test_com_quant.py)
+    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05", "n_qb": "0", **grid})
     g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=2, n_next=1)
     ref = mmse.search_grid_fast(p, g, v, kinds)
     new = search_grid_numba(p, g, v, kinds)
@@ -266,7 +268,8 @@ def test_numba_search_gives_the_same_com(monkeypatch, channels_dir):
                                            d / "DPO_12in_Meg7_FENH1415.s4p"],
             [d / "DPO_12in_Meg7_NENF89.s4p"])
     ov = {"g_dc": "-12,-9,-6,-3", "g_dc2": "-2,0", "tx_min": "0,0,-0.1,-0.1,0,0",
-          "tx_max": "0,0,0,0,0,0", "tx_step": "0,0,0.05,0.05,0,0", "f_step_ghz": "0.05"}
+          "tx_max": "0,0,0,0,0,0", "tx_step": "0,0,0.05,0.05,0,0", "f_step_ghz": "0.05",
+          "n_qb": "0"}
     new = compute_com(*args, preset="802.3dj-kr", overrides=ov).cases[0]
     monkeypatch.setattr(core._mmse_grid, "search_grid_numba", mmse.search_grid_fast)
     ref = compute_com(*args, preset="802.3dj-kr", overrides=ov).cases[0]
@@ -333,6 +336,7 @@ def test_dj_preset_equals_the_d3p3_tables():
             assert np.allclose(np.atleast_1d(getattr(p, k)), np.atleast_1d(v), rtol=1e-12, atol=0), k
     assert len(p.tx_grid) == 1308 and len(p.g_dc) * len(p.g_dc2) == 147
     assert p.mlsd and p.mlsd_dcom_an_db == 3.0          # KR: the MLSD COM (178A.1.10)
+    assert (p.n_qb, p.p_qc) == (6, 1e-7)                # quantization noise (178A.1.7.6)
     assert "D3.3" in p.source and "Table 178-15" in p.source and "verified" in p.source
     # the earlier set stays available (not a preset) for the PyChOpMarg comparison
     from serdes.com.params import dj_early
@@ -340,6 +344,7 @@ def test_dj_preset_equals_the_d3p3_tables():
     e = dj_early()
     assert len(e.rx_ffe_max) == 16 and e.rx_ffe_pre == 5 and len(e.tx_grid) == 794640
     assert (e.r0, e.r_d, e.f_r, len(e.cases)) == (50.0, 50.0, 0.58, 1)
+    assert e.n_qb == 0          # as compared with PyChOpMarg's run of it
 
 
 def test_renormalize_equals_the_line_at_the_new_reference():

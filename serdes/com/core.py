@@ -43,6 +43,7 @@ class CaseResult:
     eye_height_v: float = None
     vec_db: float = None
     mlsd: dict = None
+    quant: dict = None     # 802.3dj quantization noise: step, rms at the detector, search
     eye_window: dict = None
     # for the figure
     pulse_uneq: np.ndarray = field(repr=False, default=None)
@@ -62,6 +63,7 @@ class CaseResult:
                 "sigma_v": self.sigmas_v, "fom_evaluations": self.n_fom,
                 "eye_height_v": self.eye_height_v, "vec_db": self.vec_db,
                 **({"mlsd": self.mlsd} if self.mlsd is not None else {}),
+                **({"quant": self.quant} if self.quant is not None else {}),
                 **({"eye_window": self.eye_window} if self.eye_window is not None else {})}
 
 
@@ -85,7 +87,9 @@ class ComResult:
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
                 "not_modelled": ", ".join(
                     (["C2M eye timing window (T_O = 0)"] if self.params.eye_t_o_mui <= 0 else [])
-                    + (["RX FFE floating taps", "quantization noise"] if len(self.params.rx_ffe_max) else [])
+                    + (["RX FFE floating taps"] if len(self.params.rx_ffe_max) else [])
+                    + (["quantization noise (n_qb = 0)"] if len(self.params.rx_ffe_max)
+                       and not self.params.n_qb else [])
                     + (["MLSD (mlsd = false)"] if len(self.params.rx_ffe_max) and not self.params.mlsd else []))}
 
 
@@ -139,8 +143,12 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
             rx_ffe_taps=rx_taps, n_fom=best.n_evaluated, eye_height_v=eh, vec_db=vec, mlsd=ml,
             eye_window=ew,
+            quant=({"step_v": b.parts["quant_step_v"], "n_qb": p.n_qb, "p_qc": p.p_qc,
+                    "exact_candidates": int(best.n_exact)} if p.n_qb else None),
             sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
-                      "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd},
+                      "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd,
+                      **({"quant": float(np.sqrt(np.sum(np.square(rx_taps)) / 12)
+                                         * b.parts["quant_step_v"])} if p.n_qb else {})},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
     return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
@@ -188,21 +196,47 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs):
     p0 = np.fft.irfft(xs * vtfs[0] * hc) * p.a_v
     pv = _mmse.apply_rx_ffe(_apply_tx(p0, best.tx_taps, offs, m), w, dw, m)
     ix = best.sol.ts
-    aggs, phases = [], []
+    aggs, phases, pre_aggs = [], [], []
     for v, kind in zip(vtfs[1:], kinds):
         amp = p.a_ne if kind == "next" else p.a_fe
         pa = np.fft.irfft(xs * v * hc) * amp
         if kind == "fext":
             pa = _apply_tx(pa, best.tx_taps, offs, m)
         phases.append(_mmse.agg_samples(pa, m)[0])
+        pre_aggs.append(pa)
         aggs.append(_mmse.apply_rx_ffe(pa, w, dw, m))
     g = _mmse.apply_rx_ffe(p0, w, dw, m)
     var_tx = 10 ** (-p.snr_tx_db / 10) * float(np.sum(g[ix % m::m] ** 2))
     k = np.arange(len(w)) - dw
     h_ffe = (w[None, :] * np.exp(-2j * np.pi * grid.f[:, None] * k[None, :] * grid.ui)).sum(axis=1)
+    step = _quant_step(p, grid, p0, _apply_tx(p0, best.tx_taps, offs, m), pre_aggs, phases,
+                       ix, h_r(p, grid.f) * hc) if p.n_qb else 0.0
     b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc * h_ffe, var_tx=var_tx,
-                      xt_phases=phases)
+                      xt_phases=phases, quant=(step, w) if p.n_qb else None)
+    b.parts["quant_step_v"] = step
+    if step:         # for the MLSD: Delta^2 / 12 white at the FFE input, through the FFE
+        b.parts["q_acf"] = (w, step ** 2 / 12)
     b.parts.update(h_rx=h_r(p, grid.f) * hc * h_ffe, tx_pulse=g[ix % m::m])   # 178A-21
     best.cursor_offset = 0
     best.parts = {}
     return best, pv, ix, b, [float(x) for x in w]
+
+
+def _quant_step(p, grid, p0, pvt, pre_aggs, phases, ix, hctf):
+    """Delta of the final budget (178A.1.9): the signal at the FFE input (TX FFE, CTLE;
+    every UI sample at the sampling phase), crosstalk at each aggressor's phase and
+    dual-Dirac jitter as delta PMFs, RX noise, TX noise and RJ Gaussian (178A-44)."""
+    from serdes.com.quant import final_step
+
+    m, L = grid.m, p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    ph = ix % m
+    pad = np.pad(pvt, 1)
+    ixs = ph + m * np.arange(len(pvt) // m)
+    h_j = (pad[ixs + 2] - pad[ixs]) * (m / 2.0)
+    df_ghz = (grid.f[1] - grid.f[0]) / 1e9
+    var_g = (p.eta0 * float(np.sum(np.abs(hctf[1:]) ** 2)) * df_ghz
+             + 10 ** (-p.snr_tx_db / 10) * float(np.sum(p0[ph::m] ** 2))
+             + p.sigma_rj ** 2 * var_x * float(np.sum(h_j ** 2)))
+    xts = [pa[k::m] for pa, k in zip(pre_aggs, phases)]
+    return final_step(p, pvt[ph::m], p.a_dd * h_j, xts, var_g)

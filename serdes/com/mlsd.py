@@ -214,6 +214,8 @@ def mlsd_com(p, budget, com_dfe_db: float, r_rn: np.ndarray, tx_pulse: np.ndarra
     var_g = budget.sigma_tx ** 2 + budget.sigma_rj ** 2 + budget.sigma_n ** 2
     var_rn = budget.sigma_n ** 2
     rest = _pmf_conv(_pmf_conv(parts["p_isi"], parts["p_dd"], True), parts["p_xt"], True)
+    if parts.get("p_q") is not None:          # 802.3dj quantization noise (quant.py)
+        rest = _pmf_conv(rest, parts["p_q"], True)
     pad = int(math.ceil(4 * budget.a_ni * 10 ** (p.mlsd_dcom_an_db / 20) / ystep))
     rest = np.pad(rest, pad)
     g_an, p_an = added_noise(rest, ystep, var_g, var_rn, p.der0, p.mlsd_dcom_an_db)
@@ -225,6 +227,8 @@ def mlsd_com(p, budget, com_dfe_db: float, r_rn: np.ndarray, tx_pulse: np.ndarra
         rni = rni + var_x * autocorr(s, nl)
     rni = rni + var_x * (p.sigma_rj ** 2 + p.a_dd ** 2) * autocorr(parts["h_j"], nl)
     rni = rni + var_x * autocorr(parts["isi"], nl)
+    if parts.get("q_acf") is not None:        # white at the FFE input, through the FFE
+        rni = rni + autocorr(parts["q_acf"][0], nl) * parts["q_acf"][1]
     der, terms = der_mlsd(p_an, ystep, budget.a_s, b, rni / rni[0], L)
     q = -quantile(p_an, ystep, der)
     # DER_MLSD at or beyond the median (a closed eye; the sum of 178A-50 may even pass 1,

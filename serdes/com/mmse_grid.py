@@ -151,6 +151,8 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     best = None
     n_eval = 0
     parts = _CtleParts(p, pulses, basis, kinds, hr_f, grid.f, m, offs, iu, mult)
+    if p.n_qb:       # quantization noise: branch and bound (quant.py)
+        return _search_quant(p, parts, C, C_all, CC, offs, kw, landscape)
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
             if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
@@ -175,9 +177,31 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     return best
 
 
-def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int):
+def _search_quant(p, parts, C, C_all, CC, offs, kw, landscape):
+    from serdes.com import quant
+    from serdes.com.fom import ctle_weights
+
+    ctles = [(i, j, float(a), float(b)) for i, a in enumerate(p.g_dc)
+             for j, b in enumerate(p.g_dc2) if p.ctle_allowed(a, b)]
+    fom, n, r, ts, ub, n_exact = quant.search_quant(p, parts, ctles, C, CC, offs, kw)
+    for k, (i, j, _, _) in enumerate(ctles):
+        landscape[i, j] = ub[k].max()             # upper bounds (exact at the best)
+    i, j, gdc, gdc2 = ctles[n]
+    landscape[i, j] = fom
+    t = parts.at(ctle_weights(gdc, gdc2))
+    w_k, b_k = _taps_at(p, t, C[r], offs, ts, quant=True)
+    sol = _m.MmseSolution(fom, float("nan"), w_k, b_k, ts)
+    tx = ub[n].copy()
+    tx[r] = fom
+    best = _m.MmseBest(fom, gdc, gdc2, C_all[r].copy(), sol, landscape, tx, len(ctles) * len(C))
+    best.n_exact = n_exact
+    return best
+
+
+def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool = False,
+             with_fom: bool = False):
     """RX FFE and DFE taps of one candidate, solved by mmse.solve_rows_batch from the
-    same tables (the reference solve)."""
+    same tables (the reference solve); ``quant``: with the search's quantization noise."""
     from serdes.com.fom import _pairs
 
     m, N = t.t0.shape
@@ -192,8 +216,15 @@ def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int):
     k_j = t.var_x * (p.a_dd ** 2 + p.sigma_rj ** 2)
     av = (cc @ t.gv).reshape(m, nw)[ph]
     rn = t.r_base[ph] + k_j * (cc @ t.gj).reshape(m, nw)[ph] + axt
+    if quant:
+        from serdes.com.quant import search_v_qc
+        v = search_v_qc(p, t, c, offs, ts, t.var_x * p.sigma_rj ** 2, k_j, t.var_x, axt)
+        rn = rn.copy()
+        rn[0] += (2 * v / (2 ** p.n_qb - 1)) ** 2 / 12
     nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
     cols = (dh + dw + nn[None] - offs[:, None, None]) % N
     rows = np.einsum("k,kbi->bi", c, t.t0[ph][cols])
-    _, w, b = _m.solve_rows_batch(av[None], rn[None], rows[None], p)
+    f, w, b = _m.solve_rows_batch(av[None], rn[None], rows[None], p)
+    if with_fom:
+        return w[0].copy(), b[0].copy(), float(f[0])
     return w[0].copy(), b[0].copy()

@@ -82,12 +82,14 @@ def a_ni(y: np.ndarray, pdf: np.ndarray, der0: float) -> float:
 
 
 def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
-           var_tx: float | None = None, xt_phases: list | None = None) -> Budget:
+           var_tx: float | None = None, xt_phases: list | None = None,
+           quant: tuple | None = None) -> Budget:
     """A_s, A_ni and the parts, from the victim pulse ``pv`` (equalized, no DFE), the
     aggressor pulses ``aggs`` (same equalization), the cursor sample ``ix`` and the
     RX transfer H_r H_ctf for the noise. ``var_tx`` replaces eq. 93A-30's TX noise (the
     RX FFE receiver's colored TX noise, 178A-21) and ``xt_phases`` each aggressor's phase
-    (178A-20: chosen at the RX FFE input) when given."""
+    (178A-20: chosen at the RX FFE input) when given; ``quant`` = (Delta, RX FFE taps)
+    adds the quantization noise (178A-43/46, ``quant.quant_pmf``)."""
     m = grid.m
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
@@ -130,6 +132,8 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
         xts.append(s[np.abs(s) > thr])
     ystep = min(a_s / 1000.0, 1e-5)
     support = np.abs(isi_f).sum() + sum(np.abs(x).sum() for x in xts) + np.abs(h_dd).sum()
+    if quant is not None:
+        support += float(np.abs(quant[1]).sum()) * quant[0] / 2
     ymax = max(1.1 * a_s, support + 10 * np.sqrt(var_g) + 2 * ystep)
     npts = 2 * int(np.ceil(ymax / ystep)) + 1
     y = (np.arange(npts) - npts // 2) * ystep
@@ -143,9 +147,14 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     var_xt = float(np.sum(y ** 2 * p_xt))
     var_dd = float(np.sum(y ** 2 * p_j))
     pdf = conv(conv(p_isi, conv(p_g, p_j)), p_xt)
+    p_q = None
+    if quant is not None and quant[0] > 0:
+        from serdes.com.quant import quant_pmf
+        p_q = quant_pmf(quant[0], quant[1], npts, ystep)
+        pdf = conv(pdf, p_q)
     ani = a_ni(y, pdf, p.der0)
     return Budget(a_s, ani, h0, np.sqrt(var_tx), np.sqrt(var_n), np.sqrt(var_rj), np.sqrt(var_isi),
                   np.sqrt(var_xt), np.sqrt(var_dd), dfe,
                   y, pdf, {"p_isi": p_isi, "p_xt": p_xt, "p_g": p_g, "p_dd": p_j,
                                  # UI samples (unfiltered) for the MLSD's noise autocorrelation
-                                 "isi": isi, "h_j": h_j, "xt": xt_full})
+                                 "isi": isi, "h_j": h_j, "xt": xt_full, "p_q": p_q})

@@ -60,9 +60,9 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   RX FFE                      N_fix 15 taps, d_w 6 pre-cursor, +-0.7 of the cursor tap
   DFE                         1 tap, 0..0.85
   MLSD                        on (178A.1.10, dCOM_an 3 dB; ``mlsd.py``)
+  quantization noise          N_qb 6, P_qc 1e-7 (178A.1.7.6; ``quant.py``)
   not modelled                floating RX FFE taps (N_wg 2 groups of N_wf 4 taps
-                              within +-0.05, up to N_max 87), quantization noise
-                              (N_qb 6, P_qc 1e-7)
+                              within +-0.05, up to N_max 87)
   ==========================  ==============================================
 
   The channel's S-parameters are renormalized from 50 ohm to 2 R_0 (178A-4) before the
@@ -199,6 +199,7 @@ def _dj():
         rx_ffe_min=(-0.7,) * dw + (1.0,) + (-0.7,) * (nfix - dw - 1),
         rx_ffe_max=(0.7,) * dw + (1.0,) + (0.7,) * (nfix - dw - 1), rx_ffe_pre=dw,
         r0=46.25, mlsd=True, mlsd_dcom_an_db=3.0,   # MLSD COM for KR (178A.1.10)
+        n_qb=6, p_qc=1e-7,                          # quantization noise (178A.1.7.6)
         **com_package("802.3dj-kr"), source=SOURCES["802.3dj-kr"])
 
 
@@ -215,7 +216,7 @@ def dj_early() -> ComParams:
         tx_max=(0.0, 0.12, 0.0, 0.0, 0.0, 0.0), tx_step=(0.005, 0.005, 0.005, 0.005, 0.0, 0.0),
         c0_min=0.5, rx_ffe_min=(-0.7,) * 5 + (1.0,) + (-0.7,) * 10,
         rx_ffe_max=(0.7,) * 5 + (1.0,) + (0.7,) * 10, rx_ffe_pre=5, r_d=50.0, r0=50.0,
-        f_r=0.58, cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8),
+        f_r=0.58, n_qb=0, cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8),
                           "rx": (33.0, 1.8)},),
         source="PyChOpMarg 3.4 config/ieee_8023dj.py (early 802.3dj set, not a preset)")
 

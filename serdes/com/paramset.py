@@ -76,6 +76,10 @@ class ComParams:
     #: tap) and its added-RX-noise penalty dCOM_an (dB); off in every preset here
     mlsd: bool = False
     mlsd_dcom_an_db: float = 3.0
+    #: ADC quantization noise of the RX FFE receiver (802.3dj 178A.1.7.6, ``quant.py``):
+    #: N_qb bits (0: off) and the clipping probability P_qc
+    n_qb: int = 0
+    p_qc: float = 1e-7
     #: eye height / VEC also over the C2M timing window T_s +- T_O (milli-UI; 0: at T_s
     #: only), sampled at eye_samples_per_ui points per UI (``eye.eye_over_window``)
     eye_t_o_mui: float = 0.0
@@ -282,6 +286,12 @@ def check(p: ComParams) -> None:
         bad("board_mm", "4 lengths >= 0 mm (z_bp TX, NEXT, FEXT, RX) and 4 board_line values")
     if not (0 <= p.board_c0_nf <= 1e-2 and 0 <= p.board_c1_nf <= 1e-2 and 1 <= p.board_z_c <= 1000):
         bad("board_c0_nf", "C_0, C_1 in [0, 0.01] nF and board_z_c in [1, 1000] ohm")
+    if not 0 <= p.n_qb <= 16:
+        bad("n_qb", "an integer in [0, 16] bits (0: no quantization noise)")
+    if p.n_qb and not len(p.rx_ffe_max):
+        bad("n_qb", "0 unless the receiver has an RX FFE (rx_ffe_max; 178A.1.7.6)")
+    if not 0 < p.p_qc < 0.5:
+        bad("p_qc", "a probability in (0, 0.5)")
     if p.mlsd and not 0 < p.mlsd_dcom_an_db <= 20:
         bad("mlsd_dcom_an_db", "a number in (0, 20] dB")
     if p.dfe_n_bg < 0 or p.dfe_n_bg > 16:

@@ -20,6 +20,7 @@ from numba import njit, prange
 
 from serdes.errors import ConfigError
 from serdes.kernels import args as _a
+from serdes.kernels.com_quant import _v_qc, _v_qc_lower
 
 __all__ = ["mmse_block"]
 
@@ -59,11 +60,16 @@ def _chol_solve(lo, n, y, x):
 
 @njit(cache=True)
 def _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
-               R, lo, Y, G, y, z, w, b):
+               R, lo, Y, G, y, z, w, b, relaxed=False):
     """MMSE FOM of one problem (the steps of solve_rows_batch); w, b hold the taps on
     return. One Cholesky factorisation of R: z = R^-1 h0, Y = R^-1 H_b^T; the unclipped
     DFE solution uses Rt = R - H_b^T H_b through the Woodbury identity,
-    Rt^-1 h0 = z + Y (I - H_b Y)^-1 H_b z."""
+    Rt^-1 h0 = z + Y (I - H_b Y)^-1 H_b z.
+
+    ``relaxed``: the minimum of the MSE over every unit-cursor FFE (no tap limits) and,
+    with one DFE tap, every tap in its limits (the clipped solve is then exact: the MSE
+    is convex), with several DFE taps every DFE setting; so for any noise added to rn
+    it is at most the MSE the full steps reach (their taps are in that set)."""
     for i in range(nw):
         for j in range(nw):
             k = abs(i - j)
@@ -113,6 +119,8 @@ def _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, level
         for i in range(nw):
             t += hr[1 + r, i] * w[i]
         bl = min(max(t, bmin[r]), bmax[r])
+        if relaxed and nb != 1:
+            bl = t
         if bl != t:
             hit = True
         b[r] = bl
@@ -132,7 +140,7 @@ def _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, level
             w[i] = y[i] + mu * z[i]
     c = w[dw]
     changed = False
-    for i in range(nw):
+    for i in range(nw if not relaxed else 0):
         wl = min(wmax[i] * c, max(wmin[i] * c, w[i]))
         if wl != w[i]:
             changed = True
@@ -164,9 +172,69 @@ def _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, level
     return -np.inf
 
 
+_QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
+
+
+@njit(cache=True)
+def _slope_e0(CC, gj, r, ph, nw, P):
+    """The slope's energy at phase ph (lag 0 of its UI-sample autocorrelation)."""
+    e = 0.0
+    for q in range(P):
+        e += CC[r, q] * gj[ph * nw, q]
+    return e
+
+
+@njit(cache=True)
+def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
+                 var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden, m_lb, p_half,
+                 npts_q, dvar, a1, thr, top, hq):
+    """FOM with the quantization noise Delta^2 / 12 (Delta = 2 V_qc / qden) added to the
+    noise at the FFE input (lag 0 of rn). qmode 1: an upper bound (V_qc's lower bound from
+    _QWIN UIs around the cursor, the step bounded with sum |c_k| sum |t0[ph]|, the relaxed
+    solve); qmode 2: that bound first, and when it reaches thr the exact V_qc (every UI)
+    and the full steps, else the bound (below thr)."""
+    K = offs.shape[0]
+    N = t0.shape[1]
+    rn0 = rn[0]
+    sig = np.sqrt(max(rn0 + dvar, 0.0))   # RX, TX, crosstalk, RJ (dvar: minus the DD part)
+    l1 = 0.0
+    for k in range(K):
+        l1 += abs(c[k])
+    dy_ub = 2.0 * (l1 * a1[ph] + 10.0 * sig) / (npts_q - 1)
+    for j in range(_QWIN):
+        e = 0.0
+        for k in range(K):
+            col = dh - 8 + j - offs[k]
+            col %= N
+            e += c[k] * t0[ph, col]
+        hq[j] = e
+    v_lb = _v_qc_lower(hq[:_QWIN], m_lb, dy_ub / 2.0, top)
+    d = 2.0 * v_lb / qden
+    rn[0] = rn0 + d * d / 12.0
+    fb = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
+                    R, lo, Y, G, y, z, w, b, True)
+    if qmode == 1 or fb < thr:
+        rn[0] = rn0
+        return fb
+    for j in range(N):
+        e = 0.0
+        for k in range(K):
+            col = (j - offs[k]) % N
+            e += c[k] * t0[ph, col]
+        hq[j] = e
+    v = _v_qc(hq, sig, np.int64(levels), p_half, npts_q)
+    d = 2.0 * v / qden
+    rn[0] = rn0 + d * d / 12.0
+    fo = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
+                    R, lo, Y, G, y, z, w, b)
+    rn[0] = rn0
+    return fo
+
+
 @njit(cache=True, parallel=True)
 def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
-                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk):
+                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
+                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr):
     n = C.shape[0]
     K = C.shape[1]
     P = CC.shape[1]
@@ -189,6 +257,8 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
         rn = np.empty(nw)
         axt = np.empty(nw)
         hr = np.empty((nb + 1, nw))
+        top = np.empty(max(m_lb, 1))
+        hq = np.empty(N if qmode == 2 else _QWIN)
         for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
             best_s = -np.inf
             kk = 0
@@ -248,8 +318,15 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                             e += C[r, k] * t0[ph, col]
                         hr[rr, i] = e
                 cnt[ci] += 1
-                fo = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
-                                levels, R, lo, Y, G, y, z, w, b)
+                if qmode == 0:
+                    fo = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
+                                    levels, R, lo, Y, G, y, z, w, b)
+                else:
+                    fo = _quant_solve(C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin,
+                                      wmax, bmin, bmax, var_x, rlm, levels, R, lo, Y, G, y,
+                                      z, w, b, qmode, qden, m_lb, p_half, npts_q,
+                                      (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nw, P), a1,
+                                      thr[r], top, hq)
                 if fo > fbest:
                     fbest = fo
                     tbest = ts
@@ -259,9 +336,14 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
 
 
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
-               wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64):
+               wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
+               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
-    number of MMSE solves done; see the module doc. ``gv``, ``gj`` (pairs x M N_w) and
+    number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
+    noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
+    ``qmode`` 1 returns an upper bound on each row's FOM, ``qmode`` 2 the exact FOM of
+    each row whose FOM can reach ``thr`` (per row; -inf: every row), and for the others a
+    value below ``thr``. ``gv``, ``gj`` (pairs x M N_w) and
     ``gf`` (FEXT x pairs x M N_w): the quadratic forms of mmse._pair_forms; ``r_base``
     (M x N_w) the RX and TX noise autocorrelation per phase, ``acf_xt0`` the NEXT's;
     ``t0`` (M x N UI) the phase table of the pulse without TX FFE, S its K shifted
@@ -309,13 +391,23 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     idx0 = _a.integer("idx0", idx0, lo=m)
     if idx0 + S.shape[1] + m // 2 >= m * t0.shape[1]:
         raise ConfigError(f"idx0: {idx0} puts the sampling times beyond the pulse window")
+    n_qb = _a.integer("n_qb", n_qb, lo=0, hi=30)
+    qmode = _a.integer("qmode", qmode, lo=1, hi=2) if n_qb else 0
+    thr = np.full(n, -np.inf) if thr is None else _a.array("thr", thr)
+    if len(thr) != n:
+        raise ConfigError(f"thr: needs {n} values, got {len(thr)}")
+    from serdes.kernels.com_quant import n_lower
+    p_qc = _a.real("p_qc", p_qc, positive=True)
+    a1 = np.ascontiguousarray(np.abs(t0).sum(axis=1))
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
     bad, nsolve = _mmse_block(
         C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb, wmin, wmax,
         bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
         _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
-        ts, _a.integer("chunk", chunk, lo=1))
+        ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),
+        n_lower(int(levels), p_qc), p_qc / 2.0, _a.integer("npts_q", npts_q, lo=3) | 1,
+        _a.real("k_rj", k_rj, nonneg=True), a1, thr)
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)

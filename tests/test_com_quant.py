@@ -1,0 +1,174 @@
+"""802.3dj COM quantization noise (178A.1.7.6): the clipping amplitude V_qc against closed
+forms and a slow grid reference, its lower bound, and the branch-and-bound search
+against evaluating every candidate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize
+from scipy.stats import norm
+
+from naive import v_qc_grid
+from serdes.com.params import apply_overrides, preset
+from serdes.errors import ConfigError
+from serdes.kernels.com_quant import n_lower, v_qc, v_qc_lower
+
+
+def test_v_qc_of_gaussian_noise_alone_is_its_quantile():
+    """No signal: V_qc = sigma Phi^-1(1 - P_qc / 2), to one grid step."""
+    sigma, npts = 0.01, 20001
+    step = 2 * (10 * sigma + 1e-12) / (npts - 1)
+    got = v_qc([1e-12], sigma, 4, 1e-7, npts=npts)
+    assert abs(got - sigma * norm.isf(0.5e-7)) <= step
+
+
+def test_v_qc_of_one_pam4_sample_in_noise_is_the_closed_form():
+    """One PAM4 sample h plus Gaussian noise: P(X <= -V) = 1/4 sum_a Phi((-V - h a) / sigma)
+    = P_qc / 2; to two grid steps (h's rounding to the grid and the quantile's grid)."""
+    h, sigma, npts = 0.3, 0.02, 8001
+    exact = optimize.brentq(lambda v: 0.25 * sum(norm.cdf((-v - h * a) / sigma)
+                                                 for a in (-1, -1 / 3, 1 / 3, 1)) - 0.5e-7,
+                            0.0, 2.0, xtol=1e-12)
+    step = 2 * (h + 10 * sigma) / (npts - 1)
+    assert abs(v_qc([h], sigma, 4, 1e-7, npts=npts) - exact) <= 2 * step
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_v_qc_equals_the_slow_grid_reference_and_its_bound_is_below(seed):
+    """The numba V_qc equals the shift-and-add PMF with an FFT Gaussian (the same grid
+    rule) to a hundredth of a grid step; the cheap lower bound (the m largest samples, L^-m
+    >= P_qc) is below it, also from a window of the samples with a bound on the support."""
+    rng = np.random.default_rng(seed)
+    n = 80
+    h = rng.normal(size=n) * np.exp(-np.arange(n) / rng.uniform(3, 15))
+    h[5] = rng.uniform(0.5, 2)
+    sigma = rng.uniform(0, 0.1) * (seed > 0)
+    levels = 4 if seed % 3 else 2
+    ref, step = v_qc_grid(h, sigma, levels, 1e-7)
+    got = v_qc(h, sigma, levels, 1e-7)
+    assert abs(got - ref) < 0.01 * step
+    assert v_qc_lower(h, sigma, levels, 1e-7) <= got
+    win = h[:30]
+    assert v_qc_lower(win, sigma, levels, 1e-7, support_max=1.2 * np.abs(h).sum()) <= got
+    assert n_lower(4, 1e-7) == 11 and n_lower(2, 1e-7) == 23 and 4.0 ** -11 >= 1e-7 > 4.0 ** -12
+
+
+def test_final_step_is_2_v_qc_over_2_to_the_n_qb_minus_1():
+    """Delta = 2 V_qc / (2^N_qb - 1) (178A-29); with crosstalk and dual-Dirac samples as
+    delta PMFs it equals V_qc of all the samples together (the same grid rule)."""
+    from serdes.com.quant import final_step
+
+    p = preset("802.3dj-kr")
+    sig = np.array([0.02, 0.3, 0.1, -0.05, 0.02])
+    xt, dd = [np.array([0.01, -0.004])], np.array([0.003, -0.002])
+    d = final_step(p, sig, dd, xt, 1e-6, npts=8001)
+    v = v_qc(np.r_[sig, xt[0], dd], 1e-3, 4, 1e-7, npts=8001)
+    assert d == pytest.approx(2 * v / 63, rel=1e-12)
+    assert final_step(apply_overrides(p, {"n_qb": "0"}), sig, dd, xt, 1e-6) == 0.0
+
+
+def _exhaustive(p, parts, ctles, C, CC, offs, kw):
+    """Every candidate evaluated exactly (and its bound), no pruning."""
+    from serdes.com.fom import ctle_weights
+    from serdes.kernels.com_mmse import mmse_block
+
+    qkw = dict(kw, n_qb=p.n_qb, p_qc=p.p_qc, k_rj=kw["var_x"] * p.sigma_rj ** 2)
+    ub, ex, tss = [], [], []
+    for _, _, a, b in ctles:
+        t = parts.at(ctle_weights(a, b))
+        args = (C, CC, t.gv, t.gj, t.gf, t.r_base, t.acf_next, t.t0, t.S, t.idx0, offs)
+        ub.append(mmse_block(*args, qmode=1, **qkw)[0])
+        f, ts, _ = mmse_block(*args, qmode=2, **qkw)
+        ex.append(f)
+        tss.append(ts)
+    ub, ex = np.array(ub), np.array(ex)
+    n, r = np.unravel_index(int(np.argmax(ex)), ex.shape)     # first maximum
+    _exhaustive.seen = (ub, ex)
+    return float(ex[n, r]), int(n), int(r), int(tss[n][r]), ub, ex.size
+
+
+def test_pruned_search_picks_the_candidate_of_the_exhaustive_one(monkeypatch, channels_dir):
+    """DPO_12in with 2 FEXT and 1 NEXT, 3 x 2 CTLE x 35 TX settings: the branch and bound
+    gives the same candidate, sampling time and FOM as evaluating every candidate; every
+    bound is above its candidate's FOM; the FOM with quantization noise is below the FOM
+    without at every candidate; the kernel's FOM equals the NumPy reference solve."""
+    from serdes.com import mmse_grid, quant
+    from test_com_dj import _dpo12_vtfs
+
+    p = apply_overrides(preset("802.3dj-kr"), {
+        "f_step_ghz": "0.05", "g_dc": "-12,-8,-4", "g_dc2": "-3,0",
+        "tx_step": "0,0.07,0.085,0.1,0,0"})
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=2, n_next=1)
+    pruned = mmse_grid.search_grid_numba(p, g, v, kinds)
+    monkeypatch.setattr(quant, "search_quant", _exhaustive)
+    full = mmse_grid.search_grid_numba(p, g, v, kinds)
+    ub, ex = _exhaustive.seen
+    assert (pruned.g_dc, pruned.g_dc2, pruned.sol.ts) == (full.g_dc, full.g_dc2, full.sol.ts)
+    assert np.array_equal(pruned.tx_taps, full.tx_taps) and pruned.fom_db == full.fom_db
+    assert np.all(ub >= ex) and pruned.n_exact < ex.size
+    monkeypatch.undo()
+    off = mmse_grid.search_grid_numba(apply_overrides(p, {"n_qb": "0"}), g, v, kinds)
+    assert np.all(off.landscape >= full.landscape - 1e-12) and off.fom_db > full.fom_db
+    # the chosen candidate's FOM from the NumPy solve with the same quantization noise
+    from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
+    from serdes.com.pulse import h_r, xsinc
+
+    live = np.flatnonzero(np.any(full_taps(p, p.tx_grid) != 0.0, axis=0))
+    offs = tx_offsets(p)[live]
+    iu, mult = _pairs(len(offs))
+    basis = ctle_basis(p, g.f)
+    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
+    pulses = [np.fft.irfft(xsinc(g) * x * basis, axis=1) * a for x, a in zip(v, amps)]
+    parts = mmse_grid._CtleParts(p, pulses, basis, kinds, h_r(p, g.f), g.f, g.m, offs, iu, mult)
+    t = parts.at(ctle_weights(pruned.g_dc, pruned.g_dc2))
+    _, _, f = mmse_grid._taps_at(p, t, pruned.tx_taps[live], offs, pruned.sol.ts, quant=True,
+                                 with_fom=True)
+    assert f == pytest.approx(pruned.fom_db, abs=1e-8)
+
+
+def test_quant_keys_are_checked():
+    p = preset("802.3dj-kr")
+    with pytest.raises(ConfigError, match="n_qb"):
+        apply_overrides(p, {"n_qb": "-1"})
+    with pytest.raises(ConfigError, match="p_qc"):
+        apply_overrides(p, {"p_qc": "0.7"})
+    with pytest.raises(ConfigError, match="n_qb = 6 is not allowed.*RX FFE"):
+        apply_overrides(preset("802.3ck-kr"), {"n_qb": "6"})
+    assert preset("802.3ck-kr").n_qb == 0
+
+
+def test_quant_pmf_is_the_sum_of_uniforms_through_the_taps():
+    """178A-43/46: the detector's quantization PMF has the variance sum_k (|w_k| Delta)^2 / 12
+    of uniforms of width |w_k| Delta (to the grid's rounding of each half-width)."""
+    from serdes.com.quant import quant_pmf
+
+    step, taps, ystep, npts = 0.01, np.array([1.0, -0.4, 0.25, 0.1]), 1e-5, 20001
+    q = quant_pmf(step, taps, npts, ystep)
+    y = (np.arange(npts) - npts // 2) * ystep
+    n = np.round(np.abs(taps) * step / 2 / ystep)
+    assert q.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.sum(y ** 2 * q) == pytest.approx(np.sum(ystep ** 2 * n * (n + 1) / 3), rel=1e-9)
+    # (the grid adds ystep^2 n / 3 per tap: 0.3 % here)
+    assert np.sum(y ** 2 * q) == pytest.approx(np.sum((taps * step) ** 2) / 12, rel=5e-3)
+
+
+def test_com_with_quantization_noise_is_lower_and_reported(channels_dir):
+    """One candidate (DPO_4in thru): the quantization noise lowers COM and A_s / A_ni
+    and its step and rms at the detector are in the JSON case."""
+    from serdes.com.core import compute_com
+
+    d = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
+    ov = {"g_dc": "-9", "g_dc2": "0", "tx_min": "0,0,0,0,0,0", "tx_max": "0,0,0,0,0,0",
+          "f_step_ghz": "0.05", "mlsd": "false"}
+    on = compute_com(d / "DPO_4in_Meg7_THRU.s4p", preset="802.3dj-kr", overrides=ov)
+    off = compute_com(d / "DPO_4in_Meg7_THRU.s4p", preset="802.3dj-kr",
+                      overrides={**ov, "n_qb": "0"})
+    for a, b in zip(on.cases, off.cases):
+        j = a.as_dict()
+        assert a.com_db < b.com_db and a.fom_db < b.fom_db
+        assert j["quant"]["n_qb"] == 6 and j["quant"]["step_v"] > 0
+        w = np.asarray(a.rx_ffe_taps)
+        assert j["sigma_v"]["quant"] == pytest.approx(
+            j["quant"]["step_v"] * np.sqrt(np.sum(w ** 2) / 12), rel=1e-12)
+        assert "quant" not in b.as_dict()
