@@ -4,7 +4,7 @@ With ``cdr.mode = "bb"`` the front end (:mod:`serdes.engines.cdr`) draws the edg
 sample's RX noise from its own stream, through the same colouring FIR as the data
 samples' noise: right in variance and in its own correlation from UI to UI, but
 independent of the data samples' noise. A real 2x sampler takes both from one noise
-waveform, half a UI apart. The receiver's noise model (:func:`serdes.link.noise_model`:
+waveform, half a UI apart. The receiver's noise model (:func:`serdes.pulse_response.noise_model`:
 the PSD eta0 |H_rx(f)|^2 at the ADC input) gives that waveform's autocorrelation at
 any lag; :func:`edge_noise_correlation` reads it at half a UI and says how much of the
 edge noise's variance the two neighbouring data samples' noise would explain (the

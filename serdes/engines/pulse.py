@@ -8,7 +8,7 @@ Taylor expansion around the sampling phase is small against the noise
 (:data:`TAYLOR_TOL`), the engine runs the expansion instead: three symbol FIRs (p, p',
 p''), the slow jitter (SJ, dual-Dirac) removed per block of :data:`TAYLOR_BLOCK` UI by
 re-sampling the three tap sets at the block's slow offset. The coloured RX noise n_k is
-unit white noise through the symbol-rate FIR of :class:`serdes.link.Noise`. Histories
+unit white noise through the symbol-rate FIR of :class:`serdes.pulse_response.Noise`. Histories
 are carried between chunks.
 """
 
