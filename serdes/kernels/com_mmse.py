@@ -16,7 +16,7 @@ __all__ = ["mmse_block"]
 
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
-               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001):
+               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -27,7 +27,13 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     (M x N_w) the RX and TX noise autocorrelation per phase, ``acf_xt0`` the NEXT's;
     ``t0`` (M x N UI) the phase table of the pulse without TX FFE, S its K shifted
     windows starting at sample ``idx0``. Raises when a TX setting moves the pulse peak
-    to the edge of the window S covers."""
+    to the edge of the window S covers.
+
+    Floating RX FFE taps (802.3dj 178A.1.8.1; ``n_wg`` > 0 groups of ``n_wf`` taps among
+    positions ``nw`` .. ``n_span`` - 1, ``nw`` the fixed taps): the tables then cover
+    N_w = ``n_span`` lags and ``wmin`` / ``wmax`` the whole span (the floating taps'
+    limits after the fixed ones); the groups are placed per sampling time as the IEEE
+    COM code places them (kernel ``_float_solve``)."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -40,6 +46,11 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     nw = _a.integer("nw", nw, lo=1)
     nb = _a.integer("nb", nb, lo=0)
     dw = _a.integer("dw", dw, lo=0, hi=nw - 1)
+    n_wg = _a.integer("n_wg", n_wg, lo=0, hi=64)
+    n_wf = _a.integer("n_wf", n_wf, lo=1, hi=64)
+    nw_fix = nw
+    if n_wg:
+        nw = _a.integer("n_span", n_span, lo=nw_fix + n_wf, hi=4096)
     for name, g in (("gv", gv), ("gj", gj)):
         if g.shape != (CC.shape[1], m * nw):
             raise ConfigError(f"{name}: expected shape {(CC.shape[1], m * nw)}, got {g.shape}")
@@ -63,7 +74,7 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
         raise ConfigError(f"offs: expected {K} values, got {len(offs)}")
     if int(np.abs(offs).max(initial=0)) + nw + nb >= t0.shape[1]:
         raise ConfigError(f"t0: {t0.shape[1]} UI is shorter than the TX and RX FFE spans")
-    wmin = _a.array("wmin", wmin, min_len=nw)
+    wmin = _a.array("wmin", wmin, min_len=nw)  # nw: the whole span
     wmax = _a.array("wmax", wmax, min_len=nw)
     bmin = _a.array("bmin", bmin, min_len=nb)
     bmax = _a.array("bmax", bmax, min_len=nb)
@@ -81,12 +92,12 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
     bad, nsolve = _mmse_block(
-        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb, wmin, wmax,
+        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw_fix, dw, nb, wmin, wmax,
         bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
         _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
         ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),
         n_lower(int(levels), p_qc), p_qc / 2.0, _a.integer("npts_q", npts_q, lo=3) | 1,
-        _a.real("k_rj", k_rj, nonneg=True), a1, thr)
+        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf)
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)
