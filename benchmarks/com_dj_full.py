@@ -13,15 +13,6 @@ A first call on a one-setting grid loads the numba cache (not timed).
 settings (g_DC -20..0 step 5 x g_DC2 -6, -3, 0), both package cases; same COM asserted.
 Run pinned: NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. taskset -c 1 python3
 benchmarks/com_dj_full.py --paired dpo12
-
-``--float``: the cost of the floating RX FFE taps (``rx_ffe_n_wg=2``, 2 groups of 4 up to
-N_max 87): CPU time of compute_com with and without them, 3 interleaved pairs, on one
-CTLE setting (g_DC -12, g_DC2 -2) x the first 16 and then the first 48 TX settings
-(c(-2) 0, the c(-1) x c(1) corner), both package cases, n_qb 0, no MLSD; the cost per
-candidate is the slope between the two sizes (set-up cancels), and the full grid's
-384,552 candidates are extrapolated from it. Run pinned:
-NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. taskset -c 1 python3
-benchmarks/com_dj_full.py --float dpo12
 """
 
 from __future__ import annotations
@@ -110,40 +101,7 @@ def paired(key: str, pairs: int = 3) -> dict:
             "load_avg_after": os.getloadavg()[0]}
 
 
-def floating(key: str, pairs: int = 3) -> dict:
-    thru, fext, nxt = SETS[key]
-    base = {"g_dc": "-12", "g_dc2": "-2", "n_qb": "0", "mlsd": "false",
-            "tx_min": "0,0,-0.3,-0.06,0,0", "tx_max": "0,0,0,0,0,0"}
-    sizes = {16: "0,0,0.02,0.02,0,0", 48: "0,0,0.02,0.02,0,0"}
-    lims = {16: "0,0,-0.06,-0.06,0,0", 48: "0,0,-0.22,-0.06,0,0"}
-    for wg in ("0", "2"):                                                    # numba cache
-        compute_com(thru, fext[:1], nxt[:1], "802.3dj-kr",
-                    {**base, "tx_min": "0,0,0,0,0,0", "rx_ffe_n_wg": wg})
-    t = {f"{wg}_{n}": [] for wg in ("0", "2") for n in sizes}
-    coms = {}
-    for _ in range(pairs):
-        for n in sizes:
-            for wg in ("0", "2"):
-                ov = {**base, "tx_step": sizes[n], "tx_min": lims[n], "rx_ffe_n_wg": wg}
-                c0 = time.process_time()
-                r = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
-                t[f"{wg}_{n}"].append(time.process_time() - c0)
-                assert len(r.params.tx_grid) == n, len(r.params.tx_grid)
-                coms[f"{wg}_{n}"] = [(c.com_db, c.fom_db, c.as_dict().get("rx_ffe_float"))
-                                     for c in r.cases]
-    med = {k: sorted(v)[pairs // 2] for k, v in t.items()}
-    per = {wg: (med[f"{wg}_48"] - med[f"{wg}_16"]) / (2 * 32) for wg in ("0", "2")}
-    return {"set": key, "paired_cpu_s": t, "per_candidate_s": per,
-            "ratio": round(per["2"] / per["0"], 1),
-            "full_grid_cpu_s_extrapolated": {wg: round(v * 384552) for wg, v in per.items()},
-            "results_48": coms["0_48"] + coms["2_48"], "load_avg_after": os.getloadavg()[0]}
-
-
 if __name__ == "__main__":
-    if "--float" in sys.argv:
-        for key in [a for a in sys.argv[1:] if not a.startswith("--")] or ["dpo12"]:
-            print(json.dumps(floating(key), default=float), flush=True)
-        sys.exit(0)
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if "--paired" in sys.argv:
         for key in args or ["dpo12"]:
