@@ -4,8 +4,8 @@ of Test 1 and Test 2, ``kr_c2c_device``), both searching every point of the same
 grid, per package case.
 
 PyChOpMarg's D3.3 set also has the floating RX FFE taps (N_wg 2 x N_wf 4 up to N_max 87),
-quantization noise (N_qb 6), which serdes com does not model, and MLSD; they are switched
-off in PyChOpMarg's run (15 fixed RX FFE taps, N_qb 0, no MLSD), and MLSD in ours
+quantization noise (N_qb 6) and MLSD; by default they are switched off in PyChOpMarg's
+run (15 fixed RX FFE taps, N_qb 0, no MLSD; see --float, --quant), and MLSD in ours
 (``mlsd=false``), so both compute the same thing (MLSD alone is compared in
 ``benchmarks/com_mlsd.py``). Everything else is PyChOpMarg's D3.3 set as it stands.
 
