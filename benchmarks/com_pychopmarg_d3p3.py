@@ -4,16 +4,21 @@ of Test 1 and Test 2, ``kr_c2c_device``), both searching every point of the same
 grid, per package case.
 
 PyChOpMarg's D3.3 set also has the floating RX FFE taps (N_wg 2 x N_wf 4 up to N_max 87),
-quantization noise (N_qb 6), which serdes com does not model, and MLSD; they are switched
-off in PyChOpMarg's run (15 fixed RX FFE taps, N_qb 0, no MLSD), and MLSD in ours
+quantization noise (N_qb 6) and MLSD; by default they are switched off in PyChOpMarg's
+run (15 fixed RX FFE taps, N_qb 0, no MLSD; see --float, --quant), and MLSD in ours
 (``mlsd=false``), so both compute the same thing (MLSD alone is compared in
 ``benchmarks/com_mlsd.py``). Everything else is PyChOpMarg's D3.3 set as it stands.
 
 ``--quant``: both with the quantization noise of the D3.3 set (N_qb 6, P_qc 1e-7; ours
 ``n_qb`` of the preset, PyChOpMarg's ``N_qb``); without it both have N_qb 0.
 
-Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [dpo4|dpo12|ca] (needs
-pychopmarg and ../shared/channels).
+``--float``: both with the floating RX FFE taps of the D3.3 set (2 groups of 4 taps within
++-0.05 up to N_max 87; ours ``rx_ffe_n_wg=2``, PyChOpMarg's Nfix / Nwg / Nwf of its set);
+``--one``: the one candidate g_DC -12, g_DC2 -2, c(-1) = c(1) = -0.1 instead of the grid
+(PyChOpMarg's floating-tap search takes minutes per candidate).
+
+Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [--float] [--one]
+[dpo4|dpo12|ca] (needs pychopmarg and ../shared/channels).
 """
 
 from __future__ import annotations
@@ -42,9 +47,20 @@ GRID = {"g_dc": [-12.0, -8.0, -4.0], "g_dc2": [-2.0, 0.0],
         "tx_step": [0.0, 0.0, 0.05, 0.05, 0.0, 0.0]}
 
 
-def pcm_params(grid, quant=False):
+#: one candidate (the one both choose on DPO_4in with the quantization noise)
+ONE = {"g_dc": [-12.0], "g_dc2": [-2.0], "tx_min": [0.0, 0.0, -0.1, -0.1, 0.0, 0.0],
+       "tx_max": [0.0, 0.0, -0.1, -0.1, 0.0, 0.0], "tx_step": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]}
+
+
+def pcm_params(grid, quant=False, floating=False):
     cp = com_params("KR")
     nfix = cp.Nfix
+    if floating:
+        return dataclasses.replace(
+            cp, g_DC=list(grid["g_dc"]), g_DC2=list(grid["g_dc2"]),
+            tx_taps_min=list(grid["tx_min"]), tx_taps_max=list(grid["tx_max"]),
+            tx_taps_step=list(grid["tx_step"]), fstep=float(grid.get("f_step_ghz", cp.fstep)),
+            N_qb=cp.N_qb if quant else 0, mlsd=False)
     return dataclasses.replace(
         cp, g_DC=list(grid["g_dc"]), g_DC2=list(grid["g_dc2"]), tx_taps_min=list(grid["tx_min"]),
         tx_taps_max=list(grid["tx_max"]), tx_taps_step=list(grid["tx_step"]),
@@ -53,8 +69,8 @@ def pcm_params(grid, quant=False):
         Nfix=None, Nwg=0, Nwf=0, N_qb=cp.N_qb if quant else 0, mlsd=False)
 
 
-def pcm_run(thru, fext, nxt, grid, test, quant=False):
-    cp = pcm_params(grid, quant)
+def pcm_run(thru, fext, nxt, grid, test, quant=False, floating=False):
+    cp = pcm_params(grid, quant, floating)
     t = time.perf_counter()
     com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)},
               tx_device=kr_c2c_device("A", test, False), rx_device=kr_c2c_device("A", test, True))
@@ -70,21 +86,32 @@ def pcm_run(thru, fext, nxt, grid, test, quant=False):
             "sigma_quant_v": float(r.get("sigma_Q", 0.0))}
 
 
-def compare(key, grid=GRID, tests=(1, 2), quant=False):
+def compare(key, grid=GRID, tests=(1, 2), quant=False, floating=False):
     thru, fext, nxt = SETS[key]
     thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
     ov = {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v) for k, v in grid.items()}
     ov["mlsd"] = "false"
     if not quant:
         ov["n_qb"] = "0"
+    if floating:
+        ov["rx_ffe_n_wg"] = "2"
     ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
     out = []
     for test in tests:
         c = ours.cases[test - 1]
-        ref = pcm_run(thru, fext, nxt, grid, test, quant)
+        ref = pcm_run(thru, fext, nxt, grid, test, quant, floating)
         tx = [x for i, x in enumerate(c.tx_taps) if i != 3]
+        rx = list(c.rx_ffe_taps)
+        fl = c.rx_ffe_float
+        if fl:        # the whole span, 0 where no tap is (as PyChOpMarg reports it)
+            rx += [0.0] * (fl["n_max"] - len(rx))
+            for k, t in zip(fl["positions"], fl["taps"]):
+                rx[k] = t
         out.append({
             "set": key, "package_case": test, "grid": grid, "n_qb": ours.params.n_qb,
+            "float_positions": {"ours": fl["positions"] if fl else None,
+                                "pychopmarg": [k for k, t in enumerate(ref["rx_ffe_taps"])
+                                               if k >= 15 and t != 0.0] if fl else None},
             "ours": {"com_db": c.com_db, "a_s_v": c.a_s_v, "a_ni_v": c.a_ni_v, "fom_db": c.fom_db,
                      "g_dc_db": c.g_dc_db, "g_dc2_db": c.g_dc2_db, "tx_taps": tx,
                      "rx_ffe_taps": c.rx_ffe_taps, "dfe_taps": c.dfe_taps,
@@ -92,12 +119,13 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False):
             "sigma_quant_v": c.sigmas_v.get("quant"),
             "pychopmarg": ref, "delta_com_db": c.com_db - ref["com_db"],
             "delta_fom_db": c.fom_db - ref["fom_db"],
-            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(c.rx_ffe_taps, ref["rx_ffe_taps"]))))})
+            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(rx, ref["rx_ffe_taps"]))))})
     return out
 
 
 if __name__ == "__main__":
-    q = "--quant" in sys.argv
-    for key in [a for a in sys.argv[1:] if a != "--quant"] or ["dpo4", "dpo12", "ca"]:
-        for row in compare(key, quant=q):
+    q, fl = "--quant" in sys.argv, "--float" in sys.argv
+    g = ONE if "--one" in sys.argv else GRID
+    for key in [a for a in sys.argv[1:] if not a.startswith("--")] or ["dpo4", "dpo12", "ca"]:
+        for row in compare(key, grid=g, quant=q, floating=fl):
             print(json.dumps(row, default=float), flush=True)

@@ -656,3 +656,60 @@ def v_qc_grid(h, sigma, levels, p_qc, npts=2001):
     cdf = np.cumsum(np.clip(pmf, 0, None))
     cdf /= cdf[-1]
     return float(-y[np.argmax(cdf >= p_qc / 2)]), step
+
+
+def com_rxffe_float_place(av, rn, hr, nfix, nmax, nwg, nwf, dw, wmin, wmax, bmin, bmax,
+                          var_x, rlm, levels):
+    """Floating RX FFE groups of 802.3dj COM, written literally after the IEEE code's
+    FOM_rxffe_floating_taps / MMSE_FOM (1-based start locations, the list of valid
+    starts shrunk by position then by value, MATLAB's first-maximum rule) with the code's
+    bordered KKT system [R -Hb'; -Hb I] solved densely. av, rn: autocorrelations over the
+    span (lags 0 .. nmax - 1), hr: cursor and DFE rows over the span. Returns (tap
+    positions, 0-based, ascending; FOM dB)."""
+    nb = hr.shape[0] - 1
+
+    def fom_of(cols):
+        cols = np.asarray(cols)
+        n = len(cols)
+        R = np.array([[av[abs(i - j)] + rn[abs(i - j)] / var_x for j in cols] for i in cols])
+        h0 = hr[0, cols]
+        Hb = hr[1:, cols].reshape(nb, n)
+        A = np.block([[R, -Hb.T], [-Hb, np.eye(nb)]])
+        C = np.concatenate((h0, np.zeros(nb)))
+        Z = np.linalg.solve(A, C)
+        s_inv = C @ Z
+        w = Z[:n] / s_inv
+        b = Z[n:] / s_inv
+        blim = np.minimum(bmax, np.maximum(bmin, b))
+        if nb > 0 and np.any(b != blim):
+            A2 = np.block([[R, -h0[:, None]], [h0[None, :], np.zeros((1, 1))]])
+            w = np.linalg.solve(A2, np.concatenate((h0 + Hb.T @ blim, [1.0])))[:n]
+        wlim = np.minimum(wmax[cols] * w[dw], np.maximum(wmin[cols] * w[dw], w))
+        if np.any(w != wlim):
+            wlim = wlim / (h0 @ wlim)
+            if nb > 0:
+                blim = np.minimum(bmax, np.maximum(bmin, Hb @ wlim))
+        w, b = wlim, blim
+        e2 = var_x * (w @ R @ w + 1 + b @ b - 2 * w @ h0 - 2 * w @ Hb.T @ b)
+        return 20 * math.log10(rlm / (levels - 1) / math.sqrt(e2))
+
+    valid = list(range(1, nmax - nfix - nwf + 2))       # 1-based start locations
+    all_idx = []
+    best = None
+    for _ in range(nwg):
+        if not valid:
+            break
+        foms = []
+        for loc in valid:
+            new = sorted(all_idx + list(range(loc, loc + nwf)))
+            foms.append(fom_of(list(range(nfix)) + [nfix - 1 + q for q in new]))
+        k = max(range(len(foms)), key=lambda i: (foms[i], -i))   # first of the maxima
+        best = foms[k]
+        start = valid[k]
+        all_idx += list(range(start, start + nwf))
+        del valid[k:k + nwf]
+        for bad in range(max(start - nwf + 1, 1), start):
+            if bad in valid:
+                valid.remove(bad)
+    cols = list(range(nfix)) + [nfix - 1 + q for q in sorted(all_idx)]
+    return cols, (fom_of(cols) if best is None else best)

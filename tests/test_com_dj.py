@@ -337,6 +337,8 @@ def test_dj_preset_equals_the_d3p3_tables():
     assert len(p.tx_grid) == 1308 and len(p.g_dc) * len(p.g_dc2) == 147
     assert p.mlsd and p.mlsd_dcom_an_db == 3.0          # KR: the MLSD COM (178A.1.10)
     assert (p.n_qb, p.p_qc) == (6, 1e-7)                # quantization noise (178A.1.7.6)
+    # floating RX FFE taps (178A.1.8.1): the D3.3 sizes, off in the preset (docs/com.md)
+    assert (p.rx_ffe_n_wf, p.rx_ffe_n_max, p.rx_ffe_float_max, p.rx_ffe_n_wg) == (4, 87, 0.05, 0)
     assert "D3.3" in p.source and "Table 178-15" in p.source and "verified" in p.source
     # the earlier set stays available (not a preset) for the PyChOpMarg comparison
     from serdes.com.params import dj_early

@@ -45,6 +45,9 @@ class CaseResult:
     mlsd: dict = None
     quant: dict = None     # 802.3dj quantization noise: step, rms at the detector, search
     eye_window: dict = None
+    #: floating RX FFE taps (rx_ffe_n_wg > 0): positions in the span, UI after the
+    #: cursor, tap values (cursor tap 1)
+    rx_ffe_float: dict = None
     # for the figure
     pulse_uneq: np.ndarray = field(repr=False, default=None)
     pulse_eq: np.ndarray = field(repr=False, default=None)
@@ -64,7 +67,8 @@ class CaseResult:
                 "eye_height_v": self.eye_height_v, "vec_db": self.vec_db,
                 **({"mlsd": self.mlsd} if self.mlsd is not None else {}),
                 **({"quant": self.quant} if self.quant is not None else {}),
-                **({"eye_window": self.eye_window} if self.eye_window is not None else {})}
+                **({"eye_window": self.eye_window} if self.eye_window is not None else {}),
+                **({"rx_ffe_float": self.rx_ffe_float} if self.rx_ffe_float is not None else {})}
 
 
 @dataclass
@@ -87,7 +91,8 @@ class ComResult:
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
                 "not_modelled": ", ".join(
                     (["C2M eye timing window (T_O = 0)"] if self.params.eye_t_o_mui <= 0 else [])
-                    + (["RX FFE floating taps"] if len(self.params.rx_ffe_max) else [])
+                    + (["RX FFE floating taps (rx_ffe_n_wg = 0)"] if len(self.params.rx_ffe_max)
+                       and not self.params.rx_ffe_n_wg else [])
                     + (["quantization noise (n_qb = 0)"] if len(self.params.rx_ffe_max)
                        and not self.params.n_qb else [])
                     + (["MLSD (mlsd = false)"] if len(self.params.rx_ffe_max) and not self.params.mlsd else []))}
@@ -121,10 +126,11 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             shift = np.exp(-2j * np.pi * grid.f * d * grid.ui / m)
             vtfs = [v * shift for v in vtfs]
         if len(p.rx_ffe_max):
-            best, pv, ix, b, rx_taps = _case_mmse(p, grid, vtfs, kinds, offs, xs)
+            best, pv, ix, b, rx_all = _case_mmse(p, grid, vtfs, kinds, offs, xs)
+            rx_taps = rx_all[:len(p.rx_ffe_max)]
         else:
             best, pv, ix, b = _case_93a(p, grid, vtfs, kinds, offs, xs)
-            rx_taps = []
+            rx_taps = rx_all = []
         uneq = np.fft.irfft(xs * vtfs[0]) * p.a_v
         com = 20 * np.log10(b.a_s / b.a_ni)
         eh, vec = eye_at_der0(b.y, b.pdf, b.a_s, p.der0)
@@ -142,17 +148,28 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             unequalized_peak_v=float(uneq.max()), tx_taps=[float(x) for x in best.tx_taps],
             g_dc_db=best.g_dc, g_dc2_db=best.g_dc2, dfe_taps=[float(x) for x in b.dfe_taps],
             rx_ffe_taps=rx_taps, n_fom=best.n_evaluated, eye_height_v=eh, vec_db=vec, mlsd=ml,
-            eye_window=ew,
+            eye_window=ew, rx_ffe_float=_float_taps(p, rx_all),
             quant=({"step_v": b.parts["quant_step_v"], "n_qb": p.n_qb, "p_qc": p.p_qc,
                     "exact_candidates": int(best.n_exact)} if p.n_qb else None),
             sigmas_v={"tx": b.sigma_tx, "rx_noise": b.sigma_n, "rj": b.sigma_rj,
                       "isi": b.sigma_isi, "xt": b.sigma_xt, "dd": b.sigma_dd,
-                      **({"quant": float(np.sqrt(np.sum(np.square(rx_taps)) / 12)
+                      **({"quant": float(np.sqrt(np.sum(np.square(rx_all)) / 12)
                                          * b.parts["quant_step_v"])} if p.n_qb else {})},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
     return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
                      [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0)
+
+
+def _float_taps(p, w: list) -> dict | None:
+    """The floating RX FFE taps of the span ``w`` (the positions beyond the fixed taps
+    where a group placed a tap: nonzero)."""
+    if not p.rx_ffe_n_wg:
+        return None
+    pos = [k for k in range(len(p.rx_ffe_max), len(w)) if w[k] != 0.0]
+    return {"positions": pos, "ui_after_cursor": [k - p.rx_ffe_pre for k in pos],
+            "taps": [w[k] for k in pos], "n_wg": p.rx_ffe_n_wg, "n_wf": p.rx_ffe_n_wf,
+            "n_max": p.rx_ffe_n_max, "limit": p.rx_ffe_float_max}
 
 
 def _channel(c, kind: str) -> Channel:

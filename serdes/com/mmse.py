@@ -158,12 +158,21 @@ def solve_rows_batch(rh: np.ndarray, rn: np.ndarray, hr: np.ndarray, p):
     Returns fom (B,), w (B, N_w), b (B, N_b)."""
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
-    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
-    wmin, wmax = np.asarray(p.rx_ffe_min), np.asarray(p.rx_ffe_max)
-    bmin, bmax = np.asarray(p.dfe_min), np.asarray(p.dfe_max)
-    B = rh.shape[0]
+    nw = len(p.rx_ffe_max)
     idx = np.abs(np.arange(nw)[:, None] - np.arange(nw)[None, :])
     R = rh[:, :nw][:, idx] + rn[:, :nw][:, idx] / var_x
+    return solve_r_batch(R, hr, p, np.asarray(p.rx_ffe_min), np.asarray(p.rx_ffe_max))
+
+
+def solve_r_batch(R: np.ndarray, hr: np.ndarray, p, wmin: np.ndarray, wmax: np.ndarray):
+    """The steps of :func:`solve_rows_batch` from the matrices R (B, n, n), the rows hr
+    (B, N_b + 1, n) and the FFE limits (n or B x n; tap ``p.rx_ffe_pre`` the cursor)."""
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    nw, dw, nb = R.shape[1], p.rx_ffe_pre, len(p.dfe_max)
+    bmin, bmax = np.asarray(p.dfe_min), np.asarray(p.dfe_max)
+    wmin, wmax = np.broadcast_to(wmin, (R.shape[0], nw)), np.broadcast_to(wmax, (R.shape[0], nw))
+    B = R.shape[0]
     h0, hb = hr[:, 0], hr[:, 1:]
     n = nw + nb + 1
     A = np.zeros((B, n, n))
@@ -188,7 +197,7 @@ def solve_rows_batch(rh: np.ndarray, rn: np.ndarray, hr: np.ndarray, p):
         w[hit] = np.linalg.solve(A2, y2[..., None])[..., 0][:, :nw]
     b = b_lim
     c = w[:, dw:dw + 1]
-    w_lim = np.minimum(wmax[None] * c, np.maximum(wmin[None] * c, w))
+    w_lim = np.minimum(wmax * c, np.maximum(wmin * c, w))
     ch = (w_lim != w).any(axis=1)
     if ch.any():
         wl = w_lim[ch] / np.einsum("ki,ki->k", h0[ch], w_lim[ch])[:, None]
@@ -288,6 +297,9 @@ def search_grid_fast(p, grid, vtfs: list, kinds: list, chunk: int = 256) -> Mmse
     of the victim, its slope and the FEXT aggressors for every TX setting are quadratic
     forms in the taps (circular autocorrelations over the window), the cursor rows a few
     gathered samples; only the MMSE solves remain per candidate."""
+    if p.rx_ffe_n_wg:
+        raise NotImplementedError("search_grid_fast: floating RX FFE taps are searched by "
+                                  "mmse_grid.search_grid_numba only")
     from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
     from serdes.com.pulse import h_r, xsinc
 

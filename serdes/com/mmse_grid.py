@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from serdes.com import mmse as _m
+from serdes.com import mmse_float as _mf
 from serdes.kernels.com_mmse import mmse_block
 
 __all__ = ["search_grid_numba"]
@@ -24,7 +25,7 @@ class _Ctle:
     """The tables of one CTLE setting (as in mmse.search_grid_fast)."""
 
     def __init__(self, p, wt, pulses, basis, kinds, hr_f, f, m, offs, iu, mult):
-        nw = len(p.rx_ffe_max)
+        nw = _mf.span(p)
         L = p.levels
         self.var_x = var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
         k_tx = 10 ** (-p.snr_tx_db / 10)
@@ -79,7 +80,7 @@ class _CtleParts:
     (:func:`_quad_parts`); a CTLE setting combines them (:meth:`at`)."""
 
     def __init__(self, p, pulses, basis, kinds, hr_f, f, m, offs, iu, mult):
-        nw = len(p.rx_ffe_max)
+        nw = _mf.span(p)
         L = p.levels
         self.var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
         self.k_tx = 10 ** (-p.snr_tx_db / 10)
@@ -143,10 +144,12 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
-    kw = dict(m=m, nw=nw, dw=dw, nb=nb, wmin=np.asarray(p.rx_ffe_min, float),
-              wmax=np.asarray(p.rx_ffe_max, float), bmin=np.asarray(p.dfe_min, float),
+    wmin, wmax = _mf.limits(p)
+    kw = dict(m=m, nw=nw, dw=dw, nb=nb, wmin=wmin, wmax=wmax, bmin=np.asarray(p.dfe_min, float),
               bmax=np.asarray(p.dfe_max, float), var_x=var_x,
-              k_j=var_x * (p.a_dd ** 2 + p.sigma_rj ** 2), rlm=p.rlm, levels=L)
+              k_j=var_x * (p.a_dd ** 2 + p.sigma_rj ** 2), rlm=p.rlm, levels=L,
+              **({"n_wg": p.rx_ffe_n_wg, "n_wf": p.rx_ffe_n_wf, "n_span": _mf.span(p)}
+                 if p.rx_ffe_n_wg else {}))
     landscape = np.full((len(p.g_dc), len(p.g_dc2)), -np.inf)
     best = None
     n_eval = 0
@@ -205,7 +208,7 @@ def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool 
     from serdes.com.fom import _pairs
 
     m, N = t.t0.shape
-    nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
+    nw, dw, nb = _mf.span(p), p.rx_ffe_pre, len(p.dfe_max)
     iu, _ = _pairs(len(offs))
     cc = c[iu[0]] * c[iu[1]]
     dh, ph = divmod(ts, m)
@@ -224,7 +227,11 @@ def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool 
     nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
     cols = (dh + dw + nn[None] - offs[:, None, None]) % N
     rows = np.einsum("k,kbi->bi", c, t.t0[ph][cols])
-    f, w, b = _m.solve_rows_batch(av[None], rn[None], rows[None], p)
+    if p.rx_ffe_n_wg:    # floating taps: placed again (NumPy form of the kernel's rule)
+        _, f0, w0, b0 = _mf.place(av, rn, rows, p)
+        f, w, b = np.array([f0]), w0[None], b0[None]
+    else:
+        f, w, b = _m.solve_rows_batch(av[None], rn[None], rows[None], p)
     if with_fom:
         return w[0].copy(), b[0].copy(), float(f[0])
     return w[0].copy(), b[0].copy()

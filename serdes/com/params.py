@@ -200,6 +200,9 @@ def _dj():
         rx_ffe_max=(0.7,) * dw + (1.0,) + (0.7,) * (nfix - dw - 1), rx_ffe_pre=dw,
         r0=46.25, mlsd=True, mlsd_dcom_an_db=3.0,   # MLSD COM for KR (178A.1.10)
         n_qb=6, p_qc=1e-7,                          # quantization noise (178A.1.7.6)
+        # floating RX FFE taps (178A.1.8.1): D3.3 has N_wg 2 groups of N_wf 4 within
+        # +-0.05 up to N_max 87; off here (rx_ffe_n_wg=0), see docs/com.md
+        rx_ffe_n_wg=0, rx_ffe_n_wf=4, rx_ffe_n_max=87, rx_ffe_float_max=0.05,
         **com_package("802.3dj-kr"), source=SOURCES["802.3dj-kr"])
 
 

@@ -123,6 +123,14 @@ class ComParams:
     dfe_bmaxg: float = 0.0
     dfe_tail_start: int = 0
     dfe_b_rss_max: float = 0.0
+    #: floating RX FFE taps (802.3dj 178A.1.8.1, ``mmse_float.py``): rx_ffe_n_wg groups
+    #: (N_wg; 0: none) of rx_ffe_n_wf taps (N_wf) among the positions N_fix ..
+    #: rx_ffe_n_max - 1 of the FFE span (N_max), each within +-rx_ffe_float_max of the
+    #: cursor tap
+    rx_ffe_n_wg: int = 0
+    rx_ffe_n_wf: int = 4
+    rx_ffe_n_max: int = 0
+    rx_ffe_float_max: float = 0.05
     source: str = ""
 
     # ------------------------------------------------------------------ derived
@@ -312,3 +320,15 @@ def check(p: ComParams) -> None:
         if p.mlsd or len(p.rx_ffe_max):
             bad("dfe_n_bg", "0 with an RX FFE or MLSD (floating DFE taps are for the "
                 "Annex 93A DFE receiver)")
+    if not 0 <= p.rx_ffe_n_wg <= 16:
+        bad("rx_ffe_n_wg", "an integer in [0, 16] (0: no floating RX FFE taps)")
+    if p.rx_ffe_n_wg:
+        if not len(p.rx_ffe_max):
+            bad("rx_ffe_n_wg", "0 unless the receiver has an RX FFE (rx_ffe_max)")
+        if not 1 <= p.rx_ffe_n_wf <= 64:
+            bad("rx_ffe_n_wf", "an integer in [1, 64]")
+        lo = len(p.rx_ffe_max) + p.rx_ffe_n_wf
+        if not lo <= p.rx_ffe_n_max <= 512:
+            bad("rx_ffe_n_max", f"an integer in [{lo}, 512] taps (N_fix + rx_ffe_n_wf .. 512)")
+        if not 0 <= p.rx_ffe_float_max <= 1:
+            bad("rx_ffe_float_max", "a number in [0, 1] (relative to the cursor tap)")

@@ -48,6 +48,10 @@ def summary(res) -> str:
             f"g_DC2 {c.g_dc2_db:g} dB",
             f"  DFE [{dfe}]" + (("; RX FFE [" + " ".join(f"{t:+.3f}" for t in c.rx_ffe_taps) + "]")
                                 if c.rx_ffe_taps else ""),
+            *(["  RX FFE floating taps (UI after the cursor: tap): " + ", ".join(
+                f"{k}: {t:+.4f}" for k, t in zip(c.rx_ffe_float["ui_after_cursor"],
+                                                 c.rx_ffe_float["taps"]))]
+              if c.rx_ffe_float else []),
             "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
             f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC "
             + (f"{c.vec_db:.2f} dB" if c.vec_db is not None else "- (eye closed)"),

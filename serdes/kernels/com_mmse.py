@@ -1,466 +1,22 @@
-"""numba kernel of the 802.3dj (Annex 178A) COM search: the MMSE RX FFE/DFE FOM of a
-block of TX FFE settings at one CTLE setting (see serdes/com/mmse.py for the method).
-
-Per TX setting c (all taps, cursor included; cc the products c_i c_j of the pairs):
-the pulse peak (argmax of c @ S), each FEXT aggressor's phase of largest energy and its
-UI-sample autocorrelation there (quadratic forms cc @ G), then for every sampling time
-within +-M/2 of the peak: the victim's and its slope's autocorrelations at that phase
-(cc @ G), the cursor and DFE rows of the convolution matrix (gathered UI samples), and
-the MMSE solve of
-:func:`serdes.com.mmse.solve_rows_batch` (the same steps: unit-cursor KKT, DFE tap
-clipped and the FFE solved again, FFE taps clipped and renormalised) done with Cholesky
-factorisation of the 16 x 16 matrix per solve. Returns the best FOM over the sampling times
-and that sampling time.
+"""Checking wrapper of the 802.3dj (Annex 178A) COM search kernel: the MMSE RX FFE/DFE FOM
+of a block of TX FFE settings at one CTLE setting (see serdes/com/mmse.py for the method;
+the numba kernel and the helpers it inlines are in :mod:`serdes.kernels.com_mmse_search`).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from numba import njit, prange
 
 from serdes.errors import ConfigError
 from serdes.kernels import args as _a
+from serdes.kernels.com_mmse_search import _mmse_block
 
 __all__ = ["mmse_block"]
 
 
-# -- the quantization noise's clipping amplitude (serdes/kernels/com_quant.py: method,
-#    public wrappers) ------------------------------------------------------------------
-@njit(cache=True)
-def _cdf(pmf, lo, hi, gc, c, npts, i):
-    """CDF at grid point i of pmf (nonzero on lo..hi) convolved ('same') with the
-    Gaussian of cumulative gc: sum over i' <= i of sum_j pmf[j] g[i' - j + c]."""
-    t = 0.0
-    for j in range(lo, hi + 1):
-        pj = pmf[j]
-        if pj == 0.0:
-            continue
-        khi = i - j + c
-        if khi < 0:
-            continue
-        if khi > npts - 1:
-            khi = npts - 1
-        klo = c - j
-        a = gc[khi]
-        if klo > 0:
-            if khi < klo:
-                continue
-            a -= gc[klo - 1]
-        t += pj * a
-    return t
-
-
-@njit(cache=True)
-def _v_qc(h, sigma, levels, p_half, npts):
-    n = h.shape[0]
-    s = 0.0
-    for i in range(n):
-        s += abs(h[i])
-    support = s + 10.0 * sigma
-    if support <= 0.0:
-        return 0.0
-    c = npts // 2
-    ystep = 2.0 * support / (npts - 1)
-    pmf = np.zeros(npts)
-    tmp = np.zeros(npts)
-    pmf[c] = 1.0
-    lo = c
-    hi = c
-    sh = np.empty(levels, dtype=np.int64)
-    for i in range(n):
-        x = h[i]
-        if not abs(x) > ystep / 2.0:
-            continue
-        smin = 0
-        smax = 0
-        for l in range(levels):
-            lv = 2.0 * l / (levels - 1) - 1.0
-            sh[l] = np.int64(np.round(x * lv / ystep))
-            if l == 0 or sh[l] < smin:
-                smin = sh[l]
-            if l == 0 or sh[l] > smax:
-                smax = sh[l]
-        nlo = lo + smin
-        nhi = hi + smax
-        for j in range(nlo, nhi + 1):
-            tmp[j] = 0.0
-        for l in range(levels):
-            for j in range(lo, hi + 1):
-                tmp[j + sh[l]] += pmf[j]
-        for j in range(lo, hi + 1):
-            pmf[j] = 0.0
-        for j in range(nlo, nhi + 1):
-            pmf[j] = tmp[j] / levels
-        lo = nlo
-        hi = nhi
-    # cumulative of the sampled, normalised Gaussian (the full grid's width, as a
-    # 'same' convolution with a kernel of npts points)
-    gc = np.empty(npts)
-    if sigma > 0.0:
-        t = 0.0
-        for k in range(npts):
-            y = (k - c) * ystep
-            t += math.exp(-y * y / (2.0 * sigma * sigma))
-            gc[k] = t
-    else:
-        for k in range(npts):
-            gc[k] = 1.0 if k >= c else 0.0
-
-    total = _cdf(pmf, lo, hi, gc, c, npts, npts - 1)
-    target = p_half * total
-    a = 0
-    b = npts - 1              # cdf(b) >= target
-    if _cdf(pmf, lo, hi, gc, c, npts, 0) >= target:
-        return -(0 - c) * ystep
-    while b - a > 1:
-        mid = (a + b) // 2
-        if _cdf(pmf, lo, hi, gc, c, npts, mid) >= target:
-            b = mid
-        else:
-            a = mid
-    return -(b - c) * ystep
-
-
-@njit(cache=True)
-def _v_qc_lower(h, m, dy_half, top):
-    """Sum of the m largest (|h_n| - dy_half)_+ (top: scratch of m values)."""
-    k = 0
-    for i in range(h.shape[0]):
-        v = abs(h[i]) - dy_half
-        if v <= 0.0:
-            continue
-        if k < m:
-            j = k
-            k += 1
-        elif v > top[m - 1]:
-            j = m - 1
-        else:
-            continue
-        while j > 0 and top[j - 1] < v:
-            top[j] = top[j - 1]
-            j -= 1
-        top[j] = v
-    s = 0.0
-    for j in range(k):
-        s += top[j]
-    return s
-
-
-@njit(cache=True)
-def _chol(a, n, lo):
-    """Lower Cholesky factor of a[:n, :n] into lo; False if not positive definite."""
-    for j in range(n):
-        s = a[j, j]
-        for k in range(j):
-            s -= lo[j, k] * lo[j, k]
-        if not s > 0.0:
-            return False
-        d = np.sqrt(s)
-        lo[j, j] = d
-        for i in range(j + 1, n):
-            t = a[i, j]
-            for k in range(j):
-                t -= lo[i, k] * lo[j, k]
-            lo[i, j] = t / d
-    return True
-
-
-@njit(cache=True)
-def _chol_solve(lo, n, y, x):
-    for i in range(n):
-        t = y[i]
-        for k in range(i):
-            t -= lo[i, k] * x[k]
-        x[i] = t / lo[i, i]
-    for i in range(n - 1, -1, -1):
-        t = x[i]
-        for k in range(i + 1, n):
-            t -= lo[k, i] * x[k]
-        x[i] = t / lo[i, i]
-
-
-@njit(cache=True)
-def _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
-               R, lo, Y, G, y, z, w, b, relaxed=False):
-    """MMSE FOM of one problem (the steps of solve_rows_batch); w, b hold the taps on
-    return. One Cholesky factorisation of R: z = R^-1 h0, Y = R^-1 H_b^T; the unclipped
-    DFE solution uses Rt = R - H_b^T H_b through the Woodbury identity,
-    Rt^-1 h0 = z + Y (I - H_b Y)^-1 H_b z.
-
-    ``relaxed``: the minimum of the MSE over every unit-cursor FFE (no tap limits) and,
-    with one DFE tap, every tap in its limits (the clipped solve is then exact: the MSE
-    is convex), with several DFE taps every DFE setting; so for any noise added to rn
-    it is at most the MSE the full steps reach (their taps are in that set)."""
-    for i in range(nw):
-        for j in range(nw):
-            k = abs(i - j)
-            R[i, j] = av[k] + rn[k] / var_x
-    if not _chol(R, nw, lo):
-        return -np.inf
-    for i in range(nw):
-        y[i] = hr[0, i]
-    _chol_solve(lo, nw, y, z)
-    for r in range(nb):
-        for i in range(nw):
-            y[i] = hr[1 + r, i]
-        _chol_solve(lo, nw, y, Y[r])
-    # G = I - H_b Y (nb x nb, positive definite as Rt is), g = H_b z; solve G v = g
-    for r in range(nb):
-        t = 0.0
-        for i in range(nw):
-            t += hr[1 + r, i] * z[i]
-        G[r, nb] = t
-        for q in range(nb):
-            t = 0.0
-            for i in range(nw):
-                t += hr[1 + r, i] * Y[q, i]
-            G[r, q] = (1.0 if r == q else 0.0) - t
-    for r in range(nb):                      # Gauss elimination, no pivoting (PD)
-        for q in range(r + 1, nb):
-            f = G[q, r] / G[r, r]
-            for s in range(r, nb + 1):
-                G[q, s] -= f * G[r, s]
-    for r in range(nb - 1, -1, -1):
-        t = G[r, nb]
-        for s in range(r + 1, nb):
-            t -= G[r, s] * G[s, nb]
-        G[r, nb] = t / G[r, r]
-    s = 0.0
-    for i in range(nw):
-        t = z[i]
-        for r in range(nb):
-            t += Y[r, i] * G[r, nb]
-        w[i] = t
-        s += hr[0, i] * t
-    for i in range(nw):
-        w[i] /= s
-    hit = False
-    for r in range(nb):
-        t = 0.0
-        for i in range(nw):
-            t += hr[1 + r, i] * w[i]
-        bl = min(max(t, bmin[r]), bmax[r])
-        if relaxed and nb != 1:
-            bl = t
-        if bl != t:
-            hit = True
-        b[r] = bl
-    if hit:
-        # DFE taps fixed at their limits: w = R^-1 (h0 + H_b^T b) + mu R^-1 h0, h0^T w = 1
-        s1 = 0.0
-        s2 = 0.0
-        for i in range(nw):
-            t = z[i]
-            for r in range(nb):
-                t += Y[r, i] * b[r]
-            y[i] = t
-            s1 += hr[0, i] * t
-            s2 += hr[0, i] * z[i]
-        mu = (1.0 - s1) / s2
-        for i in range(nw):
-            w[i] = y[i] + mu * z[i]
-    c = w[dw]
-    changed = False
-    for i in range(nw if not relaxed else 0):
-        wl = min(wmax[i] * c, max(wmin[i] * c, w[i]))
-        if wl != w[i]:
-            changed = True
-        y[i] = wl
-    if changed:
-        s = 0.0
-        for i in range(nw):
-            s += hr[0, i] * y[i]
-        for i in range(nw):
-            w[i] = y[i] / s
-        for r in range(nb):
-            t = 0.0
-            for i in range(nw):
-                t += hr[1 + r, i] * w[i]
-            b[r] = min(max(t, bmin[r]), bmax[r])
-    q = 1.0
-    for i in range(nw):
-        t = 0.0
-        for j in range(nw):
-            t += R[i, j] * w[j]
-        q += w[i] * t - 2.0 * w[i] * hr[0, i]
-        for r in range(nb):
-            q -= 2.0 * w[i] * hr[1 + r, i] * b[r]
-    for r in range(nb):
-        q += b[r] * b[r]
-    mse = var_x * q
-    if mse > 0.0:
-        return 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(mse))
-    return -np.inf
-
-
-_QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
-
-
-@njit(cache=True)
-def _slope_e0(CC, gj, r, ph, nw, P):
-    """The slope's energy at phase ph (lag 0 of its UI-sample autocorrelation)."""
-    e = 0.0
-    for q in range(P):
-        e += CC[r, q] * gj[ph * nw, q]
-    return e
-
-
-@njit(cache=True)
-def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
-                 var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden, m_lb, p_half,
-                 npts_q, dvar, a1, thr, top, hq):
-    """FOM with the quantization noise Delta^2 / 12 (Delta = 2 V_qc / qden) added to the
-    noise at the FFE input (lag 0 of rn). qmode 1: an upper bound (V_qc's lower bound from
-    _QWIN UIs around the cursor, the step bounded with sum |c_k| sum |t0[ph]|, the relaxed
-    solve); qmode 2: that bound first, and when it reaches thr the exact V_qc (every UI)
-    and the full steps, else the bound (below thr)."""
-    K = offs.shape[0]
-    N = t0.shape[1]
-    rn0 = rn[0]
-    sig = np.sqrt(max(rn0 + dvar, 0.0))   # RX, TX, crosstalk, RJ (dvar: minus the DD part)
-    l1 = 0.0
-    for k in range(K):
-        l1 += abs(c[k])
-    dy_ub = 2.0 * (l1 * a1[ph] + 10.0 * sig) / (npts_q - 1)
-    for j in range(_QWIN):
-        e = 0.0
-        for k in range(K):
-            col = dh - 8 + j - offs[k]
-            col %= N
-            e += c[k] * t0[ph, col]
-        hq[j] = e
-    v_lb = _v_qc_lower(hq[:_QWIN], m_lb, dy_ub / 2.0, top)
-    d = 2.0 * v_lb / qden
-    rn[0] = rn0 + d * d / 12.0
-    fb = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
-                    R, lo, Y, G, y, z, w, b, True)
-    if qmode == 1 or fb < thr:
-        rn[0] = rn0
-        return fb
-    for j in range(N):
-        e = 0.0
-        for k in range(K):
-            col = (j - offs[k]) % N
-            e += c[k] * t0[ph, col]
-        hq[j] = e
-    v = _v_qc(hq, sig, np.int64(levels), p_half, npts_q)
-    d = 2.0 * v / qden
-    rn[0] = rn0 + d * d / 12.0
-    fo = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
-                    R, lo, Y, G, y, z, w, b)
-    rn[0] = rn0
-    return fo
-
-
-@njit(cache=True, parallel=True)
-def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
-                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
-                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr):
-    n = C.shape[0]
-    K = C.shape[1]
-    P = CC.shape[1]
-    nf = gf.shape[0]
-    N = t0.shape[1]
-    ns = S.shape[1]
-    n_chunks = (n + chunk - 1) // chunk
-    bad = np.zeros(n_chunks, dtype=np.int64)
-    cnt = np.zeros(n_chunks, dtype=np.int64)
-    for ci in prange(n_chunks):
-        R = np.empty((nw, nw))
-        lo = np.empty((nw, nw))
-        Y = np.empty((max(nb, 1), nw))
-        G = np.empty((max(nb, 1), nb + 1))
-        y = np.empty(nw)
-        z = np.empty(nw)
-        w = np.empty(nw)
-        b = np.empty(max(nb, 1))
-        av = np.empty(nw)
-        rn = np.empty(nw)
-        axt = np.empty(nw)
-        hr = np.empty((nb + 1, nw))
-        top = np.empty(max(m_lb, 1))
-        hq = np.empty(N if qmode == 2 else _QWIN)
-        for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
-            best_s = -np.inf
-            kk = 0
-            for s in range(ns):
-                v = 0.0
-                for k in range(K):
-                    v += C[r, k] * S[k, s]
-                if v > best_s:
-                    best_s = v
-                    kk = s
-            if kk == 0 or kk == ns - 1:
-                bad[ci] = 1
-                fom_out[r] = -np.inf
-                ts_out[r] = -1
-                continue
-            pk = idx0 + kk
-            for lag in range(nw):
-                axt[lag] = acf_xt0[lag]
-            for f in range(nf):
-                be = -np.inf
-                bph = 0
-                for ph in range(m):
-                    e = 0.0
-                    for q in range(P):
-                        e += CC[r, q] * gf[f, ph * nw, q]
-                    if e > be:
-                        be = e
-                        bph = ph
-                for lag in range(nw):
-                    e = 0.0
-                    for q in range(P):
-                        e += CC[r, q] * gf[f, bph * nw + lag, q]
-                    axt[lag] += var_x * e
-            fbest = -np.inf
-            tbest = -1
-            for dt in range(-(m // 2), m // 2 + 1):
-                ts = pk + dt
-                dh = ts // m
-                ph = ts - dh * m
-                for lag in range(nw):
-                    e1 = 0.0
-                    e2 = 0.0
-                    for q in range(P):
-                        e1 += CC[r, q] * gv[ph * nw + lag, q]
-                        e2 += CC[r, q] * gj[ph * nw + lag, q]
-                    av[lag] = e1
-                    rn[lag] = r_base[ph, lag] + k_j * e2 + axt[lag]
-                for rr in range(nb + 1):
-                    for i in range(nw):
-                        e = 0.0
-                        for k in range(K):
-                            col = dh + dw + rr - i - offs[k]
-                            if col < 0:
-                                col += N
-                            elif col >= N:
-                                col -= N
-                            e += C[r, k] * t0[ph, col]
-                        hr[rr, i] = e
-                cnt[ci] += 1
-                if qmode == 0:
-                    fo = _solve_one(av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
-                                    levels, R, lo, Y, G, y, z, w, b)
-                else:
-                    fo = _quant_solve(C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin,
-                                      wmax, bmin, bmax, var_x, rlm, levels, R, lo, Y, G, y,
-                                      z, w, b, qmode, qden, m_lb, p_half, npts_q,
-                                      (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nw, P), a1,
-                                      thr[r], top, hq)
-                if fo > fbest:
-                    fbest = fo
-                    tbest = ts
-            fom_out[r] = fbest
-            ts_out[r] = tbest
-    return bad.sum(), cnt.sum()
-
-
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
-               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001):
+               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -471,7 +27,13 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     (M x N_w) the RX and TX noise autocorrelation per phase, ``acf_xt0`` the NEXT's;
     ``t0`` (M x N UI) the phase table of the pulse without TX FFE, S its K shifted
     windows starting at sample ``idx0``. Raises when a TX setting moves the pulse peak
-    to the edge of the window S covers."""
+    to the edge of the window S covers.
+
+    Floating RX FFE taps (802.3dj 178A.1.8.1; ``n_wg`` > 0 groups of ``n_wf`` taps among
+    positions ``nw`` .. ``n_span`` - 1, ``nw`` the fixed taps): the tables then cover
+    N_w = ``n_span`` lags and ``wmin`` / ``wmax`` the whole span (the floating taps'
+    limits after the fixed ones); the groups are placed per sampling time as the IEEE
+    COM code places them (kernel ``_float_solve``)."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -484,6 +46,11 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     nw = _a.integer("nw", nw, lo=1)
     nb = _a.integer("nb", nb, lo=0)
     dw = _a.integer("dw", dw, lo=0, hi=nw - 1)
+    n_wg = _a.integer("n_wg", n_wg, lo=0, hi=64)
+    n_wf = _a.integer("n_wf", n_wf, lo=1, hi=64)
+    nw_fix = nw
+    if n_wg:
+        nw = _a.integer("n_span", n_span, lo=nw_fix + n_wf, hi=4096)
     for name, g in (("gv", gv), ("gj", gj)):
         if g.shape != (CC.shape[1], m * nw):
             raise ConfigError(f"{name}: expected shape {(CC.shape[1], m * nw)}, got {g.shape}")
@@ -507,7 +74,7 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
         raise ConfigError(f"offs: expected {K} values, got {len(offs)}")
     if int(np.abs(offs).max(initial=0)) + nw + nb >= t0.shape[1]:
         raise ConfigError(f"t0: {t0.shape[1]} UI is shorter than the TX and RX FFE spans")
-    wmin = _a.array("wmin", wmin, min_len=nw)
+    wmin = _a.array("wmin", wmin, min_len=nw)  # nw: the whole span
     wmax = _a.array("wmax", wmax, min_len=nw)
     bmin = _a.array("bmin", bmin, min_len=nb)
     bmax = _a.array("bmax", bmax, min_len=nb)
@@ -525,12 +92,12 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
     bad, nsolve = _mmse_block(
-        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb, wmin, wmax,
+        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw_fix, dw, nb, wmin, wmax,
         bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
         _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
         ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),
         n_lower(int(levels), p_qc), p_qc / 2.0, _a.integer("npts_q", npts_q, lo=3) | 1,
-        _a.real("k_rj", k_rj, nonneg=True), a1, thr)
+        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf)
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)

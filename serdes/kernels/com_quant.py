@@ -1,6 +1,6 @@
 """The 802.3dj (Annex 178A.1.7.6) quantization noise: the clipping amplitude V_qc of the
 signal at the RX FFE input and a cheap lower bound on it (checking wrappers; the numba
-kernels ``_v_qc`` / ``_v_qc_lower`` sit in :mod:`serdes.kernels.com_mmse`, whose search
+kernels ``_v_qc`` / ``_v_qc_lower`` sit in :mod:`serdes.kernels.com_mmse_search`, whose search
 calls them).
 
 V_qc is the amplitude whose lower tail holds P_qc / 2 (178A-30) of the noisy signal
@@ -26,7 +26,7 @@ import numpy as np
 from serdes.kernels import args as _a
 # the kernels live beside the COM search that inlines them (no kernel may call an @njit
 # helper of another module: numba's cache would keep a stale copy)
-from serdes.kernels.com_mmse import _v_qc, _v_qc_lower
+from serdes.kernels.com_mmse_search import _v_qc, _v_qc_lower
 
 __all__ = ["v_qc", "v_qc_lower", "n_lower"]
 

@@ -1,0 +1,553 @@
+"""numba kernels of the 802.3dj (Annex 178A) COM search: the MMSE RX FFE/DFE FOM of a
+block of TX FFE settings at one CTLE setting (see serdes/com/mmse.py for the method), with
+every @njit helper the search inlines: the Cholesky MMSE solve and the quantization noise's
+clipping amplitude V_qc and its lower bound (no kernel may call an @njit helper of another
+module: numba's on-disk cache would keep a stale inlined copy). The checking wrapper is
+:func:`serdes.kernels.com_mmse.mmse_block`; V_qc's is :mod:`serdes.kernels.com_quant`.
+
+Per TX setting c (all taps, cursor included; cc the products c_i c_j of the pairs):
+the pulse peak (argmax of c @ S), each FEXT aggressor's phase of largest energy and its
+UI-sample autocorrelation there (quadratic forms cc @ G), then for every sampling time
+within +-M/2 of the peak: the victim's and its slope's autocorrelations at that phase
+(cc @ G), the cursor and DFE rows of the convolution matrix (gathered UI samples), and
+the MMSE solve of
+:func:`serdes.com.mmse.solve_rows_batch` (the same steps: unit-cursor KKT, DFE tap
+clipped and the FFE solved again, FFE taps clipped and renormalised) done with Cholesky
+factorisation of the 16 x 16 matrix per solve. Returns the best FOM over the sampling times
+and that sampling time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+__all__: list[str] = []
+
+
+# -- the quantization noise's clipping amplitude (serdes/kernels/com_quant.py: method,
+#    public wrappers) ------------------------------------------------------------------
+@njit(cache=True)
+def _cdf(pmf, lo, hi, gc, c, npts, i):
+    """CDF at grid point i of pmf (nonzero on lo..hi) convolved ('same') with the
+    Gaussian of cumulative gc: sum over i' <= i of sum_j pmf[j] g[i' - j + c]."""
+    t = 0.0
+    for j in range(lo, hi + 1):
+        pj = pmf[j]
+        if pj == 0.0:
+            continue
+        khi = i - j + c
+        if khi < 0:
+            continue
+        if khi > npts - 1:
+            khi = npts - 1
+        klo = c - j
+        a = gc[khi]
+        if klo > 0:
+            if khi < klo:
+                continue
+            a -= gc[klo - 1]
+        t += pj * a
+    return t
+
+
+@njit(cache=True)
+def _v_qc(h, sigma, levels, p_half, npts):
+    n = h.shape[0]
+    s = 0.0
+    for i in range(n):
+        s += abs(h[i])
+    support = s + 10.0 * sigma
+    if support <= 0.0:
+        return 0.0
+    c = npts // 2
+    ystep = 2.0 * support / (npts - 1)
+    pmf = np.zeros(npts)
+    tmp = np.zeros(npts)
+    pmf[c] = 1.0
+    lo = c
+    hi = c
+    sh = np.empty(levels, dtype=np.int64)
+    for i in range(n):
+        x = h[i]
+        if not abs(x) > ystep / 2.0:
+            continue
+        smin = 0
+        smax = 0
+        for l in range(levels):
+            lv = 2.0 * l / (levels - 1) - 1.0
+            sh[l] = np.int64(np.round(x * lv / ystep))
+            if l == 0 or sh[l] < smin:
+                smin = sh[l]
+            if l == 0 or sh[l] > smax:
+                smax = sh[l]
+        nlo = lo + smin
+        nhi = hi + smax
+        for j in range(nlo, nhi + 1):
+            tmp[j] = 0.0
+        for l in range(levels):
+            for j in range(lo, hi + 1):
+                tmp[j + sh[l]] += pmf[j]
+        for j in range(lo, hi + 1):
+            pmf[j] = 0.0
+        for j in range(nlo, nhi + 1):
+            pmf[j] = tmp[j] / levels
+        lo = nlo
+        hi = nhi
+    # cumulative of the sampled, normalised Gaussian (the full grid's width, as a
+    # 'same' convolution with a kernel of npts points)
+    gc = np.empty(npts)
+    if sigma > 0.0:
+        t = 0.0
+        for k in range(npts):
+            y = (k - c) * ystep
+            t += math.exp(-y * y / (2.0 * sigma * sigma))
+            gc[k] = t
+    else:
+        for k in range(npts):
+            gc[k] = 1.0 if k >= c else 0.0
+
+    total = _cdf(pmf, lo, hi, gc, c, npts, npts - 1)
+    target = p_half * total
+    a = 0
+    b = npts - 1              # cdf(b) >= target
+    if _cdf(pmf, lo, hi, gc, c, npts, 0) >= target:
+        return -(0 - c) * ystep
+    while b - a > 1:
+        mid = (a + b) // 2
+        if _cdf(pmf, lo, hi, gc, c, npts, mid) >= target:
+            b = mid
+        else:
+            a = mid
+    return -(b - c) * ystep
+
+
+@njit(cache=True)
+def _v_qc_lower(h, m, dy_half, top):
+    """Sum of the m largest (|h_n| - dy_half)_+ (top: scratch of m values)."""
+    k = 0
+    for i in range(h.shape[0]):
+        v = abs(h[i]) - dy_half
+        if v <= 0.0:
+            continue
+        if k < m:
+            j = k
+            k += 1
+        elif v > top[m - 1]:
+            j = m - 1
+        else:
+            continue
+        while j > 0 and top[j - 1] < v:
+            top[j] = top[j - 1]
+            j -= 1
+        top[j] = v
+    s = 0.0
+    for j in range(k):
+        s += top[j]
+    return s
+
+
+@njit(cache=True)
+def _chol(a, n, lo):
+    """Lower Cholesky factor of a[:n, :n] into lo; False if not positive definite."""
+    for j in range(n):
+        s = a[j, j]
+        for k in range(j):
+            s -= lo[j, k] * lo[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        lo[j, j] = d
+        for i in range(j + 1, n):
+            t = a[i, j]
+            for k in range(j):
+                t -= lo[i, k] * lo[j, k]
+            lo[i, j] = t / d
+    return True
+
+
+@njit(cache=True)
+def _chol_solve(lo, n, y, x):
+    for i in range(n):
+        t = y[i]
+        for k in range(i):
+            t -= lo[i, k] * x[k]
+        x[i] = t / lo[i, i]
+    for i in range(n - 1, -1, -1):
+        t = x[i]
+        for k in range(i + 1, n):
+            t -= lo[k, i] * x[k]
+        x[i] = t / lo[i, i]
+
+
+@njit(cache=True)
+def _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
+               R, lo, Y, G, y, z, w, b, relaxed=False):
+    """MMSE FOM of one problem (the steps of solve_rows_batch); w, b hold the taps on
+    return. One Cholesky factorisation of R: z = R^-1 h0, Y = R^-1 H_b^T; the unclipped
+    DFE solution uses Rt = R - H_b^T H_b through the Woodbury identity,
+    Rt^-1 h0 = z + Y (I - H_b Y)^-1 H_b z.
+
+    ``relaxed``: the minimum of the MSE over every unit-cursor FFE (no tap limits) and,
+    with one DFE tap, every tap in its limits (the clipped solve is then exact: the MSE
+    is convex), with several DFE taps every DFE setting; so for any noise added to rn
+    it is at most the MSE the full steps reach (their taps are in that set).
+
+    The FFE has the nw taps at positions cols[:nw] of the span (av, rn, hr, wmin, wmax
+    indexed by position; cols[dw] the cursor); cols = 0 .. nw - 1 is the contiguous
+    FFE."""
+    for i in range(nw):
+        for j in range(nw):
+            k = abs(cols[i] - cols[j])
+            R[i, j] = av[k] + rn[k] / var_x
+    if not _chol(R, nw, lo):
+        return -np.inf
+    for i in range(nw):
+        y[i] = hr[0, cols[i]]
+    _chol_solve(lo, nw, y, z)
+    for r in range(nb):
+        for i in range(nw):
+            y[i] = hr[1 + r, cols[i]]
+        _chol_solve(lo, nw, y, Y[r])
+    # G = I - H_b Y (nb x nb, positive definite as Rt is), g = H_b z; solve G v = g
+    for r in range(nb):
+        t = 0.0
+        for i in range(nw):
+            t += hr[1 + r, cols[i]] * z[i]
+        G[r, nb] = t
+        for q in range(nb):
+            t = 0.0
+            for i in range(nw):
+                t += hr[1 + r, cols[i]] * Y[q, i]
+            G[r, q] = (1.0 if r == q else 0.0) - t
+    for r in range(nb):                      # Gauss elimination, no pivoting (PD)
+        for q in range(r + 1, nb):
+            f = G[q, r] / G[r, r]
+            for s in range(r, nb + 1):
+                G[q, s] -= f * G[r, s]
+    for r in range(nb - 1, -1, -1):
+        t = G[r, nb]
+        for s in range(r + 1, nb):
+            t -= G[r, s] * G[s, nb]
+        G[r, nb] = t / G[r, r]
+    s = 0.0
+    for i in range(nw):
+        t = z[i]
+        for r in range(nb):
+            t += Y[r, i] * G[r, nb]
+        w[i] = t
+        s += hr[0, cols[i]] * t
+    for i in range(nw):
+        w[i] /= s
+    hit = False
+    for r in range(nb):
+        t = 0.0
+        for i in range(nw):
+            t += hr[1 + r, cols[i]] * w[i]
+        bl = min(max(t, bmin[r]), bmax[r])
+        if relaxed and nb != 1:
+            bl = t
+        if bl != t:
+            hit = True
+        b[r] = bl
+    if hit:
+        # DFE taps fixed at their limits: w = R^-1 (h0 + H_b^T b) + mu R^-1 h0, h0^T w = 1
+        s1 = 0.0
+        s2 = 0.0
+        for i in range(nw):
+            t = z[i]
+            for r in range(nb):
+                t += Y[r, i] * b[r]
+            y[i] = t
+            s1 += hr[0, cols[i]] * t
+            s2 += hr[0, cols[i]] * z[i]
+        mu = (1.0 - s1) / s2
+        for i in range(nw):
+            w[i] = y[i] + mu * z[i]
+    c = w[dw]
+    changed = False
+    for i in range(nw if not relaxed else 0):
+        wl = min(wmax[cols[i]] * c, max(wmin[cols[i]] * c, w[i]))
+        if wl != w[i]:
+            changed = True
+        y[i] = wl
+    if changed:
+        s = 0.0
+        for i in range(nw):
+            s += hr[0, cols[i]] * y[i]
+        for i in range(nw):
+            w[i] = y[i] / s
+        for r in range(nb):
+            t = 0.0
+            for i in range(nw):
+                t += hr[1 + r, cols[i]] * w[i]
+            b[r] = min(max(t, bmin[r]), bmax[r])
+    q = 1.0
+    for i in range(nw):
+        t = 0.0
+        for j in range(nw):
+            t += R[i, j] * w[j]
+        q += w[i] * t - 2.0 * w[i] * hr[0, cols[i]]
+        for r in range(nb):
+            q -= 2.0 * w[i] * hr[1 + r, cols[i]] * b[r]
+    for r in range(nb):
+        q += b[r] * b[r]
+    mse = var_x * q
+    if mse > 0.0:
+        return 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(mse))
+    return -np.inf
+
+
+@njit(cache=True)
+def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bmax, var_x,
+                 rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen, valid):
+    """MMSE FOM with nwg floating groups of nwf contiguous taps among positions
+    nfix .. nmax - 1 beside the nfix fixed taps (802.3dj 178A.1.8.1), placed as the IEEE
+    COM code's FOM_rxffe_floating_taps places them: one group at a time, each start
+    location still valid tried in ascending order with the groups already placed (a full
+    MMSE solve each), the first best FOM kept; then the next nwf entries of the list of
+    valid starts from the chosen one on, and the starts nwf - 1 .. 1 before it, are
+    removed. Returns the FOM of the last placement (w, b its taps; cols[:nfix + n]
+    the positions, n the floating taps placed)."""
+    nval = nmax - nfix - nwf + 1
+    for k in range(max(nval, 0)):
+        valid[k] = k
+    nch = 0
+    for i in range(nfix):
+        cols[i] = i
+    fo = -np.inf
+    if nval <= 0 or nwg == 0:
+        return _solve_one(av, rn, hr, cols, nfix, dw, nb, wmin, wmax, bmin, bmax, var_x,
+                          rlm, levels, R, lo, Y, G, y, z, w, b)
+    for g in range(nwg):
+        if nval <= 0:
+            break
+        bestf = -np.inf
+        bk = 0
+        n = nfix + nch + nwf
+        for k in range(nval):
+            st = valid[k]
+            # positions: the fixed taps, then the placed and the new group's, ascending
+            i = 0
+            j = 0
+            for q in range(nch + nwf):
+                if j >= nwf or (i < nch and chosen[i] < st + j):
+                    cols[nfix + q] = nfix + chosen[i]
+                    i += 1
+                else:
+                    cols[nfix + q] = nfix + st + j
+                    j += 1
+            f = _solve_one(av, rn, hr, cols, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
+                           levels, R, lo, Y, G, y, z, w, b)
+            if f > bestf:
+                bestf = f
+                bk = k
+        st = valid[bk]
+        # chosen += st .. st + nwf - 1, kept ascending
+        for j in range(nwf):
+            v = st + j
+            q = nch
+            while q > 0 and chosen[q - 1] > v:
+                chosen[q] = chosen[q - 1]
+                q -= 1
+            chosen[q] = v
+            nch += 1
+        # remove the entries bk .. bk + nwf - 1 of the list (as far as it goes), then
+        # the values st - nwf + 1 .. st - 1
+        cut = min(nwf, nval - bk)
+        for k in range(bk, nval - cut):
+            valid[k] = valid[k + cut]
+        nval -= cut
+        k2 = 0
+        for k in range(nval):
+            v = valid[k]
+            if st - nwf + 1 <= v <= st - 1:
+                continue
+            valid[k2] = v
+            k2 += 1
+        nval = k2
+    for q in range(nch):
+        cols[nfix + q] = nfix + chosen[q]
+    fo = _solve_one(av, rn, hr, cols, nfix + nch, dw, nb, wmin, wmax, bmin, bmax, var_x,
+                    rlm, levels, R, lo, Y, G, y, z, w, b)
+    return fo
+
+
+_QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
+
+
+@njit(cache=True)
+def _slope_e0(CC, gj, r, ph, nw, P):
+    """The slope's energy at phase ph (lag 0 of its UI-sample autocorrelation)."""
+    e = 0.0
+    for q in range(P):
+        e += CC[r, q] * gj[ph * nw, q]
+    return e
+
+
+@njit(cache=True)
+def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
+                 var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden, m_lb, p_half,
+                 npts_q, dvar, a1, thr, top, hq, cols, nwt, nwg, nwf, chosen, valid):
+    """FOM with the quantization noise Delta^2 / 12 (Delta = 2 V_qc / qden) added to the
+    noise at the FFE input (lag 0 of rn). qmode 1: an upper bound (V_qc's lower bound from
+    _QWIN UIs around the cursor, the step bounded with sum |c_k| sum |t0[ph]|, the relaxed
+    solve); qmode 2: that bound first, and when it reaches thr the exact V_qc (every UI)
+    and the full steps, else the bound (below thr). With floating groups (nwg > 0) the
+    bound's relaxed solve has every position of the span nwt free (so it bounds every
+    placement) and the exact FOM is _float_solve's."""
+    K = offs.shape[0]
+    N = t0.shape[1]
+    rn0 = rn[0]
+    sig = np.sqrt(max(rn0 + dvar, 0.0))   # RX, TX, crosstalk, RJ (dvar: minus the DD part)
+    l1 = 0.0
+    for k in range(K):
+        l1 += abs(c[k])
+    dy_ub = 2.0 * (l1 * a1[ph] + 10.0 * sig) / (npts_q - 1)
+    for j in range(_QWIN):
+        e = 0.0
+        for k in range(K):
+            col = dh - 8 + j - offs[k]
+            col %= N
+            e += c[k] * t0[ph, col]
+        hq[j] = e
+    v_lb = _v_qc_lower(hq[:_QWIN], m_lb, dy_ub / 2.0, top)
+    d = 2.0 * v_lb / qden
+    rn[0] = rn0 + d * d / 12.0
+    for i in range(nwt):
+        cols[i] = i
+    fb = _solve_one(av, rn, hr, cols, nwt if nwg else nw, dw, nb, wmin, wmax, bmin, bmax,
+                    var_x, rlm, levels, R, lo, Y, G, y, z, w, b, True)
+    if qmode == 1 or fb < thr:
+        rn[0] = rn0
+        return fb
+    for j in range(N):
+        e = 0.0
+        for k in range(K):
+            col = (j - offs[k]) % N
+            e += c[k] * t0[ph, col]
+        hq[j] = e
+    v = _v_qc(hq, sig, np.int64(levels), p_half, npts_q)
+    d = 2.0 * v / qden
+    rn[0] = rn0 + d * d / 12.0
+    if nwg:
+        fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin, bmax,
+                          var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen, valid)
+    else:
+        fo = _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
+                        levels, R, lo, Y, G, y, z, w, b)
+    rn[0] = rn0
+    return fo
+
+
+@njit(cache=True, parallel=True)
+def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
+                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
+                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf):
+    n = C.shape[0]
+    K = C.shape[1]
+    P = CC.shape[1]
+    nf = gf.shape[0]
+    N = t0.shape[1]
+    ns = S.shape[1]
+    n_chunks = (n + chunk - 1) // chunk
+    bad = np.zeros(n_chunks, dtype=np.int64)
+    cnt = np.zeros(n_chunks, dtype=np.int64)
+    for ci in prange(n_chunks):
+        R = np.empty((nwt, nwt))
+        lo = np.empty((nwt, nwt))
+        Y = np.empty((max(nb, 1), nwt))
+        G = np.empty((max(nb, 1), nb + 1))
+        y = np.empty(nwt)
+        z = np.empty(nwt)
+        w = np.empty(nwt)
+        b = np.empty(max(nb, 1))
+        av = np.empty(nwt)
+        rn = np.empty(nwt)
+        axt = np.empty(nwt)
+        hr = np.empty((nb + 1, nwt))
+        cols = np.arange(nwt)
+        chosen = np.empty(max(nwg * nwf, 1), dtype=np.int64)
+        valid = np.empty(nwt, dtype=np.int64)
+        top = np.empty(max(m_lb, 1))
+        hq = np.empty(N if qmode == 2 else _QWIN)
+        for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
+            best_s = -np.inf
+            kk = 0
+            for s in range(ns):
+                v = 0.0
+                for k in range(K):
+                    v += C[r, k] * S[k, s]
+                if v > best_s:
+                    best_s = v
+                    kk = s
+            if kk == 0 or kk == ns - 1:
+                bad[ci] = 1
+                fom_out[r] = -np.inf
+                ts_out[r] = -1
+                continue
+            pk = idx0 + kk
+            for lag in range(nwt):
+                axt[lag] = acf_xt0[lag]
+            for f in range(nf):
+                be = -np.inf
+                bph = 0
+                for ph in range(m):
+                    e = 0.0
+                    for q in range(P):
+                        e += CC[r, q] * gf[f, ph * nwt, q]
+                    if e > be:
+                        be = e
+                        bph = ph
+                for lag in range(nwt):
+                    e = 0.0
+                    for q in range(P):
+                        e += CC[r, q] * gf[f, bph * nwt + lag, q]
+                    axt[lag] += var_x * e
+            fbest = -np.inf
+            tbest = -1
+            for dt in range(-(m // 2), m // 2 + 1):
+                ts = pk + dt
+                dh = ts // m
+                ph = ts - dh * m
+                for lag in range(nwt):
+                    e1 = 0.0
+                    e2 = 0.0
+                    for q in range(P):
+                        e1 += CC[r, q] * gv[ph * nwt + lag, q]
+                        e2 += CC[r, q] * gj[ph * nwt + lag, q]
+                    av[lag] = e1
+                    rn[lag] = r_base[ph, lag] + k_j * e2 + axt[lag]
+                for rr in range(nb + 1):
+                    for i in range(nwt):
+                        e = 0.0
+                        for k in range(K):
+                            col = dh + dw + rr - i - offs[k]
+                            if col < 0:
+                                col += N
+                            elif col >= N:
+                                col -= N
+                            e += C[r, k] * t0[ph, col]
+                        hr[rr, i] = e
+                cnt[ci] += 1
+                if qmode == 0 and nwg:
+                    fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin,
+                                      bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols,
+                                      chosen, valid)
+                elif qmode == 0:
+                    fo = _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x,
+                                    rlm, levels, R, lo, Y, G, y, z, w, b)
+                else:
+                    fo = _quant_solve(C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin,
+                                      wmax, bmin, bmax, var_x, rlm, levels, R, lo, Y, G, y,
+                                      z, w, b, qmode, qden, m_lb, p_half, npts_q,
+                                      (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
+                                      thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid)
+                if fo > fbest:
+                    fbest = fo
+                    tbest = ts
+            fom_out[r] = fbest
+            ts_out[r] = tbest
+    return bad.sum(), cnt.sum()

@@ -1,0 +1,220 @@
+"""Floating RX FFE taps of the 802.3dj COM (serdes/com/mmse_float.py, kernel
+serdes/kernels/com_mmse_search.py::_float_solve): the NumPy placement equals a literal
+slow reference of the IEEE code's rule (tests/naive.py), the numba search equals the
+NumPy placement at every sampling time, and on an ideal thru with one late echo the
+floating group lands on it, holds its tap limit and leaves the residual the closed form
+says."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from naive import com_rxffe_float_place
+from serdes.com import mmse_float, mmse_grid
+from serdes.com.core import compute_com
+from serdes.com.params import apply_overrides, preset
+from serdes.com.pulse import ComGrid, h_r
+from serdes.errors import ConfigError
+from tests.test_com import _ideal, _write_s2p
+
+DJ = preset("802.3dj-kr")
+ECHO_UI = 30          # beyond the 8 fixed post-cursor taps, inside the 87-tap span
+
+
+def _p(**kw):
+    return dataclasses.replace(DJ, **{"rx_ffe_n_wg": 2, "mlsd": False, "n_qb": 0, **kw})
+
+
+def _problem(rng, p, c0=12, n=160):
+    """UI samples with a cursor, a decaying tail and echoes (some beyond the floating
+    limit), colored noise; the search's av, rn and cursor / DFE rows over the span."""
+    nmax, dw, nb = mmse_float.span(p), p.rx_ffe_pre, len(p.dfe_max)
+    h = np.zeros(n)
+    h[c0] = 1.0
+    h[c0 + 1:c0 + 20] = rng.normal(size=19) * 0.3 * np.exp(-np.arange(19) / 3)
+    h[c0 - 3:c0] = rng.normal(size=3) * 0.05
+    for _ in range(rng.integers(1, 4)):
+        h[c0 + rng.integers(9, nmax - dw)] += rng.normal() * 0.08
+    av = np.array([h[:n - k] @ h[k:] for k in range(nmax)])
+    rn = np.zeros(nmax)
+    rn[:3] = np.array([1.0, 0.3, 0.1]) * rng.uniform(1e-3, 3e-2)
+    rows = (c0 + dw + np.arange(nb + 1))[:, None] - np.arange(nmax)[None, :]
+    hr = np.where((rows >= 0) & (rows < n), h[np.clip(rows, 0, n - 1)], 0.0)
+    return av, rn, hr
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(rx_ffe_n_max=40, rx_ffe_n_wf=3, rx_ffe_n_wg=3,
+                                             dfe_max=(0.2,))])
+def test_numpy_placement_equals_the_literal_reference(kw):
+    p = _p(**kw)
+    wmin, wmax = mmse_float.limits(p)
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        av, rn, hr = _problem(rng, p)
+        cols, fom, w, b = mmse_float.place(av, rn, hr, p)
+        rc, rf = com_rxffe_float_place(
+            av, rn, hr, len(p.rx_ffe_max), mmse_float.span(p), p.rx_ffe_n_wg, p.rx_ffe_n_wf,
+            p.rx_ffe_pre, wmin, wmax, np.asarray(p.dfe_min), np.asarray(p.dfe_max), var_x,
+            p.rlm, L)
+        assert list(cols) == rc
+        assert fom == pytest.approx(rf, abs=1e-9)
+        assert len(cols) == len(p.rx_ffe_max) + p.rx_ffe_n_wg * p.rx_ffe_n_wf
+        # the limits hold (cursor tap w[dw]), every position off the groups is 0
+        c = w[p.rx_ffe_pre]
+        assert np.all(w <= wmax * c + 1e-12) and np.all(w >= wmin * c - 1e-12)
+        assert np.all(np.delete(w, cols) == 0.0)
+
+
+def test_kernel_equals_the_numpy_placement_at_every_sampling_time(tmp_path, monkeypatch):
+    """Every TX setting's FOM from the numba search equals the best over its 33 sampling
+    times of the NumPy placement (1e-8 dB), and at the same sampling time."""
+    fb = DJ.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    s21 = (1.0 + 0.08 * np.exp(-2j * np.pi * f * 12 / fb) + 0.03 * np.exp(-2j * np.pi * f * 40 / fb)) \
+        * np.exp(-(f / 60.0) ** 2)
+    path = _write_s2p(tmp_path / "two_echoes.s2p", f, s21)
+    p = _ideal(_p(), eta0=2e-8, tx_min=(0.0, 0.0, -0.08, -0.08, 0.0, 0.0),
+               tx_max=(0.0,) * 6, tx_step=(0.0, 0.0, 0.04, 0.08, 0.0, 0.0), dfe_max=(0.85,),
+               dfe_min=(0.0,), r0=50.0, r_d=50.0)
+    seen = []
+    real = mmse_grid.mmse_block
+
+    def spy(*a, **kw):
+        out = real(*a, **kw)
+        seen.append((a, kw, out))
+        return out
+
+    monkeypatch.setattr(mmse_grid, "mmse_block", spy)
+    compute_com(path, preset=p)
+    (a, kw, (fom, ts, _)), = seen
+    C = a[0]
+    assert len(C) == 6
+    t = type("T", (), dict(gv=a[2], gj=a[3], gf=a[4], r_base=a[5], acf_next=a[6], t0=a[7],
+                           var_x=kw["var_x"]))()
+    S, idx0, offs, m = a[8], a[9], a[10], kw["m"]
+    for r in range(len(C)):
+        pk = idx0 + int(np.argmax(C[r] @ S))
+        got = [mmse_grid._taps_at(p, t, C[r], offs, pk + d, with_fom=True)[2]
+               for d in range(-(m // 2), m // 2 + 1)]
+        k = int(np.argmax(got))
+        assert fom[r] == pytest.approx(got[k], abs=1e-8)
+        assert ts[r] == pk - m // 2 + k
+
+
+def _noise_sigma(p, w):
+    """RX noise at the detector: eta_0 |H_r|^2 |H_FFE|^2 integrated directly on a fine
+    frequency axis (H_FFE from the taps w, 1 UI apart)."""
+    grid = ComGrid.of(p)
+    f = np.linspace(0.0, grid.f[-1], 100001)
+    hr2 = np.abs(h_r(p, f)) ** 2
+    nz = np.flatnonzero(np.asarray(w))
+    hf = np.exp(-2j * np.pi * np.outer(f / (p.fb_gbd * 1e9), nz - p.rx_ffe_pre)) @ np.asarray(w)[nz]
+    return float(np.sqrt(p.eta0 * np.trapezoid(hr2 * np.abs(hf) ** 2, f / 1e9)))
+
+
+@pytest.mark.parametrize("a", [0.03, 0.1])
+def test_late_echo_is_taken_by_a_floating_group(tmp_path, a):
+    """An ideal thru with one echo a at 30 UI and white RX noise. The MMSE FFE inverts
+    1 + a D^30 (taps -a at 30, a^2 at 60); a floating group sits on the echo, its tap
+    clipped to -min(a, 0.05) (the limit, no re-solve), the second group on 60 keeps a^2,
+    so the residuals are r1 = a - min(a, 0.05) at 30 and r2 = a r1 at 60, and DER_0 =
+    1/16 sum_{v1, v2} Phi((-A_ni - (v1 r1 + v2 r2) h0) / sigma), v in {+-1, +-1/3}; with
+    the 15 fixed taps alone r1 = a, r2 = 0. sigma from eta_0 through the Butterworth and
+    the chosen FFE, integrated directly; bound: every other UI sample left at the
+    detector, the two residuals' differences from r1 h0, r2 h0 and two grid steps."""
+    fb = DJ.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    path = _write_s2p(tmp_path / "echo.s2p", f, 1.0 + a * np.exp(-2j * np.pi * f * ECHO_UI / fb))
+    base = dict(eta0=2e-9, tx_min=(0.0,) * 6, tx_max=(0.0,) * 6, tx_step=(0.0,) * 6,
+                dfe_max=(0.85,), dfe_min=(0.0,), r0=50.0, r_d=50.0)
+    coms = {}
+    for n_wg in (2, 0):
+        p = _ideal(_p(), **base, rx_ffe_n_wg=n_wg)
+        (case,) = compute_com(path, preset=p).cases
+        w = np.zeros(mmse_float.span(p))
+        w[:len(case.rx_ffe_taps)] = case.rx_ffe_taps
+        lim = p.rx_ffe_float_max
+        if n_wg:
+            fl = case.as_dict()["rx_ffe_float"]
+            assert ECHO_UI in fl["ui_after_cursor"]
+            w[fl["positions"]] = fl["taps"]
+            assert max(abs(x) for x in fl["taps"]) <= lim + 1e-12
+            t30 = w[p.rx_ffe_pre + ECHO_UI]
+            if a > lim:
+                assert t30 == pytest.approx(-lim, abs=1e-12)
+            r1 = a - min(a, lim)
+            r2 = a * r1
+            assert 2 * ECHO_UI in fl["ui_after_cursor"] or r2 == 0.0
+        else:
+            assert case.as_dict().get("rx_ffe_float") is None
+            r1, r2 = a, 0.0
+        sigma = _noise_sigma(p, w)
+        h0 = case.a_s_v * (p.levels - 1) / p.rlm
+        m, ix = ComGrid.of(p).m, case.cursor_ix
+        s = case.pulse_eq[ix % m::m]
+        n0 = ix // m
+        v = np.array([-1, -1 / 3, 1 / 3, 1])
+        vals = h0 * (r1 * v[:, None] + r2 * v[None, :]).ravel()
+        a_ni = optimize.brentq(lambda x: np.mean(stats.norm.cdf((-x - vals) / sigma)) - p.der0,
+                               0, 1)
+        res = s.copy()
+        res[n0] = 0.0
+        res[n0 + 1] -= case.dfe_taps[0] * s[n0]
+        e1, e2 = abs(res[n0 + ECHO_UI]), abs(res[n0 + 2 * ECHO_UI])
+        bound = (np.abs(res).sum() - e1 - e2 + abs(e1 - r1 * h0) + abs(e2 - r2 * h0)
+                 + 2 * min(case.a_s_v / 1000, 1e-5))
+        assert abs(case.a_ni_v - a_ni) <= bound + 1e-3 * a_ni
+        tol_db = 20 * np.log10(1 + (bound + 1e-3 * a_ni) / a_ni)
+        assert tol_db < 0.3
+        assert case.com_db == pytest.approx(20 * np.log10(case.a_s_v / a_ni), abs=tol_db)
+        coms[n_wg] = case.com_db
+    assert coms[2] > coms[0] + 3.0
+
+
+def test_floating_keys_checked():
+    with pytest.raises(ConfigError, match="rx_ffe_n_max"):
+        apply_overrides(DJ, {"rx_ffe_n_wg": "2", "rx_ffe_n_max": "16"})
+    with pytest.raises(ConfigError, match="rx_ffe_n_wg"):
+        apply_overrides(preset("802.3ck-kr"), {"rx_ffe_n_wg": "1", "rx_ffe_n_max": "40"})
+    with pytest.raises(ConfigError, match="rx_ffe_float_max"):
+        apply_overrides(DJ, {"rx_ffe_n_wg": "2", "rx_ffe_float_max": "-0.1"})
+
+
+def test_quantization_noise_with_floating_taps(tmp_path, monkeypatch):
+    """With the quantization noise (n_qb 6) the branch and bound, whose bound lets every
+    position of the span float, picks the candidate of evaluating every one exactly;
+    every bound is above its FOM; the chosen FOM equals the NumPy placement's."""
+    from serdes.com import quant
+    from test_com_quant import _exhaustive
+
+    fb = DJ.fb_gbd
+    f = np.arange(0, 32 * fb / 2 + 0.05, 0.1)
+    s21 = (1.0 + 0.08 * np.exp(-2j * np.pi * f * 12 / fb) + 0.06 * np.exp(-2j * np.pi * f * 40 / fb)) \
+        * np.exp(-(f / 60.0) ** 2)
+    path = _write_s2p(tmp_path / "two_echoes.s2p", f, s21)
+    p = _ideal(_p(), eta0=2e-8, n_qb=6, tx_min=(0.0, 0.0, -0.08, -0.08, 0.0, 0.0),
+               tx_max=(0.0,) * 6, tx_step=(0.0, 0.0, 0.04, 0.08, 0.0, 0.0), dfe_max=(0.85,),
+               dfe_min=(0.0,), r0=50.0, r_d=50.0)
+    foms = []
+    real = mmse_grid._taps_at
+
+    def spy(*a, **kw):
+        foms.append(real(*a, **{**kw, "with_fom": True})[2])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(mmse_grid, "_taps_at", spy)
+    pruned = compute_com(path, preset=p).cases[0]
+    monkeypatch.setattr(quant, "search_quant", _exhaustive)
+    full = compute_com(path, preset=p).cases[0]
+    ub, ex = _exhaustive.seen
+    assert np.all(ub >= ex)
+    assert (pruned.fom_db, pruned.tx_taps, pruned.cursor_ix) == (full.fom_db, full.tx_taps,
+                                                                 full.cursor_ix)
+    assert pruned.com_db == full.com_db
+    assert foms[0] == pytest.approx(pruned.fom_db, abs=1e-8)
