@@ -68,6 +68,8 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   The channel's S-parameters are renormalized from 50 ohm to 2 R_0 (178A-4) before the
   packages are joined. The earlier set of PyChOpMarg's ``config/ieee_8023dj.py`` (TX
   steps 0.005, 16 RX FFE taps) is :func:`dj_early`, used by the PyChOpMarg comparison.
+  Package class (Table 178-14): ``package_class`` "A" (default) or "B" (four line
+  segments, Test 1 45 / 44 mm, Test 2 30 / 29 mm TX / RX; ``serdes.presets.PACKAGE_CLASSES``).
 * 100gbase-kr4: IEEE 802.3 Clause 93, Table 93-8 (COM parameter values) with the Annex
   93A package (single line segment, Z_c 78.2 ohm). Its ERL keys are provisional defaults
   (Clause 93 has no ERL).
@@ -200,6 +202,7 @@ def _dj():
         rx_ffe_max=(0.7,) * dw + (1.0,) + (0.7,) * (nfix - dw - 1), rx_ffe_pre=dw,
         r0=46.25, mlsd=True, mlsd_dcom_an_db=3.0,   # MLSD COM for KR (178A.1.10)
         n_qb=6, p_qc=1e-7,                          # quantization noise (178A.1.7.6)
+        package_class="A",                          # Table 178-14: A (default) or B
         **com_package("802.3dj-kr"), source=SOURCES["802.3dj-kr"])
 
 
