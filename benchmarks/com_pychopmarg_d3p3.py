@@ -11,9 +11,12 @@ off in PyChOpMarg's run (15 fixed RX FFE taps, N_qb 0, no MLSD), and MLSD in our
 
 ``--quant``: both with the quantization noise of the D3.3 set (N_qb 6, P_qc 1e-7; ours
 ``n_qb`` of the preset, PyChOpMarg's ``N_qb``); without it both have N_qb 0.
+``--class B``: both with the class B packages of Table 178-14 (ours ``package_class=B``,
+PyChOpMarg's ``kr_c2c_device("B", test, ...)``); class A without it.
 
-Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [dpo4|dpo12|ca] (needs
-pychopmarg and ../shared/channels).
+Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [--class B] [--test 1|2]
+        [dpo4|dpo12|ca]
+(needs pychopmarg and ../shared/channels).
 """
 
 from __future__ import annotations
@@ -53,11 +56,12 @@ def pcm_params(grid, quant=False):
         Nfix=None, Nwg=0, Nwf=0, N_qb=cp.N_qb if quant else 0, mlsd=False)
 
 
-def pcm_run(thru, fext, nxt, grid, test, quant=False):
+def pcm_run(thru, fext, nxt, grid, test, quant=False, pkg_class="A"):
     cp = pcm_params(grid, quant)
     t = time.perf_counter()
     com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)},
-              tx_device=kr_c2c_device("A", test, False), rx_device=kr_c2c_device("A", test, True))
+              tx_device=kr_c2c_device(pkg_class, test, False),
+              rx_device=kr_c2c_device(pkg_class, test, True))
     com.n_procs = 1
     val = com()
     el = time.perf_counter() - t
@@ -70,21 +74,22 @@ def pcm_run(thru, fext, nxt, grid, test, quant=False):
             "sigma_quant_v": float(r.get("sigma_Q", 0.0))}
 
 
-def compare(key, grid=GRID, tests=(1, 2), quant=False):
+def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A"):
     thru, fext, nxt = SETS[key]
     thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
     ov = {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v) for k, v in grid.items()}
     ov["mlsd"] = "false"
+    ov["package_class"] = pkg_class
     if not quant:
         ov["n_qb"] = "0"
     ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
-    out = []
     for test in tests:
         c = ours.cases[test - 1]
-        ref = pcm_run(thru, fext, nxt, grid, test, quant)
+        ref = pcm_run(thru, fext, nxt, grid, test, quant, pkg_class)
         tx = [x for i, x in enumerate(c.tx_taps) if i != 3]
-        out.append({
-            "set": key, "package_case": test, "grid": grid, "n_qb": ours.params.n_qb,
+        yield {
+            "set": key, "package_case": test, "package_class": pkg_class, "grid": grid,
+            "n_qb": ours.params.n_qb, "unequalized_peak_v": c.unequalized_peak_v,
             "ours": {"com_db": c.com_db, "a_s_v": c.a_s_v, "a_ni_v": c.a_ni_v, "fom_db": c.fom_db,
                      "g_dc_db": c.g_dc_db, "g_dc2_db": c.g_dc2_db, "tx_taps": tx,
                      "rx_ffe_taps": c.rx_ffe_taps, "dfe_taps": c.dfe_taps,
@@ -92,12 +97,16 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False):
             "sigma_quant_v": c.sigmas_v.get("quant"),
             "pychopmarg": ref, "delta_com_db": c.com_db - ref["com_db"],
             "delta_fom_db": c.fom_db - ref["fom_db"],
-            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(c.rx_ffe_taps, ref["rx_ffe_taps"]))))})
-    return out
+            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(c.rx_ffe_taps, ref["rx_ffe_taps"]))))}
 
 
 if __name__ == "__main__":
-    q = "--quant" in sys.argv
-    for key in [a for a in sys.argv[1:] if a != "--quant"] or ["dpo4", "dpo12", "ca"]:
-        for row in compare(key, quant=q):
+    args = sys.argv[1:]
+    q = "--quant" in args
+    cls = args[args.index("--class") + 1] if "--class" in args else "A"
+    tests = tuple(int(t) for t in args[args.index("--test") + 1].split(",")) if "--test" in args else (1, 2)
+    keys = [a for i, a in enumerate(args) if a not in ("--quant", "--class", "--test")
+            and not (i and args[i - 1] in ("--class", "--test"))]
+    for key in keys or ["dpo4", "dpo12", "ca"]:
+        for row in compare(key, quant=q, pkg_class=cls, tests=tests):
             print(json.dumps(row, default=float), flush=True)
