@@ -1,7 +1,8 @@
 """COM of a synthetic Annex 93A line (no crosstalk) over its loss at Nyquist, 802.3ck-kr
 preset, full grid: COM should fall smoothly with loss.
 
-Run: PYTHONPATH=. python3 benchmarks/com_loss_sweep.py [out_dir [loss_db ...]]
+Run: PYTHONPATH=. python3 benchmarks/com_loss_sweep.py [out_dir [loss_db ...]] [--set KEY=VALUE ...]
+(``--set dfe_n_bg=0``: the fixed DFE taps only, as the numbers in docs/com.md)
 """
 
 import json
@@ -14,6 +15,7 @@ import numpy as np
 from serdes.channel.loss import LossLine
 from serdes.com.core import compute_com
 from serdes.com.params import preset
+from serdes.com.paramset import apply_overrides
 
 
 def write_line(path, loss_db, fb_gbd=53.125, delay_ns=1.0):
@@ -28,9 +30,12 @@ def write_line(path, loss_db, fb_gbd=53.125, delay_ns=1.0):
 
 
 if __name__ == "__main__":
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
-    p = preset("802.3ck-kr")
-    losses = [float(x) for x in sys.argv[2:]] or [12, 16, 20, 24, 28, 32]
+    argv = sys.argv[1:]
+    sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+    argv = [a for i, a in enumerate(argv) if a != "--set" and (i == 0 or argv[i - 1] != "--set")]
+    out = Path(argv[0]) if argv else Path(tempfile.mkdtemp())
+    p = apply_overrides(preset("802.3ck-kr"), sets)
+    losses = [float(x) for x in argv[1:]] or [12, 16, 20, 24, 28, 32]
     for loss in losses:
         fn = write_line(out / f"line_{loss:g}dB.s2p", loss)
         r = compute_com(fn, preset=p)

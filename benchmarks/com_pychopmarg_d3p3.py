@@ -11,14 +11,16 @@ run (15 fixed RX FFE taps, N_qb 0, no MLSD; see --float, --quant), and MLSD in o
 
 ``--quant``: both with the quantization noise of the D3.3 set (N_qb 6, P_qc 1e-7; ours
 ``n_qb`` of the preset, PyChOpMarg's ``N_qb``); without it both have N_qb 0.
-
+``--class B``: both with the class B packages of Table 178-14 (ours ``package_class=B``,
+PyChOpMarg's ``kr_c2c_device("B", test, ...)``); class A without it.
 ``--float``: both with the floating RX FFE taps of the D3.3 set (2 groups of 4 taps within
 +-0.05 up to N_max 87; ours ``rx_ffe_n_wg=2``, PyChOpMarg's Nfix / Nwg / Nwf of its set);
 ``--one``: the one candidate g_DC -12, g_DC2 -2, c(-1) = c(1) = -0.1 instead of the grid
 (PyChOpMarg's floating-tap search takes minutes per candidate).
 
-Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [--float] [--one]
-[dpo4|dpo12|ca] (needs pychopmarg and ../shared/channels).
+Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [--float] [--one] [--class B]
+        [--test 1|2] [dpo4|dpo12|ca]
+(needs pychopmarg and ../shared/channels).
 """
 
 from __future__ import annotations
@@ -69,11 +71,12 @@ def pcm_params(grid, quant=False, floating=False):
         Nfix=None, Nwg=0, Nwf=0, N_qb=cp.N_qb if quant else 0, mlsd=False)
 
 
-def pcm_run(thru, fext, nxt, grid, test, quant=False, floating=False):
+def pcm_run(thru, fext, nxt, grid, test, quant=False, pkg_class="A", floating=False):
     cp = pcm_params(grid, quant, floating)
     t = time.perf_counter()
     com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)},
-              tx_device=kr_c2c_device("A", test, False), rx_device=kr_c2c_device("A", test, True))
+              tx_device=kr_c2c_device(pkg_class, test, False),
+              rx_device=kr_c2c_device(pkg_class, test, True))
     com.n_procs = 1
     val = com()
     el = time.perf_counter() - t
@@ -86,20 +89,20 @@ def pcm_run(thru, fext, nxt, grid, test, quant=False, floating=False):
             "sigma_quant_v": float(r.get("sigma_Q", 0.0))}
 
 
-def compare(key, grid=GRID, tests=(1, 2), quant=False, floating=False):
+def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=False):
     thru, fext, nxt = SETS[key]
     thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
     ov = {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v) for k, v in grid.items()}
     ov["mlsd"] = "false"
+    ov["package_class"] = pkg_class
     if not quant:
         ov["n_qb"] = "0"
     if floating:
         ov["rx_ffe_n_wg"] = "2"
     ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
-    out = []
     for test in tests:
         c = ours.cases[test - 1]
-        ref = pcm_run(thru, fext, nxt, grid, test, quant, floating)
+        ref = pcm_run(thru, fext, nxt, grid, test, quant, pkg_class, floating)
         tx = [x for i, x in enumerate(c.tx_taps) if i != 3]
         rx = list(c.rx_ffe_taps)
         fl = c.rx_ffe_float
@@ -107,8 +110,9 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False, floating=False):
             rx += [0.0] * (fl["n_max"] - len(rx))
             for k, t in zip(fl["positions"], fl["taps"]):
                 rx[k] = t
-        out.append({
-            "set": key, "package_case": test, "grid": grid, "n_qb": ours.params.n_qb,
+        yield {
+            "set": key, "package_case": test, "package_class": pkg_class, "grid": grid,
+            "n_qb": ours.params.n_qb, "unequalized_peak_v": c.unequalized_peak_v,
             "float_positions": {"ours": fl["positions"] if fl else None,
                                 "pychopmarg": [k for k, t in enumerate(ref["rx_ffe_taps"])
                                                if k >= 15 and t != 0.0] if fl else None},
@@ -119,13 +123,17 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False, floating=False):
             "sigma_quant_v": c.sigmas_v.get("quant"),
             "pychopmarg": ref, "delta_com_db": c.com_db - ref["com_db"],
             "delta_fom_db": c.fom_db - ref["fom_db"],
-            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(rx, ref["rx_ffe_taps"]))))})
-    return out
+            "max_rx_tap_diff": float(np.max(np.abs(np.subtract(rx, ref["rx_ffe_taps"]))))}
 
 
 if __name__ == "__main__":
-    q, fl = "--quant" in sys.argv, "--float" in sys.argv
-    g = ONE if "--one" in sys.argv else GRID
-    for key in [a for a in sys.argv[1:] if not a.startswith("--")] or ["dpo4", "dpo12", "ca"]:
-        for row in compare(key, grid=g, quant=q, floating=fl):
+    args = sys.argv[1:]
+    q, fl = "--quant" in args, "--float" in args
+    g = ONE if "--one" in args else GRID
+    cls = args[args.index("--class") + 1] if "--class" in args else "A"
+    tests = tuple(int(t) for t in args[args.index("--test") + 1].split(",")) if "--test" in args else (1, 2)
+    keys = [a for i, a in enumerate(args) if a not in ("--quant", "--float", "--one", "--class", "--test")
+            and not (i and args[i - 1] in ("--class", "--test"))]
+    for key in keys or ["dpo4", "dpo12", "ca"]:
+        for row in compare(key, grid=g, quant=q, pkg_class=cls, tests=tests, floating=fl):
             print(json.dumps(row, default=float), flush=True)

@@ -18,7 +18,11 @@ at COM's sampling phase (held there by a clock loop of negligible gain; phase st
 for 4096 UI; the TX noise is added at the TX output.
 
 Run: OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_vs_ber.py \
-        [--symbols N] [--loss 12,16,...] [--files F.s4p ...]
+        [--symbols N] [--loss 12,16,...] [--files F.s4p ...] [--com-set KEY=VALUE ...]
+``--com-set dfe_n_bg=0`` gives COM with the 12 fixed DFE taps only, the equalizer the link
+has (the preset's floating DFE taps have no counterpart in the link).
+``--crossings FILE.jsonl``: where the counted SER crosses DER_0 and where COM crosses
+0 and 3 dB on the line (log-linear / linear interpolation between the points of FILE).
 Prints one JSON line per (channel, package case), with COM's own predicted SER
 (`com_ser`: 2 (L-1)/L times the lower tail of its noise + interference distribution at
 -A_s; `--symbols 0` prints only that).
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -73,11 +78,38 @@ def ser_ci(k: int, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def one(channel: list[str], label: str, symbols: int) -> None:
+def crossings(path: str, der0: float = 1e-4) -> None:
+    rows = [json.loads(x) for x in open(path) if x.strip()]
+    for case in sorted({r["package_case"] for r in rows}):
+        pts = sorted((float(r["channel"].split()[1]), r["com_db"], r.get("ser"))
+                     for r in rows if r["channel"].startswith("line") and r["package_case"] == case)
+
+        def cross(vals, level, log=False):
+            for (x0, y0), (x1, y1) in zip(vals, vals[1:]):
+                if log:
+                    if not (y0 and y1):
+                        continue
+                    y0, y1, lv = np.log10(y0), np.log10(y1), np.log10(level)
+                else:
+                    lv = level
+                if (y0 - lv) * (y1 - lv) <= 0 and y0 != y1:
+                    return x0 + (lv - y0) / (y1 - y0) * (x1 - x0)
+            return None
+
+        com = [(x, c) for x, c, _ in pts]
+        ser = [(x, s) for x, _, s in pts if s is not None]
+        x_der = cross(ser, der0, log=True)
+        com_at = float(np.interp(x_der, *zip(*com))) if x_der is not None else None
+        print(json.dumps({"package_case": case, "loss_ser_eq_der0_db": x_der,
+                          "com_db_there": com_at, "loss_com_0db": cross(com, 0.0),
+                          "loss_com_3db": cross(com, 3.0)}))
+
+
+def one(channel: list[str], label: str, symbols: int, com_set: dict | None = None) -> None:
     cfg0 = Config.default().with_overrides(channel)
     thru, fext, nxt = build_com_channels(cfg0)
     t0 = time.process_time()
-    res = compute_com(thru, fext, nxt, PRESET)
+    res = compute_com(thru, fext, nxt, PRESET, com_set or None)
     t_com = time.process_time() - t0
     for case in res.cases:
         # COM's own error ratio at its signal amplitude: the lower tail of the noise +
@@ -104,7 +136,8 @@ def one(channel: list[str], label: str, symbols: int) -> None:
             "symbols": r["symbols"], "ber": r["ber"],
             "phase_ui": (case.cursor_ix - int(np.argmax(case.pulse_eq))) / 32,
             "snr_db": r["snr_db"], "dfe_taps": r.get("dfe_taps"),
-            "cpu_com_s": t_com, "cpu_run_s": time.process_time() - t0}), flush=True)
+            "cpu_com_s": t_com, "cpu_run_s": time.process_time() - t0,
+            "com_set": com_set or {}, "loadavg": os.getloadavg()[0]}), flush=True)
 
 
 if __name__ == "__main__":
@@ -113,8 +146,15 @@ if __name__ == "__main__":
                     help="symbols per link run (0: COM only)")
     ap.add_argument("--loss", default="")
     ap.add_argument("--files", nargs="*", default=[])
+    ap.add_argument("--com-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override of the COM preset (e.g. dfe_n_bg=0)")
+    ap.add_argument("--crossings", default="", help="JSON lines of an earlier run: crossings")
     a = ap.parse_args()
+    if a.crossings:
+        crossings(a.crossings)
+        raise SystemExit(0)
+    cs = dict(kv.split("=", 1) for kv in a.com_set)
     for loss in [float(x) for x in a.loss.split(",") if x]:
-        one(["channel.model=loss", f"channel.loss_db={loss}"], f"line {loss:g} dB", a.symbols)
+        one(["channel.model=loss", f"channel.loss_db={loss}"], f"line {loss:g} dB", a.symbols, cs)
     for f in a.files:
-        one(["channel.model=touchstone", f'channel.file="{f}"'], f.rsplit("/", 1)[-1], a.symbols)
+        one(["channel.model=touchstone", f'channel.file="{f}"'], f.rsplit("/", 1)[-1], a.symbols, cs)

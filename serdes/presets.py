@@ -58,8 +58,17 @@ Sources, row by row (``PRESET_SOURCES`` carries the same text):
   class A line model, Test 1 (z_p1 = 33 mm) and Test 2 (12 mm) as the two package
   cases (NEXT and FEXT aggressors take the TX length of the test), f_r = 0.55. Draft
   values (D3.3), not a published standard. Class B (45/44 and 30/29 mm, four segments)
-  is not a preset. (Before: PyChOpMarg's early ``ieee_8023dj.py``, R_d 50, 33 mm only,
-  f_r 0.58; ``serdes.com.params.dj_early`` keeps it for the PyChOpMarg comparison.)
+  is in ``PACKAGE_CLASSES`` (below). (Before: PyChOpMarg's early ``ieee_8023dj.py``, R_d 50,
+  33 mm only, f_r 0.58; ``serdes.com.params.dj_early`` keeps it for the PyChOpMarg comparison.)
+
+Package classes (``PACKAGE_CLASSES``; COM key ``package_class``, 802.3dj-kr only): D3.3
+Table 178-14 defines class A (the row above, the default) and class B, a channel being
+judged with the class(es) it is meant to support. Class B, as transcribed in PyChOpMarg 3.4
+``config/ieee_8023dj_d3p3.py`` (``package_class_b``, ``ZP1_KR_C2C``): the same die ladder,
+C_b, C_p and R_d; four line segments Z_c 87.5 / 95 / 100 / 78 ohm of z_p1 / 2.0 / 1.3 /
+1.5 mm; line model gamma0 5e-4, a1 6.5e-4, a2 2.93e-4, tau 6.141e-3; Test 1 z_p1 TX 45 mm,
+RX 44 mm, Test 2 TX 30 mm, RX 29 mm; the NEXT and FEXT aggressors take the TX length (as
+PyChOpMarg's device models do: its NEXT device defaults to the TX one). Draft values.
 
 The 93A defaults of the IEEE COM code (a1 = 1.734e-3, a2 = 1.455e-4, used by the
 100GBASE-KR4 tables) are not the 802.3ck values; the ck rows used them before.
@@ -72,7 +81,7 @@ from serdes.analog.package import PackageParams
 from serdes.errors import ConfigError
 
 __all__ = ["PACKAGE_PRESETS", "PACKAGE_CASES", "PRESET_SOURCES", "RX_FILTER_F_R",
-           "NO_RX_PACKAGE", "package_preset", "preset_names", "com_package"]
+           "NO_RX_PACKAGE", "PACKAGE_CLASSES", "package_preset", "preset_names", "com_package"]
 
 _CK = dict(c_d_nf=(1.2e-4,), l_s_nh=(0.12,), c_b_nf=0.3e-4, c_p_nf=0.87e-4, r_d_ohm=50.0,
            z_c_ohm=(87.5, 92.5), z_p_mm=(12.0, 1.8), gamma0_per_mm=0.0, a1=9.909e-4,
@@ -135,6 +144,26 @@ PRESET_SOURCES: dict[str, str] = {
                   "in PyChOpMarg 3.4 pychopmarg/config/ieee_8023dj_d3p3.py (draft values); verified",
 }
 
+#: COM package classes: preset name -> class -> (package values, cases); the preset's row
+#: above is its first class (the default). P802.3dj/D3.3 Table 178-14 via PyChOpMarg 3.4.
+_DJ_B = dict(_DJ, z_c_ohm=(87.5, 95.0, 100.0, 78.0), z_p_mm=(45.0, 2.0, 1.3, 1.5),
+             a1=6.5e-4, a2=2.93e-4)
+
+
+def _case_b(tx, rx):
+    return {s: (z, 2.0, 1.3, 1.5) for s, z in (("tx", tx), ("next", tx), ("fext", tx), ("rx", rx))}
+
+
+PACKAGE_CLASSES: dict[str, dict[str, tuple]] = {
+    "802.3dj-kr": {"A": (_DJ, PACKAGE_CASES["802.3dj-kr"]),
+                   "B": (_DJ_B, (_case_b(45.0, 44.0), _case_b(30.0, 29.0)))},
+}
+PACKAGE_CLASS_SOURCES: dict[str, str] = {
+    "802.3dj-kr": "IEEE P802.3dj/D3.3 Table 178-14 (classes A and B, Test 1 and Test 2) as "
+                  "transcribed in PyChOpMarg 3.4 pychopmarg/config/ieee_8023dj_d3p3.py "
+                  "(package_class_a, package_class_b, ZP1_KR_C2C; draft values)",
+}
+
 #: preset name -> f_r of the reference receiver filter (Butterworth at f_r * f_b)
 RX_FILTER_F_R: dict[str, float] = {
     "802.3ck-kr": 0.75, "802.3ck-cr": 0.75, "802.3ck-c2c": 0.75, "802.3ck-c2m": 0.75,
@@ -156,12 +185,21 @@ def package_preset(name: str, **overrides) -> PackageParams:
     return PackageParams(**values)
 
 
-def com_package(name: str) -> dict:
+def com_package(name: str, package_class: str = "") -> dict:
     """The package fields of a COM parameter set (``serdes.com.params.ComParams``) of a
-    preset: the same table as the link's packages."""
-    v = PACKAGE_PRESETS[name]
+    preset: the same table as the link's packages; ``package_class`` picks a row of
+    ``PACKAGE_CLASSES`` ("": the preset's own row)."""
+    if package_class:
+        classes = PACKAGE_CLASSES.get(name, {})
+        if package_class not in classes:
+            allowed = ("one of " + ", ".join(classes)) if classes else "no package_class (the preset has one)"
+            raise ConfigError(f"com: package_class = {package_class!r} is not allowed for preset "
+                              f"{name}: expected {allowed}")
+        v, cases = classes[package_class]
+    else:
+        v, cases = PACKAGE_PRESETS[name], PACKAGE_CASES[name]
     return dict(c_d=tuple(v["c_d_nf"]), l_s=tuple(v["l_s_nh"]), c_b=v["c_b_nf"],
                 c_p=v["c_p_nf"], r_d=v["r_d_ohm"], z_c=tuple(v["z_c_ohm"]),
-                cases=PACKAGE_CASES[name], gamma0=v["gamma0_per_mm"], a1=v["a1"],
+                cases=cases, gamma0=v["gamma0_per_mm"], a1=v["a1"],
                 a2=v["a2"], tau=v["tau_ns_per_mm"], f_r=RX_FILTER_F_R[name],
                 rx_package=name not in NO_RX_PACKAGE)

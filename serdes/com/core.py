@@ -87,6 +87,7 @@ class ComResult:
 
     def as_dict(self) -> dict:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
+                **({"package_class": self.params.package_class} if self.params.package_class else {}),
                 "thru": self.thru, "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
                 "not_modelled": ", ".join(

@@ -68,6 +68,8 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   The channel's S-parameters are renormalized from 50 ohm to 2 R_0 (178A-4) before the
   packages are joined. The earlier set of PyChOpMarg's ``config/ieee_8023dj.py`` (TX
   steps 0.005, 16 RX FFE taps) is :func:`dj_early`, used by the PyChOpMarg comparison.
+  Package class (Table 178-14): ``package_class`` "A" (default) or "B" (four line
+  segments, Test 1 45 / 44 mm, Test 2 30 / 29 mm TX / RX; ``serdes.presets.PACKAGE_CLASSES``).
 * 100gbase-kr4: IEEE 802.3 Clause 93, Table 93-8 (COM parameter values) with the Annex
   93A package (single line segment, Z_c 78.2 ohm). Its ERL keys are provisional defaults
   (Clause 93 has no ERL).
@@ -203,6 +205,7 @@ def _dj():
         # floating RX FFE taps (178A.1.8.1): D3.3 has N_wg 2 groups of N_wf 4 within
         # +-0.05 up to N_max 87; off here (rx_ffe_n_wg=0), see docs/com.md
         rx_ffe_n_wg=0, rx_ffe_n_wf=4, rx_ffe_n_max=87, rx_ffe_float_max=0.05,
+        package_class="A",                          # Table 178-14: A (default) or B
         **com_package("802.3dj-kr"), source=SOURCES["802.3dj-kr"])
 
 

@@ -102,6 +102,10 @@ class ComParams:
     #: False: no RX package (the C2M host-output sheet sets C_d, L_s, C_b, C_p and z_p of
     #: the RX to 0: the die termination R_d sits at the channel's port)
     rx_package: bool = True
+    #: package class of the presets that have several (802.3dj-kr: "A", the default, or
+    #: "B", serdes.presets.PACKAGE_CLASSES); setting it replaces the package values and
+    #: cases by the class's row ("": the preset has one class)
+    package_class: str = ""
     #: allowed (g_DC, g_DC2) pairs, the sheets' G_Qual / G2_Qual as flat triples
     #: (g_DC2 limit, g_DC high, g_DC low); empty: every pair (see ``ctle_allowed``)
     ctle_qual: tuple = ()
@@ -179,6 +183,8 @@ _SKIP = {"name", "source", "cases"}
 
 
 def _coerce(key: str, current, text):
+    if isinstance(current, str):
+        return str(text).strip()
     try:
         if isinstance(current, bool):
             if str(text).lower() in ("1", "true", "yes", "on"):  # noqa: SIM114
@@ -223,6 +229,10 @@ def apply_overrides(p: ComParams, overrides) -> ComParams:
         if k not in allowed:
             raise ConfigError(f"com: unknown key {k!r}; allowed: " + ", ".join(allowed))
         changes[k] = _coerce(k, getattr(p, k), v)
+    if "package_class" in changes:      # the class's package first, other keys on top
+        from serdes.presets import com_package
+        pc = changes.pop("package_class")
+        p = dataclasses.replace(p, package_class=pc, **com_package(p.name, pc))
     new = dataclasses.replace(p, **changes)
     check(new)
     return new
