@@ -11,7 +11,7 @@ keeps the BER at or below a target.
   Below
   ``f_floor`` (where the SJ moves by less than 0.01 rad across the FFE and pulse span)
   the engine's answer no longer depends on f, and the solve at ``f_floor`` is reused.
-  From 250 kHz up to the loop's bandwidth, where the untracked swing is quasi-static
+  From 10 kHz (:data:`serdes.engines.cdr_track.F_MIN`) up to the loop's bandwidth, where the untracked swing is quasi-static
   across the equalizer, the point is solved again in the SJ amplitude with the
   simulated tracking error of :mod:`serdes.engines.cdr_track` (row ``"model"``:
   ``"tracking"``, with the linear answer as ``"linear_sj_ui"``).
@@ -234,7 +234,7 @@ class Jtol:
 
         hi = row["sj_ui"]
         g_hi, _ = g(hi)
-        while g_hi <= 0 and hi < 1e3:  # the linear model's answer passes: go up
+        while g_hi <= 0 and hi < MAX_COUNTED_UI:  # the linear answer passes: go up
             hi *= 1.5
             g_hi, _ = g(hi)
         lo = hi / 1.5
