@@ -11,7 +11,7 @@ keeps the BER at or below a target.
   Below
   ``f_floor`` (where the SJ moves by less than 0.01 rad across the FFE and pulse span)
   the engine's answer no longer depends on f, and the solve at ``f_floor`` is reused.
-  From 250 kHz up to the loop's bandwidth, where the untracked swing is quasi-static
+  From 10 kHz (:data:`serdes.engines.cdr_track.F_MIN`) up to the loop's bandwidth, where the untracked swing is quasi-static
   across the equalizer, the point is solved again in the SJ amplitude with the
   simulated tracking error of :mod:`serdes.engines.cdr_track` (row ``"model"``:
   ``"tracking"``, with the linear answer as ``"linear_sj_ui"``).
@@ -69,6 +69,40 @@ def log_grid(f_min: float, f_max: float, points: int) -> np.ndarray:
 def with_tx_sj(system, sj_ui: float, sj_hz: float):
     return dataclasses.replace(system, tx_jitter=dataclasses.replace(
         system.tx_jitter, sj_ui=float(sj_ui), sj_hz=float(sj_hz)))
+
+
+def illinois(g, lo: float, g_lo: float, hi: float, g_hi: float, log: bool,
+             rtol: float = 0.01, tol: float = 0.05, iters: int = 30) -> float:
+    """Illinois regula falsi for the root of ``g`` (log10 BER / target: <= 0 passes)
+    in a bracket with g(lo) <= 0 < g(hi): the secant in the amplitude (``log``: in its
+    logarithm), the bisection when it leaves the bracket, the kept end's value halved
+    when the same end moves twice. Stops when the bracket is within ``rtol`` (hi - lo
+    < rtol hi; ``log``: hi / lo < 1 + rtol) or |g| < ``tol`` (12 % in BER); returns that
+    point when |g| < ``tol``, else the bracket's passing end."""
+    x, gx = lo, g_lo
+    side = 0
+    for _ in range(iters):
+        if log:
+            t = math.exp(math.log(hi) - g_hi * (math.log(hi) - math.log(lo)) / (g_hi - g_lo))
+            x = t if lo < t < hi else math.sqrt(lo * hi)
+        else:
+            x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            if not lo < x < hi:
+                x = 0.5 * (lo + hi)
+        gx = g(x)
+        if gx > 0:
+            hi, g_hi = x, gx
+            if side == -1:
+                g_lo /= 2
+            side = -1
+        else:
+            lo, g_lo = x, gx
+            if side == 1:
+                g_hi /= 2
+            side = 1
+        if (hi / lo < 1 + rtol if log else hi - lo < rtol * hi) or abs(gx) < tol:
+            break
+    return x if abs(gx) < tol else lo
 
 
 class Jtol:
@@ -163,27 +197,8 @@ class Jtol:
             if g_hi <= 0:
                 self._ustar[key] = (hi, evals)
                 return self._ustar[key]
-        side = 0
-        for _ in range(30):  # Illinois regula falsi on log10 BER
-            u = hi - g_hi * (hi - lo) / (g_hi - g_lo)
-            if not lo < u < hi:
-                u = 0.5 * (lo + hi)
-            gu = g(u)
-            if gu > 0:
-                hi, g_hi = u, gu
-                if side == -1:
-                    g_lo /= 2
-                side = -1
-            else:
-                lo, g_lo = u, gu
-                if side == 1:
-                    g_hi /= 2
-                side = 1
-            if hi - lo < 0.01 * hi or abs(gu) < 0.05:
-                break
-        # |log10 BER/target| < 0.05 (12 %) at u: that is the answer; else the bracket's
-        # passing end
-        self._ustar[key] = (u if abs(gu) < 0.05 else lo, evals)
+        u = illinois(g, lo, g_lo, hi, g_hi, log=False)
+        self._ustar[key] = (u, evals)
         return self._ustar[key]
 
     def stat_point(self, f_hz: float, target: float) -> dict:
@@ -219,7 +234,7 @@ class Jtol:
 
         hi = row["sj_ui"]
         g_hi, _ = g(hi)
-        while g_hi <= 0 and hi < 1e3:  # the linear model's answer passes: go up
+        while g_hi <= 0 and hi < MAX_COUNTED_UI:  # the linear answer passes: go up
             hi *= 1.5
             g_hi, _ = g(hi)
         lo = hi / 1.5
@@ -227,25 +242,7 @@ class Jtol:
         while g_lo > 0 and lo > 1e-4:
             hi, g_hi, lo = lo, g_lo, lo / 1.5
             g_lo, _ = g(lo)
-        a, ga = lo, g_lo
-        side = 0
-        for _ in range(30):  # Illinois regula falsi on log10 BER against log amplitude
-            x = math.log(hi) - g_hi * (math.log(hi) - math.log(lo)) / (g_hi - g_lo)
-            a = math.exp(x) if lo < math.exp(x) < hi else math.sqrt(lo * hi)
-            ga, _ = g(a)
-            if ga > 0:
-                hi, g_hi = a, ga
-                if side == -1:
-                    g_lo /= 2
-                side = -1
-            else:
-                lo, g_lo = a, ga
-                if side == 1:
-                    g_hi /= 2
-                side = 1
-            if hi / lo < 1.01 or abs(ga) < 0.05:
-                break
-        a = a if abs(ga) < 0.05 else lo
+        a = illinois(lambda x: g(x)[0], lo, g_lo, hi, g_hi, log=True)
         tr = runs[a]
         return {"sj_hz": float(f_hz), "sj_ui": a, "untracked_ui": tr.untracked,
                 "one_minus_h": tr.untracked / a, "loop_shift_ui": tr.mean,

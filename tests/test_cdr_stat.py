@@ -150,3 +150,26 @@ def test_wander_matches_the_closed_loop(system, front, sj_ui, sj_hz):
     print(f"\nwander: closed loop {np.sqrt(ms.mean()):.5f} UI rms (+-{se / ms.mean() / 2:.1%}), "
           f"model {np.sqrt(w2):.5f}")
     assert abs(ms.mean() - w2) < 4 * se
+
+
+def test_illinois_solves_both_ways():
+    """The one regula falsi of serdes/jtol.py, on a known root: log10 BER / target =
+    3 log10(x / r) (BER up 10x per 10^(1/3) in amplitude). In the amplitude and in its
+    logarithm it returns a point with |g| < 0.05 (within 10^(0.05 / 3) of r) or the
+    bracket's passing end, never one failing by more than that tolerance."""
+    import math
+
+    from serdes.jtol import illinois
+
+    for r in (0.07, 2.3, 2100.0):
+        calls = []
+
+        def g(x):
+            calls.append(x)
+            return 3 * math.log10(x / r)
+
+        for log in (False, True):
+            lo, hi = r / 3, r * 2
+            x = illinois(g, lo, g(lo), hi, g(hi), log=log)
+            assert g(x) < 0.05 and x > r * 10 ** (-0.05 / 3) * 0.99
+            assert len(calls) < 40

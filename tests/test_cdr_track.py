@@ -194,3 +194,45 @@ def test_edge_noise_correlation_is_small_on_the_default_link():
     print(f"\nedge noise: corr {c.half_ui:+.3f} at T/2, {c.one_ui:+.3f} at T, "
           f"explained {c.explained:.2%}")
     assert abs(c.half_ui) < 0.15 and c.explained < 0.03
+
+
+def _linear_front(kpd=0.7, lat=32, ui=1 / 53.125e9):
+    """A stand-in front end and detector for cdr_track.simulate: the default loop's
+    gains on a linear S-curve (slope -Kpd over +-4 UI), no noise, no rounding."""
+    from types import SimpleNamespace
+
+    kp, ki = loop.gains(loop.CdrSettings(mode="mm"), kpd, ui)
+    front = SimpleNamespace(settings=SimpleNamespace(latency_ui=lat, pi_steps=0),
+                            cal=SimpleNamespace(lock_ui=0.0, kpd=kpd), kp=kp, ki=ki, ui_s=ui)
+    grid = np.linspace(-4, 4, 801)
+    resp = SimpleNamespace(grid=grid, s=-kpd * grid, lr_at=lambda p: np.zeros(np.shape(p)))
+    return front, resp
+
+
+def test_slow_sj_of_thousands_of_ui_is_tracked_from_the_start():
+    """Far below the loop bandwidth (100 kHz, 200 UI of SJ: a phase slope of 2400 ppm)
+    the simulated loop starts in the SJ's steady state (the closed loop does too,
+    cdr.sj_integrator), so a linear detector's tracking error over the run (>= 4 whole
+    SJ periods) is the linear loop's A |1 - H(f)| sine alone: fundamental within 0.2 %
+    and nothing else above 1e-4 UI rms (no lock transient, no slip)."""
+    front, resp = _linear_front()
+    f, amp = 1e5, 200.0
+    tr = cdr_track.simulate(front, resp, amp, f, symbols=1 << 20)
+    keep = amp * float(loop.untracked(f, front.cal.kpd, front.kp, front.ki, 32, front.ui_s))
+    print(f"\nuntracked {tr.untracked:.5f} vs {keep:.5f}, rest {tr.wander:.1e}, "
+          f"mean {tr.mean:.1e}, UI {tr.counts.sum():.0f}")
+    assert tr.counts.sum() >= cdr_track.PERIODS / (f * front.ui_s)
+    assert tr.untracked == pytest.approx(keep, rel=2e-3)
+    assert tr.wander < 1e-4 and abs(tr.mean) < 1e-4
+
+
+def test_slipped_offsets_count_at_half_error_rate():
+    """Tracking errors beyond +-LOST UI (the loop slipped) count at BER 0.5, the rest
+    at the table's BER (here a constant 1e-3, filled in so no engine runs)."""
+    tab = cdr_track.OffsetBer(None, None)
+    tab._tab.update({i: 1e-3 for i in range(-200, 201)})
+    half = int(round(0.6 / cdr_track.FINE))
+    counts = np.zeros(2 * half + 1)
+    counts[[0, half, -1]] = [1.0, 2.0, 1.0]  # -0.6, 0 and +0.6 UI
+    tr = cdr_track.Tracking(lo=-half, counts=counts, mean=0.0, untracked=0.0, wander=0.0)
+    assert tab.mean_ber(tr, 1e-10) == pytest.approx(0.5 * 0.5 + 0.5 * 1e-3, rel=1e-9)
