@@ -1,6 +1,6 @@
 """Clock recovery and TX jitter with a time-interleaved ADC (serdes/engines/cdr_lanes.py,
 serdes/kernels/cdr_ti.py): lanes without mismatch are the single-converter CDR bit for
-bit; the lanes' samples at a fixed phase against the per-lane pulse sums of
+bit; the full combination chunk-invariant and seeded; the lanes' samples at a fixed phase against the per-lane pulse sums of
 serdes.tiadc.lanes; a known skew pattern moves the recovered phase by the lanes' mean
 skew (plus the S-curve's curvature term); lock from random phases with mismatch; the
 counted BER of 64 lanes with the CDR against the statistical engine; the refusals."""
@@ -62,6 +62,30 @@ def test_lanes_without_mismatch_are_the_single_converter_cdr(single, cal):
         fe = TiCdrFrontEnd(lanes.link, 1, lanes.cdr, lanes.tx_jitter, cal)
         x, ph = _drive(fe, 60000, chunk)
         assert np.array_equal(x, ref[0]) and np.array_equal(ph, ref[1]), chunk
+
+
+def test_full_combination_is_chunk_invariant_and_seeded():
+    """64 lanes with every mismatch, T/H bandwidth mismatch, aperture and supply jitter
+    (ripple and broadband), TX RJ/SJ and RX RJ: the same samples and phases at any chunk
+    size and for the same seed; another seed gives others."""
+    over = [*TXJ, "noise.rj_ui=0.01", "adc.lanes=64", "adc.skew_rms_s=1e-12",
+            "adc.offset_rms_v=2e-3", "adc.gain_rms=0.02", "adc.bw_hz=60e9",
+            "adc.bw_rms_rel=0.05", "adc.aperture_jitter_s=50e-15", "supply.ripple_mv=[20]",
+            "supply.ripple_hz=[3e7]", "supply.noise_uv_per_rthz=2", "supply.delay_ps_per_mv=0.05",
+            "supply.gain_pct_per_mv=0.01"]
+    system = _system(*over)
+    adc = system.link.adc
+    assert adc.bw_mismatch and adc.supply.jitter_active and adc.supply.gain_active
+
+    def run(seed, chunk):
+        fe = TiCdrFrontEnd(system.link, seed, system.cdr, system.tx_jitter)
+        return _drive(fe, 50000, chunk)
+
+    ref = run(1, 50000)
+    for chunk in (7001, 4096):
+        x, ph = run(1, chunk)
+        assert np.array_equal(x, ref[0]) and np.array_equal(ph, ref[1]), chunk
+    assert not np.array_equal(run(2, 50000)[0], ref[0])
 
 
 def test_lanes_without_mismatch_count_the_same_errors(monkeypatch):
