@@ -1,9 +1,10 @@
 """Clock recovery and TX jitter with a time-interleaved ADC (serdes/engines/cdr_lanes.py,
 serdes/kernels/cdr_ti.py): lanes without mismatch are the single-converter CDR bit for
-bit; the full combination chunk-invariant and seeded; the lanes' samples at a fixed phase against the per-lane pulse sums of
-serdes.tiadc.lanes; a known skew pattern moves the recovered phase by the lanes' mean
-skew (plus the S-curve's curvature term); lock from random phases with mismatch; the
-counted BER of 64 lanes with the CDR against the statistical engine; the refusals."""
+bit; the full combination is chunk-invariant and seeded; the lanes' samples at a fixed
+phase against the per-lane pulse sums of serdes.tiadc.lanes; a known skew pattern moves
+the recovered phase by the lanes' mean skew (plus the S-curve's curvature term); lock
+from random phases with mismatch; the counted BER of 64 lanes with the CDR against the
+statistical engine; the refusals."""
 
 import dataclasses
 
@@ -132,8 +133,8 @@ def test_open_loop_lane_samples_are_the_lane_pulse_sums():
     # output j is nominal symbol j - P with lane j mod 8: P = 8, so the same lane
     got = x[LOOKAHEAD:]
     want = ref[:n - LOOKAHEAD]
-    bound = float(np.max(np.abs(fe.levels))) * float(np.sum(np.max(np.abs(_d2(fe)),
-                                                                    axis=(0, 1)))) / (8 * TABLE_Q ** 2)
+    p2_max = np.max(np.abs(_d2(fe)), axis=(0, 1))  # max |p''| per tap over lanes and rows
+    bound = float(np.max(np.abs(fe.levels))) * float(np.sum(p2_max)) / (8 * TABLE_Q ** 2)
     err = np.max(np.abs(got - want))
     assert err <= bound, (err, bound)
     assert bound < 1e-3 * np.max(np.abs(want))
