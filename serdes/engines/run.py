@@ -79,13 +79,12 @@ def design_equalizer(system) -> ReceiverTaps:
 def _cdr_limits(system) -> None:
     """The clock-recovery / TX-jitter front end samples the aggressors at the recovered
     phase, on the victim transmitter's grid (a TX ppm offset moves them too), each with
-    its own TX jitter (serdes.crosstalk); refuse what it would get wrong or leave out
-    (interleaved ADC lanes)."""
-    from serdes.errors import ConfigError
-
+    its own TX jitter (serdes.crosstalk); with an interleaved ADC it samples through the
+    lanes (serdes.engines.cdr_lanes), which refuses what it leaves out."""
     if getattr(system.link.adc, "interleaved", False):
-        raise ConfigError("cdr.mode / [tx_jitter] with an interleaved ADC (adc.lanes, "
-                          "mismatch): not modelled together yet; drop one of them")
+        from serdes.engines.cdr_lanes import check
+
+        check(system)
 
 
 def front_end(system, engine: str, seed: int):
@@ -94,6 +93,8 @@ def front_end(system, engine: str, seed: int):
         from serdes.engines.cdr import CdrFrontEnd
 
         _cdr_limits(system)
+        if getattr(system.link.adc, "interleaved", False):
+            from serdes.engines.cdr_lanes import TiCdrFrontEnd as CdrFrontEnd
 
         return CdrFrontEnd(system.link, seed, system.cdr, system.tx_jitter)
     if engine == "pulse":

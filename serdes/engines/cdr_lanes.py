@@ -1,0 +1,188 @@
+"""Clock recovery and TX jitter with a time-interleaved ADC (pulse engine).
+
+:class:`TiCdrFrontEnd` is :class:`serdes.engines.cdr.CdrFrontEnd` whose samples are
+taken by the converter's lanes: the ADC stream's sample j belongs to lane j mod N (the
+index the receiver's converter uses, :meth:`serdes.tiadc.model.TiAdc.convert`), and is
+taken at
+
+    recovered phase + RX jitter + skew_l - trim_l + aperture jitter + supply delay - tau
+
+(tau: the TX jitter of its symbol) through lane l's own track-and-hold (per-lane pulse
+tables when the lanes' bandwidths differ, :func:`serdes.tiadc.lanes.lane_fine_pulses`).
+The phase detector sees the lane's sample after its gain (and the supply's gain
+modulation) and offset (:mod:`serdes.kernels.cdr_ti`), so skew, gain and offset
+mismatch reach the loop as a pattern of period N in the detector's output; the loop's
+bandwidth (MHz) is far below the pattern's frequency (the symbol rate / N), so what
+remains is its mean: the loop locks where the lanes' mean instant sits at the
+single-converter lock point, i.e. the recovered phase moves by minus the lanes' mean
+skew. The detector gain and bias are calibrated on the common pulse (the lanes' skew
+spread flattens the S-curve only to second order in the skews). The data samples go to
+the receiver's converter as today (gain, offset, ENOB noise, quantization per lane).
+
+Not modelled together (refused with one line): the bang-bang detector (which lanes
+take the edge samples of a 2x-sampled interleaved ADC is a design choice of its own)
+and the background calibration (its corrections and delay trims would act inside the
+loop's detector).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from serdes import rng
+from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd, pulse_tables
+from serdes.errors import ConfigError
+from serdes.kernels import cdr_ti as kt
+from serdes.kernels.fir import fir_valid
+from serdes.tiadc.lanes import lane_fine_pulses
+from serdes.tiadc.model import APERTURE_STREAM
+
+
+def check(system) -> None:
+    """Refuse what :class:`TiCdrFrontEnd` does not model, in one line."""
+    adc = system.link.adc
+    if system.cdr.mode == "bb":
+        raise ConfigError("cdr.mode = 'bb' with an interleaved ADC (adc.lanes with "
+                          "mismatch): not modelled (which lanes take the edge samples); "
+                          "use cdr.mode = 'mm' or 'ssmm'")
+    if getattr(adc, "calibration", None) is not None:
+        raise ConfigError("adc_cal.enabled = true with cdr.mode / [tx_jitter]: the "
+                          "background calibration inside the clock-recovery loop is not "
+                          "modelled yet; drop one of them")
+
+
+class TiCdrFrontEnd(CdrFrontEnd):
+    """:class:`~serdes.engines.cdr.CdrFrontEnd` sampling through ``link.adc``'s lanes
+    (a :class:`serdes.tiadc.model.TiAdc`); see the module notes."""
+
+    def __init__(self, link, seed: int, settings, tx_jitter=None, calibration=None):
+        super().__init__(link, seed, settings, tx_jitter, calibration)
+        adc = link.adc
+        if self.mode == 3:
+            raise ConfigError("cdr.mode = 'bb' with an interleaved ADC: not modelled; "
+                              "use 'mm' or 'ssmm'")
+        self.adc = adc
+        self.n_lanes = int(adc.lanes)
+        self.skew_ui = np.asarray(adc.skews_s, dtype=np.float64) / self.ui_s
+        self.aperture_ui = float(adc.aperture_jitter_s) / self.ui_s
+        self.supply = adc.supply if adc.supply is not None else None
+        self._aperture = rng.BlockRNG(seed, APERTURE_STREAM)
+        if adc.bw_mismatch:
+            p = self.pulse
+            fines = lane_fine_pulses(adc, p.fine, p.m, self.ui_s / p.m)
+            sets = [pulse_tables(SimpleNamespace(fine=fl, phase=p.phase, m=p.m, n_ui=p.n_ui),
+                                 TABLE_Q) for fl in fines]
+            self.tables = np.ascontiguousarray(np.stack([s[0] for s in sets]))
+            if self.txj.active:
+                self.dtables = np.ascontiguousarray(np.stack([s[1] for s in sets]))
+                self.d2tables = np.ascontiguousarray(np.stack([s[2] for s in sets]))
+        else:
+            self.tables = self.table[None]
+            if self.txj.active:
+                self.dtables, self.d2tables = self.dtable[None], self.d2table[None]
+        if not self.txj.active:
+            self.dtables = self.d2tables = np.zeros((self.tables.shape[0], 0, self.n_ui))
+
+    def lane_offsets_ui(self, j0: int, n: int) -> np.ndarray:
+        """What moves the instants of ADC samples j0 .. j0 + n - 1 beyond the recovered
+        phase and the link's jitter (UI): lane skew, aperture jitter (clipped at 8
+        sigma), supply-induced clock delay."""
+        l0 = j0 % self.n_lanes
+        off = np.tile(self.skew_ui, (l0 + n) // self.n_lanes + 1)[l0:l0 + n]
+        if self.aperture_ui > 0:
+            s = self.aperture_ui
+            off = off + np.clip(s * self._aperture.normal(j0, n), -8 * s, 8 * s)
+        if self.supply is not None and self.supply.jitter_active:
+            off = off + self.supply.delay_s(j0, n) / self.ui_s
+        return off
+
+    def _detector_gain_offset(self, j0: int, n: int):
+        l0 = j0 % self.n_lanes
+        reps = (l0 + n) // self.n_lanes + 1
+        gd = np.tile(self.adc.gains, reps)[l0:l0 + n]
+        od = np.tile(self.adc.offsets_v, reps)[l0:l0 + n]
+        if self.supply is not None and self.supply.gain_active:
+            gd = gd * (1.0 + self.supply.gain_mod(j0, n))
+        return np.ascontiguousarray(gd), np.ascontiguousarray(od)
+
+    # ------------------------------------------------------------------ streaming
+    def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
+        # the streaming of CdrFrontEnd.__call__ (same random streams, same history), with
+        # the lanes' instants in the sampler's offsets and the lanes' detector
+        n = a.shape[0]
+        a_ext = np.concatenate([self._a_hist, a])
+        tau = self.tx_source.offsets(k0, n) if self.txj.active else np.zeros(n)
+        t_ext = np.concatenate([self._t_hist, tau])
+        self._a_hist = a_ext[n:].copy()
+        self._t_hist = t_ext[n:].copy()
+        kn = k0 - LOOKAHEAD  # nominal symbol of output 0; ADC sample k0 (lane k0 mod N)
+        drx = self.rx_jitter.offsets_ui(kn, n) if self.rx_jitter.active else np.zeros(n)
+        lanes_off = self.lane_offsets_ui(k0, n)
+        d_all = drx + lanes_off
+        if self.noise_fir.shape[0] > 1 or self.noise_fir[0] != 0:
+            white = np.zeros(n)
+            neg = min(max(-kn, 0), n)
+            white[neg:] = self._noise_rng.normal(kn + neg, n - neg)
+            w_ext = np.concatenate([self._w_hist, white])
+            self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()
+            w = fir_valid(w_ext, self.noise_fir)
+        else:
+            w = np.zeros(n)
+        gd, od = self._detector_gain_offset(k0, n)
+        integ0 = self.state[1]
+        s = self.settings
+        gear_end = min(max(s.acquire_symbols - kn, 0), n) if s.acquire_gear != 1 else 0
+        xv = xs = None
+        if self.crosstalk is not None:
+            xv, xs = self.crosstalk.streams(kn - LOOKAHEAD, n + 2 * LOOKAHEAD)
+        parts = []
+        for lo, hi, g in ((0, gear_end, s.acquire_gear), (gear_end, n, 1.0)):
+            if hi > lo:
+                agg = {} if xv is None else {"xv": xv[lo:hi + 2 * LOOKAHEAD],
+                                             "xs": xs[lo:hi + 2 * LOOKAHEAD]}
+                parts.append(kt.cdr_ti_sampler(
+                    a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], d_all[lo:hi], w[lo:hi],
+                    self.tables, self.dtables, self.d2tables, (k0 + lo) % self.tables.shape[0],
+                    TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
+                    self.kp * g, self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state,
+                    self.ring, gd[lo:hi], od[lo:hi], **agg))
+        x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
+        if self.trace is not None:
+            self.trace.append(ph)
+        if self.settings.active:
+            c = ph + d_all - t_ext[self.hist - LOOKAHEAD:self.hist - LOOKAHEAD + n]
+            slip = np.floor(c[min(max(-kn, 0), n):] + 0.5)
+            self.outside += int(np.count_nonzero(np.abs(slip) > LOOKAHEAD))
+            # the recovered phase as the data sees it (the lanes' offsets are not in it)
+            off = ph + self._rx_slow(kn, n)
+            if self.txj.active:
+                off -= self.tx_source.slow(kn, n)
+            self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
+        return x
+
+
+
+def lanes_response(resp, skew_ui):
+    """The detector as the loop sees it through the lanes, for the statistical engine
+    (:func:`serdes.engines.cdr_stat.stat_link`): at recovered phase p lane l samples at
+    p + skew_l, so the loop's S-curve is the lanes' mean ``mean_l S(p + skew_l)`` and its
+    noise's long-run variance the lanes' mean ``mean_l lr(p + skew_l)`` (the lanes' noises
+    taken as uncorrelated across lanes: the detector noise is correlated over ~300 UI, so
+    neighbours in time, which are neighbouring lanes, share it; the mean over lanes of
+    the variance is then the first-order value). ``resp``: a
+    :class:`serdes.engines.cdr_stat.LoopResponse` measured on the common pulse. The loop's
+    operating point on it is the shift of the recovered phase: -mean(skew) to first
+    order, plus the S-curve's curvature times the skews' variance."""
+    from dataclasses import replace
+
+    skew = np.asarray(skew_ui, dtype=np.float64)
+    s = np.mean([np.interp(resp.grid + t, resp.grid, resp.s) for t in skew], axis=0)
+    out = replace(resp, s=s)
+    if resp.noise_grid is not None:
+        lr = np.mean([np.interp(resp.noise_grid + t, resp.noise_grid, resp.noise_lr_grid)
+                      for t in skew], axis=0)
+        out = replace(out, noise_lr=float(np.interp(0.0, resp.noise_grid, lr)),
+                      noise_lr_grid=lr)
+    return out
