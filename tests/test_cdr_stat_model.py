@@ -44,7 +44,13 @@ def near_bandwidth():
     return system, sj_hz, rep, seen
 
 
-def test_run_stat_ber_is_the_jtol_engines(near_bandwidth):
+@pytest.fixture(scope="module")
+def jtol(near_bandwidth):
+    """The jitter tolerance of the same system: its own loop calibration and taps."""
+    return Jtol(near_bandwidth[0])
+
+
+def test_run_stat_ber_is_the_jtol_engines(near_bandwidth, jtol):
     """`serdes run --json` names the tracking model and gives the BER the jitter tolerance
     evaluates at that amplitude and frequency (its own loop calibration, taps and
     fixed-offset table); they differ only by the grid floor, at most FLOOR_REL of the
@@ -54,7 +60,7 @@ def test_run_stat_ber_is_the_jtol_engines(near_bandwidth):
     assert d["cdr"]["stat_model"] == "tracking"
     assert d["cdr"]["stat_tracking"]["ber"] == d["stat_ber"]
     assert "tracking-error model" in format_summary(d)
-    jt = Jtol(system)
+    jt = jtol
     b, tr = tracking_ber(jt.front, response_for(system, jt.front),
                          cdr_track.OffsetBer(system, jt.taps), SJ_UI, sj_hz,
                          FLOOR_REL * d["stat_ber"])
@@ -81,12 +87,13 @@ def test_run_stat_ber_within_the_counted_interval(near_bandwidth):
     assert abs(st - r.mean()) < half
 
 
-def test_linear_model_elsewhere():
+def test_linear_model_elsewhere(jtol):
     """Above the loop bandwidth (12.9 MHz) the run keeps the Gaussian-wander model: the
-    statistical BER is the engine's on `stat_link` as before."""
+    statistical BER is the engine's on `stat_link` as before (the loop calibrated once,
+    as the jitter tolerance's: the calibration does not depend on the SJ)."""
     system = _system(0.07, 12915496.65)
     taps = design_equalizer(system)
-    sys2, model = stat_system(system, taps)
+    sys2, model = stat_system(system, taps, front=jtol.front)
     assert model.name == "linear"
     assert model.to_dict() == {"stat_model": "linear"}
     sb = StatisticalEngine(sys2, taps).ber(0.0)

@@ -81,15 +81,17 @@ class CdrStatModel:
         return out
 
 
-def stat_system(system, taps):
+def stat_system(system, taps, front=None):
     """(the system the statistical engine runs on, :class:`CdrStatModel`) of a system with
-    the CDR on or TX jitter (model ``None`` with the CDR off)."""
+    the CDR on or TX jitter (model ``None`` with the CDR off). ``front``: a calibrated
+    :class:`~serdes.engines.cdr.CdrFrontEnd` of this link and loop (made when None)."""
     from serdes.engines import cdr_track
     from serdes.engines.cdr_stat import stat_link
 
     s, txj = system.cdr, system.tx_jitter
-    front = None
-    if s.active:
+    if not s.active:
+        front = None
+    elif front is None:
         from serdes.engines.cdr import CdrFrontEnd
 
         front = CdrFrontEnd(system.link, system.run.seed, s, txj)
