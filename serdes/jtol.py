@@ -220,15 +220,15 @@ class Jtol:
         target, bisected in log amplitude from the linear model's answer (``row``)."""
         from serdes.engines import cdr_track
         from serdes.engines.cdr_stat import response_for
+        from serdes.engines.cdr_stat_model import tracking_ber
 
         if getattr(self, "_offset_ber", None) is None:
             self._offset_ber = cdr_track.OffsetBer(self.system, self.taps)
         resp = response_for(self.system, self.front)
         runs = {}
 
-        def g(a):
-            tr = cdr_track.simulate(self.front, resp, a, f_hz)
-            b = self._offset_ber.mean_ber(tr, target * 1e-4)
+        def g(a):  # the BER `serdes run` gives at this point (engines/cdr_stat_model.py)
+            b, tr = tracking_ber(self.front, resp, self._offset_ber, a, f_hz, target * 1e-4)
             runs[a] = tr
             return math.log10(max(b, 1e-300)) - math.log10(target), tr
 

@@ -276,6 +276,11 @@ def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None =
         st["jitter_note"] = pre["note"]
     if pre["prop"] is not None:
         st["dfe_error_propagation"] = pre["prop"]
+    if pre.get("cdr_model") is not None and res.cdr is not None:
+        res.cdr.update(pre["cdr_model"])  # which loop model gave stat_ber
+        if pre["cdr_model"]["stat_model"] == "tracking":
+            st["cdr_note"] = ("ber from the loop's simulated tracking error (as serdes "
+                              "jtol); ser, ber_per_eye and the eye from its Gaussian wander")
     report.stat = st
 
 
@@ -285,21 +290,23 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     ``prop`` None)."""
     from serdes.engines.stat import DEFAULT_TARGETS, dfe_error_propagation
 
-    note = None
+    note = cdr_model = None
     if system.cdr.active or system.tx_jitter.active:  # jitter the sampler sees
-        import dataclasses
-
-        from serdes.engines.cdr_stat import stat_link, stat_note
+        from serdes.engines.cdr_stat import stat_note
+        from serdes.engines.cdr_stat_model import stat_system
 
         note = stat_note(system)
-        system = dataclasses.replace(system, link=stat_link(system))
+        system, cdr_model = stat_system(system, taps)
     from serdes.tiadc.stat import statistical_engine  # lanes of an interleaved ADC
 
     eng = statistical_engine(system, taps)
     sb = eng.ber(0.0)
+    if cdr_model is not None:  # the loop's model of the BER (engines/cdr_stat_model.py)
+        sb = cdr_model.apply(sb)
+        cdr_model = cdr_model.to_dict()
     if not detail:
         return dict(taps=taps, note=note, sb=sb, stat_eye=None, clip=None, prop=None,
-                    volts_per_unit=eng.volts_per_unit)
+                    volts_per_unit=eng.volts_per_unit, cdr_model=cdr_model)
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
                                  DEFAULT_TARGETS else ())
     stat_eye = eng.eye_opening(targets=targets).to_dict()
@@ -307,7 +314,7 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
                     sndr_db=sb.sndr_db, rlm=rlm_of(system.link.levels))
     return dict(taps=taps, note=note, sb=sb, stat_eye=stat_eye,
                 volts_per_unit=eng.volts_per_unit, clip=eng.clip_probability(0.0),
-                prop=dfe_error_propagation(eng))
+                prop=dfe_error_propagation(eng), cdr_model=cdr_model)
 
 
 def _stat_early(system, detail: bool = True) -> dict | None:

@@ -192,7 +192,9 @@ def format_summary(r: dict) -> str:
     if r.get("cdr"):
         lines.append(_cdr_line(r["cdr"]))
     if r.get("stat_ber") is not None:
-        lines.append(f"stat BER  {r['stat_ber']:.3e} (statistical engine)")
+        how = ("statistical engine, the CDR's tracking-error model"
+               if (r.get("cdr") or {}).get("stat_model") == "tracking" else "statistical engine")
+        lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
     if r.get("fec"):
         lines += _fec_lines(r["fec"])
     return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""What ``serdes run`` reports of the clock-recovery loop: the recovered phase's
+per-block statistics, kept while :class:`serdes.engines.cdr.CdrFrontEnd` streams, and
+from them the lock time, the recovered phase's mean and rms wander after lock, the cycle
+slips and the tracked frequency offset.
+
+Locked: every later window of :data:`LOCK_BLOCKS` block means lies within
+:data:`LOCK_TOL` of the final mean (the mean over the second half of the run); the
+window is long enough that the dither's own spread stays far inside the tolerance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+STAT_BLOCK = 1024      # phase statistics per block of this many UI
+LOCK_TOL = 0.05        # locked: every later window mean within this of the final mean (UI)
+LOCK_BLOCKS = 8        # window of the lock test (blocks)
+
+
+@dataclass
+class PhaseStats:
+    """Per-block means of the sampling offset (slow part, UI) and of the integrator."""
+
+    offset: list = field(default_factory=list)
+    integ: list = field(default_factory=list)
+    _acc: list = field(default_factory=lambda: [0.0, 0.0, 0.0, 0])  # sum, sum^2, sum I, n
+
+    def add(self, k0: int, off: np.ndarray, integ: float) -> None:
+        """Offsets of UIs k0, k0 + 1, ...; ``integ``: the integrator over them (one value)."""
+        n = off.shape[0]
+        i = 0
+        pos = k0 % STAT_BLOCK
+        if pos:  # the rest of a block begun in an earlier chunk
+            take = min(STAT_BLOCK - pos, n)
+            acc = self._acc
+            acc[0] += float(off[:take].sum())
+            acc[1] += float((off[:take] ** 2).sum())
+            acc[2] += integ * take
+            acc[3] += take
+            if pos + take == STAT_BLOCK:
+                self.offset.append((acc[0] / acc[3], acc[1] / acc[3]))
+                self.integ.append(acc[2] / acc[3])
+                self._acc = [0.0, 0.0, 0.0, 0]
+            i = take
+        full = (n - i) // STAT_BLOCK
+        if full:  # whole blocks at once
+            blk = off[i:i + full * STAT_BLOCK].reshape(full, STAT_BLOCK)
+            means = blk.sum(axis=1) / STAT_BLOCK
+            sq = (blk ** 2).sum(axis=1) / STAT_BLOCK
+            self.offset.extend(zip(means.tolist(), sq.tolist()))
+            self.integ.extend([integ] * full)
+            i += full * STAT_BLOCK
+        if i < n:  # a block to be finished by the next chunk
+            acc = self._acc
+            acc[0] += float(off[i:].sum())
+            acc[1] += float((off[i:] ** 2).sum())
+            acc[2] += integ * (n - i)
+            acc[3] += n - i
+
+
+def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> dict:
+    """Lock time, recovered phase mean and rms wander after lock, tracked frequency
+    offset, the lock points (``cal``: the front end's calibration) and the loop
+    ``model``; ``outside``: samples read past the sampler's slip window."""
+    s, c = settings, cal
+    blocks = np.array(stats.offset) if stats.offset else np.zeros((0, 2))
+    out = {"mode": s.mode, "lock": s.lock, "latency_ui": s.latency_ui,
+           "pi_steps": s.pi_steps, "peak_ui": 0.0,
+           "mm_lock_ui": None if s.mode == "bb" else c.mm_zero_ui,
+           "pd_zero_ui": c.mm_zero_ui,  # the zero of the active detector's S-curve
+           "target_lock_ui": c.lock_ui, "model": model,
+           "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
+           "tracked_ppm": None, "blocks": int(blocks.shape[0]),
+           "block_ui": STAT_BLOCK, "outside_window_symbols": outside}
+    if blocks.shape[0] < 2 * LOCK_BLOCKS:
+        return out
+    means = blocks[:, 0]
+    final = float(np.mean(means[means.shape[0] // 2:]))
+    # windows of LOCK_BLOCKS blocks, so that the dither's own spread stays far inside
+    # the tolerance; locked from the first window after the last one outside
+    win = np.convolve(means, np.ones(LOCK_BLOCKS) / LOCK_BLOCKS, mode="valid")
+    bad = np.nonzero(np.abs(win - final) > LOCK_TOL)[0]
+    first = int(bad[-1]) + 1 if bad.size else 0
+    if first >= means.shape[0]:
+        return out
+    after = blocks[first:]
+    slips = int(np.round(final))  # whole UIs slipped: only the symbols' labels moved
+    mean = float(np.mean(after[:, 0])) - slips
+    rms = float(np.sqrt(max(np.mean(after[:, 1]) - (mean + slips) ** 2, 0.0)))
+    integ = np.array(stats.integ[first:])
+    out.update(lock_symbols=first * STAT_BLOCK, phase_mean_ui=mean, phase_rms_ui=rms,
+               cycle_slips=slips,
+               tracked_ppm=float(-np.mean(integ) * 1e6))
+    return out
