@@ -296,7 +296,6 @@ class Jtol:
         periods (at least ``periods`` and ``min_symbols``: the loop dither is correlated
         over the loop's time constant, so the estimate needs many of those)."""
         from serdes.engines.cdr import CdrFrontEnd
-        from serdes.txjitter import TxJitter
 
         s = self.system
         txj = dataclasses.replace(s.tx_jitter, sj_ui=float(sj_ui), sj_hz=float(f_hz))

@@ -90,13 +90,13 @@ def _cdr_limits(system) -> None:
 def front_end(system, engine: str, seed: int):
     """The pulse (default) or waveform engine's front end of a system."""
     if engine == "pulse" and (system.cdr.active or system.tx_jitter.active):
-        from serdes.engines.cdr import CdrFrontEnd
-
         _cdr_limits(system)
         if getattr(system.link.adc, "interleaved", False):
-            from serdes.engines.cdr_lanes import TiCdrFrontEnd as CdrFrontEnd
+            from serdes.engines.cdr_lanes import TiCdrFrontEnd as front
+        else:
+            from serdes.engines.cdr import CdrFrontEnd as front
 
-        return CdrFrontEnd(system.link, seed, system.cdr, system.tx_jitter)
+        return front(system.link, seed, system.cdr, system.tx_jitter)
     if engine == "pulse":
         from serdes.engines.pulse import PulseFrontEnd
 
