@@ -15,14 +15,16 @@ them; the earlier measure of this benchmark). Cases: ``norj`` (noise.rj_ui = 0) 
 ``rj`` (0.01 UI RJ, the default). Each pair runs the earlier tree (``git archive``) and
 this one, one process after the other, after a warm-up that compiles the kernels;
 printed: the CPU seconds of each, the BER and the 1e-6 middle-eye height of each (they
-must agree to rounding), and the ratio of the best of the pairs. A split of the time
-(BER, openings or vertical, horizontal) says where the time goes.
+must agree to rounding), the ratio of the best of the pairs and the median of the
+per-pair ratios (the order of the two runs alternates from pair to pair). A split of the
+time (BER, openings or vertical, horizontal) says where the time goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,8 +94,9 @@ def main(argv=None) -> int:
         script.write_text(MEASURE)
         for case in args.cases.split(","):
             rows = {"old": [], "new": []}
-            for _ in range(args.pairs):
-                for name, tree in (("old", old), ("new", ROOT)):
+            trees = (("old", old), ("new", ROOT))
+            for i in range(args.pairs):
+                for name, tree in (trees if i % 2 == 0 else trees[::-1]):
                     out = subprocess.run(_pin(args.cpu) + [sys.executable, str(script),
                                          str(tree), cases[case],
                                          "1" if args.bathtubs else "0"], check=True,
@@ -109,8 +112,10 @@ def main(argv=None) -> int:
             sn = min(r[0] for r in rows["new"])
             rel = abs(rows["new"][0][1] / rows["old"][0][1] - 1)
             hrel = abs(rows["new"][0][5] / rows["old"][0][5] - 1)
+            pr = sorted(o[0] / n[0] for o, n in zip(rows["old"], rows["new"]))
             print(f"{case}: best of {args.pairs}: {so:.2f} -> {sn:.2f} s CPU "
-                  f"({so / sn:.2f}x); BER relative difference {rel:.1e}, eye height "
+                  f"({so / sn:.2f}x); median of the pair ratios {statistics.median(pr):.2f}x "
+                  f"({pr[0]:.2f}-{pr[-1]:.2f}); BER relative difference {rel:.1e}, eye height "
                   f"{hrel:.1e}", flush=True)
     return 0
 

@@ -168,7 +168,7 @@ def rows_from(b: dict, engines: str, startup: str, peers: list[dict] | None,
                  f"{float(w.group(2)):.2f} M symbols/s" if w else missing,
                  f"revision {base}: {float(w.group(1)):.2f} M/s ({w.group(3)}x; "
                  "`compare_engines.py`)" if w else ""))
-    s = re.search(r"SJ stat report ([\d.]+) -> ([\d.]+) s \(([\d.]+)x\)", engines)
+    s = re.search(r"SJ stat report ([\d.]+) -> ([\d.]+) s \(([\d.]+)x[;)]", engines)
     rows.append(("statistical BER + eye openings with SJ 0.1 UI at 1 MHz (each tap its own "
                  "phase), no RJ, CPU time",
                  f"{float(s.group(2)):.2f} s" if s else missing,

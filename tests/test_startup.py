@@ -66,6 +66,21 @@ def test_the_run_modules_do_not_import_scipy_linalg():
     assert _heavy_modules_loaded(code) == "[]"
 
 
+def test_the_counting_modules_do_not_import_scipy_special():
+    """A split run (serdes run --threads N) forks its workers once the link is built, so
+    what the parent imports before is serial time on every core: the counting path
+    (build, pipeline, counters, the split's driver) leaves scipy.special to the interval
+    and Q-function calls that need it."""
+    code = ("import sys, serdes.cli\n"
+            "serdes.cli.build_parser('run')\n"
+            "import serdes.build, serdes.report, serdes.engines.run, serdes.engines.blocks_run\n"
+            "import serdes.metrics.ber as ber\n"
+            "before = 'scipy.special' in sys.modules\n"
+            "ber.clopper_pearson(3, 1000)\n"
+            "print(before, 'scipy.special' in sys.modules)")
+    assert _heavy_modules_loaded(code) == "False True"
+
+
 def _heavy_modules_loaded(code: str) -> str:
     """What ``code``, run in a fresh interpreter, prints: the heavy modules it found."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -13,8 +13,9 @@ import naive
 from serdes.build import build
 from serdes.config import Config
 from serdes.engines.stat import StatisticalEngine
+from serdes.errors import ConfigError
 from serdes.kernels.stat import tail_points
-from serdes.kernels.stat_tails import gaussian_tail, mixture_tails
+from serdes.kernels.stat_tails import MixtureTails, gaussian_tail, mixture_tails
 
 # the relative rounding of 0.5 erfc(z / sqrt 2): z / sqrt 2 rounded (up to 1 ulp of an
 # argument up to 14) moves Q by z^2 ulp ~ 2e-14 at z = 11.5, plus the libm's own ulp
@@ -69,6 +70,27 @@ def test_mixture_tails_equal_the_erfc_path(lv, up):
     slow = _component_sum(pmf, k0, delta, y, lv, up, sig, beta, wts, naive.tail)
     big = slow > 1e-20
     np.testing.assert_allclose(got[big], slow[big], rtol=1e-9)
+
+
+def test_a_checked_mixture_gives_the_one_call_values():
+    """MixtureTails (the distribution and mixture checked once, then points only, as the
+    eye map calls it) returns exactly what one mixture_tails call per point set does,
+    call after call, and still refuses points of a level it does not have."""
+    rng = np.random.default_rng(5)
+    pmf = rng.random(40) ** 3
+    pmf /= pmf.sum()
+    sig = np.array([[0.05, 0.08], [0.04, 0.06]])
+    beta = np.array([[0.0, 0.02], [-0.01, 0.0]])
+    wts = np.array([[0.6, 0.4], [0.5, 0.5]])
+    tails = MixtureTails(pmf, -20, 0.01, sig, beta, wts)
+    for _ in range(3):
+        y = rng.uniform(-0.5, 0.5, 7)
+        up = rng.integers(0, 2, 7).astype(np.uint8)
+        lv = rng.integers(0, 2, 7)
+        np.testing.assert_array_equal(tails(y, up, lv),
+                                      mixture_tails(pmf, -20, 0.01, y, up, lv, sig, beta, wts))
+    with pytest.raises(ConfigError, match="level: must be in 0..1"):
+        tails([0.0], [1], [2])
 
 
 def test_engine_bathtub_with_rj_equals_the_erfc_path(monkeypatch):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from serdes.kernels.stat import isi_pmf, tail_grid
-from serdes.kernels.stat_tails import mixture_tails
+from serdes.kernels.stat_tails import MixtureTails
 
 EYE_NAMES_PAM4 = ("lower", "middle", "upper")
 
@@ -55,6 +55,8 @@ class SlicerDistribution:
     _mix: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _at_thresholds: dict | None = field(default=None, init=False, repr=False,
                                         compare=False)
+    _tails_of: MixtureTails | None = field(default=None, init=False, repr=False,
+                                           compare=False)
 
     def gaussians(self, i: int):
         """(weight, std, beta) of the noise components of level i: component noise
@@ -82,9 +84,9 @@ class SlicerDistribution:
     def _tails(self, y_rel, upper, level) -> np.ndarray:
         """Tails of the levels ``level`` at ``y_rel`` (relative to each level's mean),
         upper or lower per point, all in one kernel call."""
-        sig, beta, w = self._mixture()
-        return mixture_tails(self.pmf, self.k0, self.delta, y_rel, upper, level, sig,
-                             beta, w)
+        if self._tails_of is None:   # the distribution and its mixture checked once
+            self._tails_of = MixtureTails(self.pmf, self.k0, self.delta, *self._mixture())
+        return self._tails_of(y_rel, upper, level)
 
     def _tail(self, i: int, y, upper: bool) -> np.ndarray:
         y = np.atleast_1d(np.asarray(y, dtype=np.float64)) - self.means[i]

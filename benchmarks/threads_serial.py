@@ -1,0 +1,105 @@
+"""The CPU accounts of `serdes run --threads N`, this tree against a base revision, in
+paired and interleaved whole-CLI runs: the parent's serial part (CPU before the workers
+start: imports, build, equalizer design, the kernels loaded for the fork), the parent's
+CPU while the workers count (the report's statistical sections, merging), the workers'
+CPU (all of them, and per worker) and the wall clock. CPU times move less with the
+machine's load than the wall clock does; on 2 cores the wall clock of a split run is
+about the serial part plus (workers' CPU + the parent's later CPU) / 2.
+
+Run: python benchmarks/threads_serial.py REV [SYMBOLS [ROUNDS [THREADS]]]
+     (default 1e8 symbols, 3 rounds, 2 threads; the default link, no error target,
+     the CTLE choice from the on-disk cache after the first run)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEASURE = r'''
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+w0 = time.perf_counter()
+import serdes.engines.blocks_run as br
+marks = {}
+drive = br._drive
+def timed_drive(*a, **k):          # the workers are forked at the first range handed out
+    marks["serial_cpu"] = time.process_time()
+    marks["serial_wall"] = time.perf_counter() - w0
+    return drive(*a, **k)
+br._drive = timed_drive
+import serdes.cli
+import io, contextlib
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    rc = serdes.cli.main(sys.argv[2:])
+ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+rep = json.loads(buf.getvalue())
+print(json.dumps(dict(marks, rc=rc, cpu=time.process_time(), wall=time.perf_counter() - w0,
+                      workers_cpu=ch.ru_utime + ch.ru_stime, bit_errors=rep["bit_errors"],
+                      threads=rep.get("threads", 1), load=os.getloadavg()[0])))
+'''
+
+
+def one(script, tree, symbols, threads) -> dict:
+    out = subprocess.run([sys.executable, str(script), str(tree), "run", "--json",
+                          "--no-progress", "--set", f"link.symbols={symbols}", "--set",
+                          "link.target_errors=0", "--threads", str(threads)],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(tree)})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv) -> None:
+    rev = argv[0]
+    symbols = str(int(float(argv[1]))) if len(argv) > 1 else str(10 ** 8)
+    rounds = int(argv[2]) if len(argv) > 2 else 3
+    threads = int(argv[3]) if len(argv) > 3 else 2
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        arch = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "serdes"],
+                              check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=arch, check=True)
+        script = Path(tmp) / "measure.py"
+        script.write_text(MEASURE)
+        rows = {"base": [], "this": []}
+        one(script, base, 2 * 65536 * threads, threads)   # numba caches of both trees
+        one(script, ROOT, 2 * 65536 * threads, threads)
+        for r in range(rounds):
+            for name in (("base", "this") if r % 2 == 0 else ("this", "base")):
+                m = one(script, base if name == "base" else ROOT, symbols, threads)
+                assert m["threads"] == threads, m
+                rows[name].append(m)
+                print(f"round {r} {name:4s}: serial {m['serial_cpu']:.2f} s CPU "
+                      f"({m['serial_wall']:.2f} s wall), parent after it "
+                      f"{m['cpu'] - m['serial_cpu']:.2f} s CPU, workers "
+                      f"{m['workers_cpu']:.2f} s CPU ({m['workers_cpu'] / threads:.2f} s "
+                      f"each), wall {m['wall']:.2f} s; {m['bit_errors']} bit errors; load "
+                      f"average {m['load']:.1f}", flush=True)
+        errs = {m["bit_errors"] for v in rows.values() for m in v}
+        assert len(errs) == 1, f"the trees counted different errors: {errs}"
+        med = {k: {f: statistics.median(m[f] if f != "after" else m["cpu"] - m["serial_cpu"]
+                                        for m in v)
+                   for f in ("serial_cpu", "after", "workers_cpu", "wall")}
+               for k, v in rows.items()}
+        for k, v in med.items():
+            est = v["serial_cpu"] + (v["workers_cpu"] + v["after"]) / threads
+            print(f"{k} ({rev if k == 'base' else 'this tree'}), medians of {rounds}: serial "
+                  f"{v['serial_cpu']:.2f} s CPU, parent after it {v['after']:.2f} s, workers "
+                  f"{v['workers_cpu']:.2f} s ({v['workers_cpu'] / threads:.2f} s each), wall "
+                  f"{v['wall']:.2f} s; from CPU on {threads} idle cores: {est:.2f} s")
+        d = [b["serial_cpu"] - t["serial_cpu"] for b, t in zip(rows["base"], rows["this"])]
+        print(f"serial part: {statistics.median(d):+.3f} s CPU less than {rev} (paired "
+              "differences " + ", ".join(f"{x:+.3f}" for x in d) + f"); {errs.pop()} bit errors")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
