@@ -23,7 +23,7 @@ from scipy.signal import fftconvolve
 
 from serdes.com import floating as _floating
 
-__all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf"]
+__all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf", "quant_pmf"]
 
 FILTER_REL = 1e-3
 
@@ -89,7 +89,7 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     RX transfer H_r H_ctf for the noise. ``var_tx`` replaces eq. 93A-30's TX noise (the
     RX FFE receiver's colored TX noise, 178A-21) and ``xt_phases`` each aggressor's phase
     (178A-20: chosen at the RX FFE input) when given; ``quant`` = (Delta, RX FFE taps)
-    adds the quantization noise (178A-43/46, ``quant.quant_pmf``)."""
+    adds the quantization noise (178A-43/46, :func:`quant_pmf`)."""
     m = grid.m
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
@@ -149,7 +149,6 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     pdf = conv(conv(p_isi, conv(p_g, p_j)), p_xt)
     p_q = None
     if quant is not None and quant[0] > 0:
-        from serdes.com.quant import quant_pmf
         p_q = quant_pmf(quant[0], quant[1], npts, ystep)
         pdf = conv(pdf, p_q)
     ani = a_ni(y, pdf, p.der0)
@@ -158,3 +157,18 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
                   y, pdf, {"p_isi": p_isi, "p_xt": p_xt, "p_g": p_g, "p_dd": p_j,
                                  # UI samples (unfiltered) for the MLSD's noise autocorrelation
                                  "isi": isi, "h_j": h_j, "xt": xt_full, "p_q": p_q})
+
+
+def quant_pmf(step: float, taps, npts: int, ystep: float) -> np.ndarray:
+    """PMF at the detector of the quantization noise (178A-43, 178A-46): the uniform
+    PMF of width |w_k| Delta through each RX FFE tap w_k, convolved."""
+    q = np.zeros(npts)
+    q[npts // 2] = 1.0
+    if step <= 0:
+        return q
+    for w in taps:
+        n = int(round(abs(w) * step / 2 / ystep))
+        pw = np.zeros(npts)
+        pw[npts // 2 - n: npts // 2 + n + 1] = 1.0 / (2 * n + 1)
+        q = conv(q, pw)
+    return q

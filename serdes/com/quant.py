@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from serdes.com.noise import conv, delta_pmf
+from serdes.com.noise import conv, delta_pmf, quant_pmf  # noqa: F401 (quant_pmf re-exported)
 from serdes.kernels.com_mmse import mmse_block
 from serdes.kernels.com_quant import v_qc
 
@@ -116,21 +116,6 @@ def final_step(p, sig: np.ndarray, h_dd: np.ndarray, xts: list, var_g: float,
     cdf = np.cumsum(psn) / psn.sum()
     vqc = -y[int(np.argmax(cdf >= p.p_qc / 2))]
     return 2 * float(vqc) / (2 ** p.n_qb - 1)
-
-
-def quant_pmf(step: float, taps, npts: int, ystep: float) -> np.ndarray:
-    """PMF at the detector of the quantization noise (178A-43, 178A-46): the uniform
-    PMF of width |w_k| Delta through each RX FFE tap w_k, convolved."""
-    q = np.zeros(npts)
-    q[npts // 2] = 1.0
-    if step <= 0:
-        return q
-    for w in taps:
-        n = int(round(abs(w) * step / 2 / ystep))
-        pw = np.zeros(npts)
-        pw[npts // 2 - n: npts // 2 + n + 1] = 1.0 / (2 * n + 1)
-        q = conv(q, pw)
-    return q
 
 
 def search_v_qc(p, t, c, offs, ts, k_rj, k_j, var_x, axt) -> float:
