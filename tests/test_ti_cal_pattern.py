@@ -1,7 +1,7 @@
 """The blind skew loop of the calibrated interleaved ADC assumes white data. PRBS31 is
-white over its period but not everywhere: in the ~25 chunks before its register returns
-to all ones (symbol (2^31 - 1) / 2 = 1,073,741,823.5 from the all-ones start), its
-symbols carry a lane-periodic correlation that the timing-error detector reads as skew
+white over its period but not everywhere: in the ~25 chunks around its register's return
+to all ones (symbol (2^31 - 1) / 2 = 1,073,741,823.5 from the all-ones start; the push
+is largest from 2 chunks before to 3 after), its symbols carry a lane-periodic correlation that the timing-error detector reads as skew
 with a consistent phase from chunk to chunk, and the trim loop (a first-order filter of
 gain g = 1/8 per chunk) integrates it. That is the upset of the 1.2 G-symbol count of
 the 64-lane example (the residual at ~16x its closed form, lanes 49-56, chunks
@@ -87,7 +87,7 @@ def test_prbs31_before_its_wrap_biases_the_skew_detector():
     for r in (rand, calm):
         assert 0.4 < r[10:].mean() < 2.0
         assert r.max() < 4.0
-    # before the wrap: the loop is pushed to > 8x (measured 13x) for several chunks,
+    # around the wrap: the loop is pushed to > 8x (measured 13x) for several chunks,
     # peaking within 8 chunks after the wrap chunk
     assert wrap.max() > 8.0
     assert abs(int(np.argmax(wrap)) - 50) <= 8
