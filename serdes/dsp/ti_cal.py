@@ -16,6 +16,12 @@ Blind (no training data), running on the data all along, per lane l:
   the solution is added to the lanes' delay trims (:attr:`TiAdc.skew_trim_s`), which
   the front end applies from the next chunk on (the loop's latency is one chunk).
 
+The skew detector is blind and assumes white data (the closed-form residual of
+:mod:`serdes.tiadc.cal_residual` and the statistical BER do too). A PRBS is white over
+its period, not everywhere: PRBS31's ~25 chunks around its register's return to all
+ones carry a lane-periodic correlation that the detector reads as skew with a steady phase,
+and the trims follow it to ~15x their closed-form residual (tests/test_ti_cal_pattern.py).
+
 The LMS steps, the trim gain and the settling time (decisions not counted while the
 estimates converge) are :class:`CalSettings`; halfway through the settling time the
 steps and the trim gain shift down by ``fine_ratio`` (gear shifting: fast acquisition,
