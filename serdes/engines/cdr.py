@@ -136,6 +136,22 @@ class CdrFrontEnd:
 
     # ------------------------------------------------------------------ streaming
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
+        n, a_ext, t_ext, kn, drx, w, we = self._stream_in(a, k0)
+        integ0 = self.state[1]
+        parts = [kc.cdr_sampler(
+            a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], drx[lo:hi], w[lo:hi],
+            self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
+            self.pd_levels, self.h0, self.mode, self.bias, self.kp * g,
+            self.ki * g * g, self.settings.pi_steps, max(0, -kn - lo), self.state, self.ring,
+            **agg) for lo, hi, g, agg in self._segments(kn, n, we)]
+        x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
+        self._stream_out(ph, drx, t_ext, kn, n, integ0)
+        return x
+
+    def _stream_in(self, a: np.ndarray, k0: int):
+        """A chunk's inputs to the sampler: symbols and TX offsets with their histories,
+        the nominal symbol of output 0, the RX jitter and the data (and edge) noise, each
+        stream indexed by the nominal symbol."""
         n = a.shape[0]
         a_ext = np.concatenate([self._a_hist, a])
         tau = self.tx_source.offsets(k0, n) if self.txj.active else np.zeros(n)
@@ -163,36 +179,40 @@ class CdrFrontEnd:
             w_ext = np.concatenate([self._we_hist, white])
             self._we_hist = w_ext[w_ext.shape[0] - self._we_hist.shape[0]:].copy()
             we = fir_valid(w_ext, self.noise_fir)
-        integ0 = self.state[1]
+        return n, a_ext, t_ext, kn, drx, w, we
+
+    def _segments(self, kn: int, n: int, we=None):
+        """The chunk's outputs lo .. hi - 1 at loop gain factor g, with the aggressors'
+        (and edge noise) streams for them: outputs before ``gear_end`` (nominal symbol
+        index) run at the acquisition gains."""
         s = self.settings
-        # outputs before `gear_end` (nominal symbol index) run at the acquisition gains
         gear_end = min(max(s.acquire_symbols - kn, 0), n) if s.acquire_gear != 1 else 0
         xv = xs = None
         if self.crosstalk is not None:  # nominal instants kn - P .. kn + n - 1 + P
             xv, xs = self.crosstalk.streams(kn - LOOKAHEAD, n + 2 * LOOKAHEAD)
-        parts = []
+        out = []
         for lo, hi, g in ((0, gear_end, s.acquire_gear), (gear_end, n, 1.0)):
             if hi > lo:
                 agg = {} if xv is None else {"xv": xv[lo:hi + 2 * LOOKAHEAD],
                                              "xs": xs[lo:hi + 2 * LOOKAHEAD]}
                 if we is not None:
                     agg["we"] = we[lo:hi]
-                parts.append(kc.cdr_sampler(
-                    a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], drx[lo:hi], w[lo:hi],
-                    self.table, self.dtable, self.d2table, TABLE_Q, LOOKAHEAD,
-                    self.pd_levels, self.h0, self.mode, self.bias, self.kp * g,
-                    self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state, self.ring,
-                    **agg))
-        x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
+                out.append((lo, hi, g, agg))
+        return out
+
+    def _stream_out(self, ph: np.ndarray, d: np.ndarray, t_ext: np.ndarray, kn: int, n: int,
+                    integ0: float) -> None:
+        """After a chunk: keep the trace, count the samples past the slip window, and add
+        the slow sampling offset the data sees to the phase statistics (``d``: the
+        sampler's offsets beyond the recovered phase)."""
         if self.trace is not None:
             self.trace.append(ph)
         if self.settings.active:
             # samples whose whole-UI slip is past the sampler's window (it then reads the
             # window's edge: not the signal); symbols from 0 on
-            c = ph + drx - t_ext[self.hist - LOOKAHEAD:self.hist - LOOKAHEAD + n]
+            c = ph + d - t_ext[self.hist - LOOKAHEAD:self.hist - LOOKAHEAD + n]
             slip = np.floor(c[min(max(-kn, 0), n):] + 0.5)
             self.outside += int(np.count_nonzero(np.abs(slip) > LOOKAHEAD))
-        if self.settings.active:
             # slow sampling offset seen by the data: phase - trackable TX jitter + RX SJ
             off = ph + self._rx_slow(kn, n)
             if self.txj.active:
@@ -200,7 +220,6 @@ class CdrFrontEnd:
             # the integrator is not kept per sample; its chunk mean is close enough to
             # a block mean for the tracked frequency (it moves on the loop's time scale)
             self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
-        return x
 
     def _rx_slow(self, kn: int, n: int) -> np.ndarray:
         j = self.rx_jitter

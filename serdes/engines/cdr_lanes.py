@@ -35,7 +35,6 @@ from serdes import rng
 from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd, pulse_tables
 from serdes.errors import ConfigError
 from serdes.kernels import cdr_ti as kt
-from serdes.kernels.fir import fir_valid
 from serdes.tiadc.lanes import lane_fine_pulses
 from serdes.tiadc.model import APERTURE_STREAM
 
@@ -109,57 +108,21 @@ class TiCdrFrontEnd(CdrFrontEnd):
 
     # ------------------------------------------------------------------ streaming
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
-        # the streaming of CdrFrontEnd.__call__ (same random streams, same history), with
-        # the lanes' instants in the sampler's offsets and the lanes' detector
-        n = a.shape[0]
-        a_ext = np.concatenate([self._a_hist, a])
-        tau = self.tx_source.offsets(k0, n) if self.txj.active else np.zeros(n)
-        t_ext = np.concatenate([self._t_hist, tau])
-        self._a_hist = a_ext[n:].copy()
-        self._t_hist = t_ext[n:].copy()
-        kn = k0 - LOOKAHEAD  # nominal symbol of output 0; ADC sample k0 (lane k0 mod N)
-        drx = self.rx_jitter.offsets_ui(kn, n) if self.rx_jitter.active else np.zeros(n)
-        lanes_off = self.lane_offsets_ui(k0, n)
-        d_all = drx + lanes_off
-        if self.noise_fir.shape[0] > 1 or self.noise_fir[0] != 0:
-            white = np.zeros(n)
-            neg = min(max(-kn, 0), n)
-            white[neg:] = self._noise_rng.normal(kn + neg, n - neg)
-            w_ext = np.concatenate([self._w_hist, white])
-            self._w_hist = w_ext[w_ext.shape[0] - self._w_hist.shape[0]:].copy()
-            w = fir_valid(w_ext, self.noise_fir)
-        else:
-            w = np.zeros(n)
+        # CdrFrontEnd's streaming (same random streams, same history), with the lanes'
+        # instants in the sampler's offsets and the lanes' detector
+        n, a_ext, t_ext, kn, drx, w, _ = self._stream_in(a, k0)
+        # ADC sample k0 is taken by lane k0 mod N
+        d_all = drx + self.lane_offsets_ui(k0, n)
         gd, od = self._detector_gain_offset(k0, n)
         integ0 = self.state[1]
-        s = self.settings
-        gear_end = min(max(s.acquire_symbols - kn, 0), n) if s.acquire_gear != 1 else 0
-        xv = xs = None
-        if self.crosstalk is not None:
-            xv, xs = self.crosstalk.streams(kn - LOOKAHEAD, n + 2 * LOOKAHEAD)
-        parts = []
-        for lo, hi, g in ((0, gear_end, s.acquire_gear), (gear_end, n, 1.0)):
-            if hi > lo:
-                agg = {} if xv is None else {"xv": xv[lo:hi + 2 * LOOKAHEAD],
-                                             "xs": xs[lo:hi + 2 * LOOKAHEAD]}
-                parts.append(kt.cdr_ti_sampler(
-                    a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], d_all[lo:hi], w[lo:hi],
-                    self.tables, self.dtables, self.d2tables, (k0 + lo) % self.tables.shape[0],
-                    TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
-                    self.kp * g, self.ki * g * g, s.pi_steps, max(0, -kn - lo), self.state,
-                    self.ring, gd[lo:hi], od[lo:hi], **agg))
+        parts = [kt.cdr_ti_sampler(
+            a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], d_all[lo:hi], w[lo:hi],
+            self.tables, self.dtables, self.d2tables, (k0 + lo) % self.tables.shape[0],
+            TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
+            self.kp * g, self.ki * g * g, self.settings.pi_steps, max(0, -kn - lo), self.state,
+            self.ring, gd[lo:hi], od[lo:hi], **agg) for lo, hi, g, agg in self._segments(kn, n)]
         x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
-        if self.trace is not None:
-            self.trace.append(ph)
-        if self.settings.active:
-            c = ph + d_all - t_ext[self.hist - LOOKAHEAD:self.hist - LOOKAHEAD + n]
-            slip = np.floor(c[min(max(-kn, 0), n):] + 0.5)
-            self.outside += int(np.count_nonzero(np.abs(slip) > LOOKAHEAD))
-            # the recovered phase as the data sees it (the lanes' offsets are not in it)
-            off = ph + self._rx_slow(kn, n)
-            if self.txj.active:
-                off -= self.tx_source.slow(kn, n)
-            self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
+        self._stream_out(ph, d_all, t_ext, kn, n, integ0)
         return x
 
 
