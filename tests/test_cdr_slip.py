@@ -149,3 +149,32 @@ def test_counted_search_reaches_the_low_frequency_tolerance():
     jt.counted_pass = lambda a, f, t, n: (a <= 2100.0, 0, 1)
     p = jt.counted_point(1e4, 1e-6, 1, 500.0)
     assert p["sj_ui"] <= 2100.0 < p["sj_ui_fail"] <= 1.1 * p["sj_ui"]
+
+
+@pytest.mark.parametrize("seed", [2, 3, 5, 7])
+def test_sj_starting_whole_uis_off_does_not_throw_the_loop(system, cal, seed):
+    """633 UI of TX SJ at 10 kHz starting 626 (seed 2), 430 (3), -628 (5), -514 (7) UI
+    off: the loop starts at that whole-UI relabel, and the sampler's outputs before
+    symbol 0 (which feed the first detector output, x_0 d_-1 - x_-1 d_0) read the data's
+    start at the same offset. With the symbols before 0 at tau = 0 they read 626 UI past
+    the slip window instead, a sample 1e4 h0 off, and the first output threw the loop
+    379 UI (seed 2: 48,007 errors in 337 k bits, phase mean -3e15 UI). Started right it
+    stays within half a UI of the data (~40x the loop's dither, as above), no slip."""
+    txj = TxJitter(sj_ui=633.0, sj_hz=1e4)
+    fe, off = _offsets(system, cal, txj, 16_000, seed=seed)
+    assert abs(fe.tx_source.slow(0, 1)[0]) > 400  # the premise: far from a whole 0
+    assert fe.outside == 0
+    assert np.abs(off).max() < 0.5, np.abs(off).max()
+
+
+def test_prestart_offset_is_the_relabel(system, cal):
+    """The TX offset of the (empty) symbols before 0 is the loop's whole-UI start, so an
+    SJ that starts within half a UI of zero leaves them at zero (those runs are
+    bit-identical to before the fix)."""
+    for seed, amp in ((2, 633.0), (1, 0.3)):
+        fe = CdrFrontEnd(system.link, seed, system.cdr, TxJitter(sj_ui=amp, sj_hz=1e4),
+                         calibration=cal)
+        n0 = np.round(fe.tx_source.slow(0, 1)[0])
+        assert fe.state[0] == system.cdr.initial_phase_ui + n0
+        assert np.all(fe._t_hist == n0)
+    assert n0 == 0
