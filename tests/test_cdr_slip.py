@@ -10,7 +10,8 @@ import pytest
 from serdes.build import build
 from serdes.config import Config
 from serdes.cdr import sj_integrator
-from serdes.engines.cdr import LOOKAHEAD, CdrFrontEnd
+from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd
+from serdes.kernels import cdr as kc
 from serdes.txjitter import TxJitter
 
 
@@ -119,9 +120,37 @@ def test_slip_past_the_window_is_reported(system, cal):
     for k in range(0, 40_000, 1 << 14):
         fe(fe.levels[g.integers(0, fe.levels.shape[0], 1 << 14)], k)
     assert fe.outside > 0
-    assert fe.summary()["outside_window_symbols"] == fe.outside
+    summ = fe.summary()
+    assert summ["outside_window_symbols"] == fe.outside
+    # a lost loop is flagged, its phase statistics left out rather than reported
+    assert summ["lost_lock"] is True
+    assert summ["lock_symbols"] is None and summ["phase_mean_ui"] is None
+    assert summ["tracked_ppm"] is None
     ok, _ = _offsets(system, cal, txj, 40_000)
-    assert ok.outside == 0
+    assert ok.outside == 0 and ok.summary()["lost_lock"] is False
+
+
+def test_sample_past_the_window_is_the_windows_edge(system, cal):
+    """The sampler (kernel mode 0, no jitter) at an offset far past its slip window reads
+    the window's edge sample, P + 1/2 UI (or -P - 1/2), exactly: bounded, where the
+    table's linear interpolation extrapolated to ~1e4 h0 at 626 UI."""
+    fe = CdrFrontEnd(system.link, 1, system.cdr, calibration=cal)
+    g = np.random.default_rng(3)
+    n = 2000
+    a = fe.levels[g.integers(0, 4, n + fe.hist)]
+    tau, w = np.zeros(n + fe.hist), np.zeros(n)
+
+    def sample(c):
+        state = np.array([c, 0.0, 0.0, 0.0, 0.0])
+        x, _, _ = kc.cdr_sampler(a, tau, np.zeros(n), w, fe.table, fe.dtable, fe.d2table,
+                                 TABLE_Q, LOOKAHEAD, fe.pd_levels, fe.h0, 0, 0.0, 0.0, 0.0,
+                                 1e9, 0, state, np.zeros(1))
+        return x
+
+    for far, edge in ((626.0, LOOKAHEAD + 0.5), (-626.0, -LOOKAHEAD - 0.5)):
+        assert np.array_equal(sample(far), sample(edge))
+        bound = np.abs(fe.levels).max() * np.abs(fe.table).sum(axis=1).max()
+        assert np.abs(sample(far)).max() <= bound * (1 + 1e-12)
 
 
 def test_short_cdr_run_warns(capsys):
