@@ -187,13 +187,16 @@ def test_sj_starting_whole_uis_off_does_not_throw_the_loop(system, cal, seed):
     symbol 0 (which feed the first detector output, x_0 d_-1 - x_-1 d_0) read the data's
     start at the same offset. With the symbols before 0 at tau = 0 they read 626 UI past
     the slip window instead, a sample 1e4 h0 off, and the first output threw the loop
-    379 UI (seed 2: 48,007 errors in 337 k bits, phase mean -3e15 UI). Started right it
-    stays within half a UI of the data (~40x the loop's dither, as above), no slip."""
+    379 UI (seed 2: 48,007 errors in 337 k bits, phase mean -3e15 UI). Started right
+    it never slips a whole UI (it starts within half a UI: the SJ's fraction at symbol
+    0, 0.49 for seed 7) and after 8 k symbols stays within 0.25 UI of the data (~20x the
+    loop's dither, 0.013 UI rms; measured 0.06-0.09)."""
     txj = TxJitter(sj_ui=633.0, sj_hz=1e4)
     fe, off = _offsets(system, cal, txj, 16_000, seed=seed)
     assert abs(fe.tx_source.slow(0, 1)[0]) > 400  # the premise: far from a whole 0
     assert fe.outside == 0
-    assert np.abs(off).max() < 0.5, np.abs(off).max()
+    assert np.abs(off).max() < 1.0, np.abs(off).max()
+    assert np.abs(off[8000:]).max() < 0.25, np.abs(off[8000:]).max()
 
 
 def test_prestart_offset_is_the_relabel(system, cal):
