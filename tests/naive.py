@@ -343,6 +343,7 @@ def cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, big_p, levels, h0, mo
     for k in range(n):
         phq = math.floor(phi * steps + 0.5) / steps
         c = phq + drx[k] - tau[k + hist - big_p]
+        c = min(max(c, -big_p - 0.5), big_p + 0.5)  # past the slip window: its edge
         x = sample(k, c) + w[k]
         d = levels[int(np.argmin(np.abs(levels - x / h0)))]
         e_mm = (x * d_prev - x_prev * d) / h0

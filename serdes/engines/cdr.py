@@ -119,7 +119,14 @@ class CdrFrontEnd:
                                0.0, 0.0, 0.0, 0.0])
         self.ring = np.zeros(settings.latency_ui + 1)
         if settings.active:  # whole UIs of TX jitter at the start only relabel symbols
-            self.state[0] += float(np.round(self.tx_source.slow(0, 1)[0]))
+            n0 = float(np.round(self.tx_source.slow(0, 1)[0]))
+            self.state[0] += n0
+            # the symbols before 0 (a = 0) take the same relabel as their TX offset: the
+            # sampler's outputs before symbol 0 read the data's start at the loop's start
+            # offset. With tau = 0 there, an SJ starting 626.2 UI off put those outputs
+            # 626 UI past the slip window (samples ~1e4 h0 from the table's edge); the
+            # first detector output, x_0 d_-1 - x_-1 d_0, threw the loop 379 UI (seed 2)
+            self._t_hist[:] = n0
             # the loop starts in the TX SJ's steady state (loop.sj_integrator says why);
             # the TX-RX ppm is acquired, not preloaded
             src = self.tx_source

@@ -63,7 +63,10 @@ class PhaseStats:
 def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> dict:
     """Lock time, recovered phase mean and rms wander after lock, tracked frequency
     offset, the lock points (``cal``: the front end's calibration) and the loop
-    ``model``; ``outside``: samples read past the sampler's slip window."""
+    ``model``; ``outside``: samples read past the sampler's slip window. Any such sample
+    means the loop lost the data (what it sampled there was not the signal, and what it
+    did next no measure of the loop): ``lost_lock`` is then true and the lock time,
+    phase and tracked offset are left out (None), not reported from a lost loop."""
     s, c = settings, cal
     blocks = np.array(stats.offset) if stats.offset else np.zeros((0, 2))
     out = {"mode": s.mode, "lock": s.lock, "latency_ui": s.latency_ui,
@@ -73,8 +76,9 @@ def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> di
            "target_lock_ui": c.lock_ui, "model": model,
            "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
            "tracked_ppm": None, "blocks": int(blocks.shape[0]),
-           "block_ui": STAT_BLOCK, "outside_window_symbols": outside}
-    if blocks.shape[0] < 2 * LOCK_BLOCKS:
+           "block_ui": STAT_BLOCK, "outside_window_symbols": outside,
+           "lost_lock": outside > 0}
+    if outside > 0 or blocks.shape[0] < 2 * LOCK_BLOCKS:
         return out
     means = blocks[:, 0]
     final = float(np.mean(means[means.shape[0] // 2:]))

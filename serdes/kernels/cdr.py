@@ -5,6 +5,8 @@ peak (UI) is
 
     c_k = phi_k (the phase interpolator's code / pi_steps) + d_k (RX jitter) - tau_s
 
+held within the slip window, |c_k| <= P + 1/2 (a sample past it reads the window's edge).
+
 (tau_s: the TX jitter of symbol s). Its nearest whole UI n shifts the symbol window (the
 sampler takes symbol s + n: a cycle slip, |n| <= P) and its fraction f picks the pulse:
 
@@ -104,6 +106,13 @@ def _cdr_sampler(a, tau, drx, w, table, dtable, d2table, q, lookahead, levels, h
         phq = np.floor(phi * steps + 0.5) / steps
         ks = k + hist - big_p
         c = phq + drx[k] - tau[ks]
+        # past the slip window the sample is the window's edge: bounded, where the
+        # table's linear interpolation extrapolated (~1e4 h0 at 600 UI, and a lost loop
+        # ran its phase to 1e15 UI); the front end counts these samples
+        if c > big_p + 0.5:
+            c = big_p + 0.5
+        elif c < -big_p - 0.5:
+            c = -big_p - 0.5
         shift = int(np.floor(c + 0.5))
         if shift > big_p:
             shift = big_p
