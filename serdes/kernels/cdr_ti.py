@@ -47,6 +47,11 @@ def _cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahe
         phq = np.floor(phi * steps + 0.5) / steps
         ks = k + hist - big_p
         c = phq + drx[k] - tau[ks]
+        # past the slip window the sample is the window's edge (as kernels/cdr.py)
+        if c > big_p + 0.5:
+            c = big_p + 0.5
+        elif c < -big_p - 0.5:
+            c = -big_p - 0.5
         shift = int(np.floor(c + 0.5))
         if shift > big_p:
             shift = big_p
