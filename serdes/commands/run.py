@@ -211,9 +211,13 @@ def _cdr_line(c: dict) -> str:
                  "sampler's slip window (not the signal: the BER is not valid)")
     if c["lock_symbols"] is None:
         return head + "; not locked"
+    exc = ""
+    if c.get("excursion_windows"):
+        exc = (f"; {c['excursion_windows']} windows of {c['lock_window_ui']:,} UI later "
+               f"strayed up to {c['max_excursion_ui']:.3f} UI from the mean")
     return (head + f"; locked after {c['lock_symbols']:,} UI, phase "
             f"{c['phase_mean_ui']:+.4f} UI, wander {c['phase_rms_ui']:.4f} UI rms, "
-            f"tracking {c['tracked_ppm']:+.1f} ppm")
+            f"tracking {c['tracked_ppm']:+.1f} ppm" + exc)
 
 
 def _fec_lines(f: dict) -> list[str]:

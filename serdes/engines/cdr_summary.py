@@ -3,9 +3,14 @@ per-block statistics, kept while :class:`serdes.engines.cdr.CdrFrontEnd` streams
 from them the lock time, the recovered phase's mean and rms wander after lock, the cycle
 slips and the tracked frequency offset.
 
-Locked: every later window of :data:`LOCK_BLOCKS` block means lies within
-:data:`LOCK_TOL` of the final mean (the mean over the second half of the run); the
-window is long enough that the dither's own spread stays far inside the tolerance.
+Locked: from the first window of :data:`LOCK_BLOCKS` block means that begins
+:data:`SETTLED_WINDOWS` windows in a row within :data:`LOCK_TOL` of the final mean (the
+mean over the second half of the run); the window is long enough that the dither's own
+spread stays far inside the tolerance. Windows outside the tolerance after that are the
+loop's excursions, reported apart (count of windows, largest distance), not a later
+lock: taking the lock after the last window outside put a 30 M-symbol run's lock at
+27.5 M UI over one 0.1-UI excursion and left the statistics to its last 2.5 M UI. A run
+too short for that many windows after its settling keeps the last-window-outside rule.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 STAT_BLOCK = 1024      # phase statistics per block of this many UI
 LOCK_TOL = 0.05        # locked: every later window mean within this of the final mean (UI)
 LOCK_BLOCKS = 8        # window of the lock test (blocks)
+SETTLED_WINDOWS = 64   # locked: this many consecutive windows within LOCK_TOL
 
 
 @dataclass
@@ -76,7 +82,8 @@ def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> di
            "target_lock_ui": c.lock_ui, "model": model,
            "lock_symbols": None, "phase_mean_ui": None, "phase_rms_ui": None,
            "tracked_ppm": None, "blocks": int(blocks.shape[0]),
-           "block_ui": STAT_BLOCK, "outside_window_symbols": outside,
+           "block_ui": STAT_BLOCK, "lock_window_ui": STAT_BLOCK * LOCK_BLOCKS,
+           "outside_window_symbols": outside,
            "lost_lock": outside > 0}
     if outside > 0 or blocks.shape[0] < 2 * LOCK_BLOCKS:
         return out
@@ -85,10 +92,13 @@ def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> di
     # windows of LOCK_BLOCKS blocks, so that the dither's own spread stays far inside
     # the tolerance; locked from the first window after the last one outside
     win = np.convolve(means, np.ones(LOCK_BLOCKS) / LOCK_BLOCKS, mode="valid")
-    bad = np.nonzero(np.abs(win - final) > LOCK_TOL)[0]
-    first = int(bad[-1]) + 1 if bad.size else 0
+    dev = np.abs(win - final)
+    first = settled(dev > LOCK_TOL)
     if first >= means.shape[0]:
         return out
+    late = dev[first:]
+    out.update(excursion_windows=int(np.count_nonzero(late > LOCK_TOL)),
+               max_excursion_ui=float(late.max()) if late.size else 0.0)
     after = blocks[first:]
     slips = int(np.round(final))  # whole UIs slipped: only the symbols' labels moved
     mean = float(np.mean(after[:, 0])) - slips
@@ -98,3 +108,17 @@ def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> di
                cycle_slips=slips,
                tracked_ppm=float(-np.mean(integ) * 1e6))
     return out
+
+
+def settled(bad: np.ndarray) -> int:
+    """The first window that begins :data:`SETTLED_WINDOWS` windows in a row not ``bad``;
+    where no such run exists, the window after the last ``bad`` one (``bad.size`` when
+    the last window is bad)."""
+    n = bad.shape[0]
+    if n >= SETTLED_WINDOWS:
+        nbad = np.concatenate([[0], np.cumsum(bad)])
+        runs = np.nonzero(nbad[SETTLED_WINDOWS:] - nbad[:n - SETTLED_WINDOWS + 1] == 0)[0]
+        if runs.size:
+            return int(runs[0])
+    idx = np.nonzero(bad)[0]
+    return int(idx[-1]) + 1 if idx.size else 0
