@@ -302,8 +302,11 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     eng = statistical_engine(system, taps)
     sb = eng.ber(0.0)
     if cdr_model is not None:  # the loop's model of the BER (engines/cdr_stat_model.py)
+        from serdes.engines.cdr_false_lock import weigh
+
         sb = cdr_model.apply(sb)
-        cdr_model = cdr_model.to_dict()
+        sb, lock_points = weigh(system, taps, sb, cdr_model)  # all the loop's lock points
+        cdr_model = {**cdr_model.to_dict(), **lock_points}
     if not detail:
         return dict(taps=taps, note=note, sb=sb, stat_eye=None, clip=None, prop=None,
                     volts_per_unit=eng.volts_per_unit, cdr_model=cdr_model)

@@ -194,7 +194,11 @@ def format_summary(r: dict) -> str:
     if r.get("stat_ber") is not None:
         how = ("statistical engine, the CDR's tracking-error model"
                if (r.get("cdr") or {}).get("stat_model") == "tracking" else "statistical engine")
+        if (r.get("cdr") or {}).get("main_point_ber") is not None:
+            how += ", weighted over the CDR's lock points"
         lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
+    if (r.get("cdr") or {}).get("lock_warning"):
+        lines.append(f"warning   {r['cdr']['lock_warning']}")
     if r.get("fec"):
         lines += _fec_lines(r["fec"])
     return "\n".join(lines)

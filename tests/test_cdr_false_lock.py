@@ -1,0 +1,170 @@
+"""The CDR's lock points and their occupancy (serdes/engines/cdr_false_lock.py): the zero
+search on synthetic S-curves, the stationary density of the phase chain against a long
+simulation of that chain (the phase-domain loop kernel) and against the continuum closed
+form, the hump height against a Gaussian well, and the weighting left alone with one zero."""
+
+import math
+
+import numpy as np
+import pytest
+
+from serdes.engines import cdr_false_lock as fl
+from serdes.engines.cdr_stat import LoopResponse
+from serdes.kernels.cdr_phase import phase_loop
+
+GRID = np.arange(-0.45, 0.4501, 0.01)
+
+
+def cubic(a=-0.25, b=-0.12, d=0.0, k=40.0):
+    """S with stable zeros a and d and the unstable zero b between them."""
+    return -k * (GRID - a) * (GRID - b) * (GRID - d)
+
+
+def _interp_zero(s, lo, hi):
+    """Bisection on np.interp: the zero of the piecewise-linear S between lo and hi."""
+    f_lo = np.interp(lo, GRID, s)
+    for _ in range(60):
+        m = 0.5 * (lo + hi)
+        if np.sign(np.interp(m, GRID, s)) == np.sign(f_lo):
+            lo = m
+        else:
+            hi = m
+    return 0.5 * (lo + hi)
+
+
+def test_crossings_of_synthetic_curves():
+    zeros = (-0.253, -0.117, 0.031)
+    s = cubic(*zeros)
+    st, un = fl.crossings(GRID, s)
+    # the zeros of the linear interpolant, and within its curvature error of the true ones
+    # (h^2 / 8 max|S''| / |S'(z)| on the cubic -40 prod(c - z_i))
+    assert np.allclose(st + un, [_interp_zero(s, -0.3, -0.2), _interp_zero(s, 0.0, 0.1),
+                                 _interp_zero(s, -0.15, -0.1)], atol=1e-9)
+    for z in st + un:
+        i = int(np.argmin([abs(z - t) for t in zeros]))
+        others = [t for j, t in enumerate(zeros) if j != i]
+        slope = 40 * abs(np.prod([zeros[i] - t for t in others]))
+        curv = 40 * 2 * (abs(zeros[i] - others[0]) + abs(zeros[i] - others[1]) + 0.02)
+        assert abs(z - zeros[i]) < 0.01 ** 2 / 8 * curv / slope * 1.01
+    assert len(st) == 2 and len(un) == 1
+    st, un = fl.crossings(GRID, -np.sin(2 * np.pi * (GRID - 0.013)))
+    assert np.allclose(st, [0.013], atol=1e-4) and un == []
+    # a zero exactly on a grid point counts once; a touch without a sign change is no zero
+    st, un = fl.crossings(GRID, -(GRID - GRID[40]))
+    assert len(st) == 1 and un == [] and abs(st[0] - GRID[40]) < 1e-12
+    st, un = fl.crossings(GRID, 1e-3 + (GRID + 0.1) ** 2)
+    assert st == [] and un == []
+
+
+def test_stationary_density_against_a_long_simulation():
+    """The chain c' = c + g (S(c) + sqrt(V(c)) n) with two stable zeros: the numerical
+    occupancy of the far well against 32 M steps of the phase-domain loop kernel (first
+    order: ki = 0, no latency, no rounding), 32 batches of 1 M steps each much longer than
+    the time between hops, so the batch means are independent; 4.5 standard errors
+    (t with 31 degrees of freedom: two-sided 1e-4)."""
+    g = 0.02
+    s = cubic()
+    v = 0.3 + 0.5 * GRID ** 2
+    h = g * math.sqrt(v.min()) / fl.CELLS_PER_STEP
+    c = np.arange(GRID[0], GRID[-1] + h / 2, h)
+    p = fl.stationary_density(c, np.interp(c, GRID, s), np.interp(c, GRID, v), g)
+    want = float(p[c < -0.12].sum())
+    assert 0.3 < want < 0.7  # both wells matter
+    rng = np.random.default_rng(5)
+    state, ring = np.zeros(3), np.zeros(1)
+    share = []
+    for _ in range(32):
+        n = 1 << 20
+        x = phase_loop(np.zeros(n), rng.standard_normal(n), s, v, GRID[0], 0.01, g, 0.0, 0,
+                       state, ring)
+        share.append(float(np.mean(x < -0.12)))
+    share = np.array(share)
+    se = share.std(ddof=1) / math.sqrt(share.size)
+    assert abs(share.mean() - want) < 4.5 * se, (share.mean(), want, se)
+
+
+@pytest.mark.parametrize("g", [0.01, 0.004])
+def test_stationary_density_tends_to_the_continuum_one(g):
+    """Cells much finer than the chain's step: its density tends to the Fokker-Planck one,
+    exp(2/g int S/V) / V. The basins' masses: the gap to the continuum shrinks from 4 to
+    8 cells per step (the rest is the chain's own O(g) difference from the diffusion)
+    and is then below 5e-4."""
+    s = cubic()
+    v = 0.3 + 0.5 * GRID ** 2
+    gaps = []
+    for cells in (4, 8):
+        h = g * math.sqrt(v.min()) / cells
+        c = np.arange(GRID[0], GRID[-1] + h / 2, h)
+        sc, vc = np.interp(c, GRID, s), np.interp(c, GRID, v)
+        p = fl.stationary_density(c, sc, vc, g)
+        phi = fl.potential(c, sc, vc, g)
+        q = np.exp(-(phi - phi.min()))
+        q /= q.sum()
+        gaps.append(abs(p[c < -0.12].sum() - q[c < -0.12].sum()))
+    assert gaps[1] < gaps[0] and gaps[1] < 5e-4, gaps
+
+
+def test_equivalent_gain_of_a_first_order_loop():
+    """A first-order loop (ki = 0, no latency) of gain a = kp Kpd has sum h^2 = a / (2 - a):
+    its equivalent gain is 2 kp / (2 - a), i.e. itself up to O(a)."""
+    kpd, kp = 0.6, 1e-3
+    a = kp * kpd
+    assert fl.equivalent_gain(kpd, kp, 0.0, 0) == pytest.approx(2 * kp / (2 - a), rel=1e-6)
+
+
+def _resp(s, lr=0.3):
+    return LoopResponse(grid=GRID, s=s, noise_lr=lr)
+
+
+def test_hump_height_of_a_linear_well():
+    """One zero with S = -K c (V constant): the density is Gaussian with variance
+    g V / (2 K), so the rise to the grid's end at c = 0.45 is (0.45 / sigma)^2 / 2 in -log
+    p: hump_sigma = 0.45 / sigma (the nearer end, both are 0.45 away)."""
+    k, lr = 0.05, 0.3
+    lp = fl.analyse(_resp(-k * GRID, lr), kpd=k, kp=1e-3, ki=0.0, latency=0)
+    sigma = math.sqrt(lp.gain * lr / (2 * k))
+    assert lp.zeros == pytest.approx([0.0], abs=1e-12) and lp.occupancy == [1.0]
+    assert lp.hump_sigma[0] == pytest.approx(0.45 / sigma, rel=1e-3)
+    assert lp.warning() is None  # 0.45 UI is many sigma here
+    weak = fl.analyse(_resp(-1e-3 * GRID, lr), kpd=k, kp=1e-3, ki=0.0, latency=0)
+    assert weak.hump_sigma[0] < fl.N_WARN and "cycle slips" in weak.warning()
+    none = fl.analyse(_resp(0.01 + 0 * GRID, lr), kpd=k, kp=1e-3, ki=0.0, latency=0)
+    assert none.zeros == [] and "no stable zero" in none.warning()
+
+
+def test_two_zeros_occupancy_and_warning():
+    lp = fl.analyse(_resp(0.05 * cubic()), kpd=0.5, kp=2e-3, ki=0.0, latency=0, mu=0.0)
+    assert lp.several and len(lp.zeros) == 2
+    assert lp.main == 1  # the basin holding mu = 0
+    assert sum(lp.occupancy) == pytest.approx(1.0, abs=1e-9)
+    assert lp.basins[0][1] == lp.basins[1][0] == pytest.approx(-0.12, abs=2e-4)
+    assert "2 stable lock points" in lp.warning()
+
+
+def test_one_zero_leaves_the_ber_alone():
+    """weigh() returns the engine's own result when the loop has one stable zero (the
+    default link): the statistical BER stays bit for bit what it was."""
+
+    class Front:
+        class cal:
+            kpd, lock_ui = 0.6, 0.0
+        kp, ki = 5e-4, 8e-8
+        _loop_response = ((0.0, 0.0), _resp(-0.3 * GRID))
+
+    class Model:
+        name = "linear"
+        front = Front()
+
+    from types import SimpleNamespace
+
+    from serdes.cdr import CdrSettings
+    from serdes.impairments import Impairments
+
+    link = SimpleNamespace(impairments=Impairments(rj_ui=0.0, offset_ui=0.0, wander_ui=0.01),
+                           adc=SimpleNamespace(), ui_s=1 / 56.25e9)
+    system = SimpleNamespace(link=link, cdr=CdrSettings(mode="mm"),
+                             tx_jitter=SimpleNamespace(rj_ui=0.0, buj_ui=0.0))
+    sb = object()
+    out, info = fl.weigh(system, None, sb, Model())
+    assert out is sb
+    assert len(info["lock_points"]) == 1 and "lock_warning" not in info
