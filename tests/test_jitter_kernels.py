@@ -130,3 +130,39 @@ def test_wrong_inputs_are_one_line_config_errors():
         kj.pulse_sum_rows(np.zeros(8), np.zeros((3, 4)), 0, 1.0, np.zeros(5))
     with pytest.raises(ConfigError, match="pulse_rows: rows"):
         kj.pulse_rows(np.zeros(20), 8, 4, 0, 6)
+
+
+@pytest.mark.parametrize("neg", [0, 7])
+def test_rj_offsets_are_the_numpy_form_to_the_bit(neg):
+    """The compiled random-jitter offsets equal zeros, += clip(rj z, +-8 rj), times m."""
+    rng = np.random.default_rng(neg)
+    z = rng.normal(size=5000) * 3.0  # some beyond the 8-sigma clip
+    z[:3] = [9.0, -9.0, -0.0]
+    rj, m = 0.013, 32
+    want = np.zeros(neg + z.shape[0])
+    want[neg:] += np.clip(rj * z, -8 * rj, 8 * rj)
+    want = want * m
+    got = kj.rj_offsets(z, rj, m, neg)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("extra", [[], ["noise.sj_ui=0.05"]])
+def test_pulse_front_end_fine_offsets_unchanged(extra, monkeypatch):
+    """The pulse engine's jittered samples with the compiled offsets are those of the
+    NumPy offsets (offsets_ui times m), chunk by chunk across an RNG block boundary."""
+    from serdes.engines import pulse as pe
+
+    system = build(Config.default().with_overrides(extra))
+    rng = np.random.default_rng(5)
+    chunks = [(0, 300), (300, 70000), (70300, 1000)]
+    a = [rng.choice(LEVELS, size=n) for _, n in chunks]
+    fast = pe.PulseFrontEnd(system.link, 11)
+    got = [fast(x, k0) for x, (k0, _) in zip(a, chunks)]
+    monkeypatch.setattr(pe.Jitter, "offsets_fine",
+                        lambda self, k0, n, m: self.offsets_ui(k0, n) * m)
+    slow = pe.PulseFrontEnd(system.link, 11)
+    want = [slow(x, k0) for x, (k0, _) in zip(a, chunks)]
+    assert fast.path == "taylor"
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -153,6 +153,29 @@ def _pulse_sum_taylor(a, t0, t1, t2, delta):
     return y[:n]
 
 
+@njit(cache=True)
+def _rj_offsets(z, rj, m, neg):
+    """Random-jitter offsets in fine samples: 0 for the first ``neg`` outputs (instants
+    before the first symbol), then clip(rj z, -8 rj, 8 rj) m with z[k - neg]. One pass
+    with the operations of the NumPy form (zeros, += clip, times m) in the same order and
+    no fastmath, so the values are the same to the bit (test)."""
+    n = neg + z.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    lo = -8 * rj
+    hi = 8 * rj
+    mf = float(m)
+    for k in range(neg):
+        out[k] = 0.0 * mf
+    for k in range(z.shape[0]):
+        v = rj * z[k]
+        if v < lo:
+            v = lo
+        elif v > hi:
+            v = hi
+        out[neg + k] = (0.0 + v) * mf
+    return out
+
+
 # ------------------------------------------------------------------ NumPy helpers
 def pulse_rows(p_fine, m: int, n_ui: int, first: int, count: int) -> np.ndarray:
     """The polyphase rows of :func:`_pulse_sum_rows`: rows[r, i] =
@@ -262,3 +285,10 @@ def pulse_sum_taylor(a, taps, seg, delta) -> np.ndarray:
             y[lo:hi] = _pulse_sum_taylor(a[lo:hi + n_ui + 2], taps[s, 0], taps[s, 1],
                                          taps[s, 2], delta[lo:hi])
     return y
+
+
+def rj_offsets(z, rj, m, neg) -> np.ndarray:
+    """Random-jitter offsets in fine samples from standard normals ``z`` (see
+    :func:`_rj_offsets`): ``neg`` zeros, then one value per normal."""
+    return _rj_offsets(args.array("z", z), args.real("rj", rj), args.integer("m", m, lo=1),
+                       args.integer("neg", neg, lo=0))
