@@ -61,6 +61,31 @@ def test_taylor_taps_resample_the_derivatives():
             np.testing.assert_allclose(taps[s, r, ::-1], want, atol=1e-13)
 
 
+def _cubic_formula(p, pos):
+    """The 4-point Lagrange formula in the operation order of the compiled kernels
+    (before the Taylor taps were taken from interp_cubic), in Python floats."""
+    i = int(np.floor(pos))
+    t = pos - i
+    y = [float(p[k]) if 0 <= k < len(p) else 0.0 for k in (i - 1, i, i + 1, i + 2)]
+    return (-t * (t - 1.0) * (t - 2.0) / 6.0 * y[0] + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0
+            * y[1] - (t + 1.0) * t * (t - 2.0) / 2.0 * y[2] + (t + 1.0) * t * (t - 1.0) / 6.0
+            * y[3])
+
+
+def test_taylor_taps_are_the_lagrange_formula_to_the_bit():
+    """The taps (and so every jittered sample) are those of the former per-tap kernel:
+    same positions (phase + slow, then + j m) and the same formula, to the bit."""
+    rng = np.random.default_rng(8)
+    d = rng.normal(size=(3, 300))
+    slow = np.r_[0.0, rng.normal(size=6) * 7.3]
+    phase, m, n_ui = 61.37, 16, 14
+    taps = kj.taylor_taps(d, phase, m, n_ui, slow)
+    for s, off in enumerate(slow):
+        for r in range(3):
+            want = [_cubic_formula(d[r], phase + off + j * m) for j in range(n_ui)]
+            np.testing.assert_array_equal(taps[s, r, ::-1], want)
+
+
 def test_derivatives_of_a_smooth_pulse():
     """Central differences against the analytic derivatives of a Gaussian pulse, within
     their truncation bound h^4 max|p^(5)| / 30 (h = 1 fine sample, width 12 samples)."""
