@@ -61,6 +61,31 @@ def test_taylor_taps_resample_the_derivatives():
             np.testing.assert_allclose(taps[s, r, ::-1], want, atol=1e-13)
 
 
+def _cubic_formula(p, pos):
+    """The 4-point Lagrange formula in the operation order of the compiled kernels
+    (before the Taylor taps were taken from interp_cubic), in Python floats."""
+    i = int(np.floor(pos))
+    t = pos - i
+    y = [float(p[k]) if 0 <= k < len(p) else 0.0 for k in (i - 1, i, i + 1, i + 2)]
+    return (-t * (t - 1.0) * (t - 2.0) / 6.0 * y[0] + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0
+            * y[1] - (t + 1.0) * t * (t - 2.0) / 2.0 * y[2] + (t + 1.0) * t * (t - 1.0) / 6.0
+            * y[3])
+
+
+def test_taylor_taps_are_the_lagrange_formula_to_the_bit():
+    """The taps (and so every jittered sample) are those of the former per-tap kernel:
+    same positions (phase + slow, then + j m) and the same formula, to the bit."""
+    rng = np.random.default_rng(8)
+    d = rng.normal(size=(3, 300))
+    slow = np.r_[0.0, rng.normal(size=6) * 7.3]
+    phase, m, n_ui = 61.37, 16, 14
+    taps = kj.taylor_taps(d, phase, m, n_ui, slow)
+    for s, off in enumerate(slow):
+        for r in range(3):
+            want = [_cubic_formula(d[r], phase + off + j * m) for j in range(n_ui)]
+            np.testing.assert_array_equal(taps[s, r, ::-1], want)
+
+
 def test_derivatives_of_a_smooth_pulse():
     """Central differences against the analytic derivatives of a Gaussian pulse, within
     their truncation bound h^4 max|p^(5)| / 30 (h = 1 fine sample, width 12 samples)."""
@@ -130,3 +155,39 @@ def test_wrong_inputs_are_one_line_config_errors():
         kj.pulse_sum_rows(np.zeros(8), np.zeros((3, 4)), 0, 1.0, np.zeros(5))
     with pytest.raises(ConfigError, match="pulse_rows: rows"):
         kj.pulse_rows(np.zeros(20), 8, 4, 0, 6)
+
+
+@pytest.mark.parametrize("neg", [0, 7])
+def test_rj_offsets_are_the_numpy_form_to_the_bit(neg):
+    """The compiled random-jitter offsets equal zeros, += clip(rj z, +-8 rj), times m."""
+    rng = np.random.default_rng(neg)
+    z = rng.normal(size=5000) * 3.0  # some beyond the 8-sigma clip
+    z[:3] = [9.0, -9.0, -0.0]
+    rj, m = 0.013, 32
+    want = np.zeros(neg + z.shape[0])
+    want[neg:] += np.clip(rj * z, -8 * rj, 8 * rj)
+    want = want * m
+    got = kj.rj_offsets(z, rj, m, neg)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("extra", [[], ["noise.sj_ui=0.05"]])
+def test_pulse_front_end_fine_offsets_unchanged(extra, monkeypatch):
+    """The pulse engine's jittered samples with the compiled offsets are those of the
+    NumPy offsets (offsets_ui times m), chunk by chunk across an RNG block boundary."""
+    from serdes.engines import pulse as pe
+
+    system = build(Config.default().with_overrides(extra))
+    rng = np.random.default_rng(5)
+    chunks = [(0, 300), (300, 70000), (70300, 1000)]
+    a = [rng.choice(LEVELS, size=n) for _, n in chunks]
+    fast = pe.PulseFrontEnd(system.link, 11)
+    got = [fast(x, k0) for x, (k0, _) in zip(a, chunks)]
+    monkeypatch.setattr(pe.Jitter, "offsets_fine",
+                        lambda self, k0, n, m: self.offsets_ui(k0, n) * m)
+    slow = pe.PulseFrontEnd(system.link, 11)
+    want = [slow(x, k0) for x, (k0, _) in zip(a, chunks)]
+    assert fast.path == "taylor"
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -11,7 +11,7 @@ from serdes.metrics.ber import clopper_pearson
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (1, 10), (5, 10), (10, 10), (85, 7_999_528),
-                                  (3, 1_000_000_000)])
+                                  (3, 1_000_000_000), (0, 1), (0, 99_769), (0, 10**12)])
 def test_clopper_pearson_equals_the_beta_quantiles(k, n):
     lo, hi = clopper_pearson(k, n, 0.95)
     ref_lo = 0.0 if k == 0 else stats.beta.ppf(0.025, k, n - k + 1)
@@ -79,6 +79,16 @@ def test_the_counting_modules_do_not_import_scipy_special():
             "ber.clopper_pearson(3, 1000)\n"
             "print(before, 'scipy.special' in sys.modules)")
     assert _heavy_modules_loaded(code) == "False True"
+
+
+def test_a_run_without_errors_imports_no_scipy_special():
+    """A run that counts no error (every short run of a working link) takes its interval
+    from the closed form of Beta(1, n) and its statistical BER without scipy.special."""
+    code = ("import io, sys, contextlib, serdes.cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-progress'])\n"
+            "print('scipy.special' in sys.modules)")
+    assert _heavy_modules_loaded(code) == "False"
 
 
 def _heavy_modules_loaded(code: str) -> str:

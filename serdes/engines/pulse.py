@@ -87,6 +87,14 @@ class Jitter:
             out += self.sj_ui * np.sin(self.sj_rad_per_ui * c + self._sj_phase)
         return out
 
+    def offsets_fine(self, k0: int, n: int, m: int) -> np.ndarray:
+        """``offsets_ui(k0, n) * m`` (fine samples, m per UI), the same values; random
+        jitter alone (the default) in one compiled pass instead of five NumPy passes."""
+        if self.slow or self.rj_ui <= 0:
+            return self.offsets_ui(k0, n) * m
+        neg = min(max(-k0, 0), n)
+        return kj.rj_offsets(self._rj.normal(k0 + neg, n - neg), self.rj_ui, m, neg)
+
     def offsets_ui(self, k0: int, n: int) -> np.ndarray:
         out = np.zeros(n)
         if self.rj_ui > 0:
@@ -166,7 +174,7 @@ class PulseFrontEnd:
             self._rows = kj.pulse_rows(p_padded, m, n_ui, self._first, count)
 
     def _jittered(self, a_ext, k0, n):
-        off = self.jitter.offsets_ui(k0, n) * self.pulse.m
+        off = self.jitter.offsets_fine(k0, n, self.pulse.m)
         if self.path == "exact":
             return kj.pulse_sum_rows(a_ext, self._rows, self._first, self._phase_padded, off)
         if not self.jitter.slow:

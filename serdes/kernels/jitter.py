@@ -21,6 +21,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.fir import interp_cubic
 
 
 @njit(cache=True, fastmath=True)
@@ -64,33 +65,6 @@ def _pulse_sum_rows(a, rows, first, phase, offsets):
                 - (t + 1.0) * t * (t - 2.0) / 2.0 * c2
                 + (t + 1.0) * t * (t - 1.0) / 6.0 * c3)
     return y
-
-
-@njit(cache=True)
-def _lagrange(p, pos):
-    """4-point Lagrange interpolation of p at fractional index pos (zero outside)."""
-    i = int(np.floor(pos))
-    t = pos - i
-    n = p.shape[0]
-    y0 = p[i - 1] if 0 <= i - 1 < n else 0.0
-    y1 = p[i] if 0 <= i < n else 0.0
-    y2 = p[i + 1] if 0 <= i + 1 < n else 0.0
-    y3 = p[i + 2] if 0 <= i + 2 < n else 0.0
-    return (-t * (t - 1.0) * (t - 2.0) / 6.0 * y0 + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * y1
-            - (t + 1.0) * t * (t - 2.0) / 2.0 * y2 + (t + 1.0) * t * (t - 1.0) / 6.0 * y3)
-
-
-@njit(cache=True)
-def _taylor_taps(derivs, phase, m, n_ui, slow):
-    """taps[s, r, n_ui - 1 - j] = derivs[r] at phase + slow[s] + j m (reversed taps).
-
-    derivs: (3, L) pulse, first and second derivative on the fine grid."""
-    taps = np.empty((slow.shape[0], 3, n_ui), dtype=np.float64)
-    for s in range(slow.shape[0]):
-        for r in range(3):
-            for j in range(n_ui):
-                taps[s, r, n_ui - 1 - j] = _lagrange(derivs[r], phase + slow[s] + j * m)
-    return taps
 
 
 @njit(cache=True, fastmath=True)
@@ -151,6 +125,29 @@ def _pulse_sum_taylor(a, t0, t1, t2, delta):
                 y[k + 2] = c02 + delta[k + 2] * (c12 + 0.5 * delta[k + 2] * c22)
         k += 4
     return y[:n]
+
+
+@njit(cache=True)
+def _rj_offsets(z, rj, m, neg):
+    """Random-jitter offsets in fine samples: 0 for the first ``neg`` outputs (instants
+    before the first symbol), then clip(rj z, -8 rj, 8 rj) m with z[k - neg]. One pass
+    with the operations of the NumPy form (zeros, += clip, times m) in the same order and
+    no fastmath, so the values are the same to the bit (test)."""
+    n = neg + z.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    lo = -8 * rj
+    hi = 8 * rj
+    mf = float(m)
+    for k in range(neg):
+        out[k] = 0.0 * mf
+    for k in range(z.shape[0]):
+        v = rj * z[k]
+        if v < lo:
+            v = lo
+        elif v > hi:
+            v = hi
+        out[neg + k] = (0.0 + v) * mf
+    return out
 
 
 # ------------------------------------------------------------------ NumPy helpers
@@ -226,12 +223,23 @@ def pulse_sum_rows(a, rows, first, phase, offsets) -> np.ndarray:
 
 
 def taylor_taps(derivs, phase, m, n_ui, slow) -> np.ndarray:
-    """(S, 3, n_ui) reversed taps of p, p', p'' at phase + slow[s] + j m."""
+    """(S, 3, n_ui) reversed taps of p, p', p'' at phase + slow[s] + j m:
+    taps[s, r, n_ui - 1 - j] = derivs[r] at phase + slow[s] + j m (4-point Lagrange, zero
+    outside, :func:`serdes.kernels.fir.interp_cubic`: a kernel every run loads anyway,
+    so a jittered run loads no kernel of its own for this set-up step)."""
     derivs = args.array("derivs", derivs, ndim=2)
     if derivs.shape[0] != 3:
         raise ConfigError(f"derivs: expected 3 rows (p, p', p''), got {derivs.shape[0]}")
-    return _taylor_taps(derivs, args.real("phase", phase), args.integer("m", m, lo=1),
-                        args.integer("n_ui", n_ui, lo=1), args.array("slow", slow))
+    phase = args.real("phase", phase)
+    m = args.integer("m", m, lo=1)
+    n_ui = args.integer("n_ui", n_ui, lo=1)
+    slow = args.array("slow", slow)
+    pos = (phase + slow[:, None]) + (np.arange(n_ui) * m).astype(np.float64)[None, :]
+    taps = np.empty((slow.shape[0], 3, n_ui), dtype=np.float64)
+    for r in range(3):
+        vals = interp_cubic(derivs[r], pos.reshape(-1)).reshape(slow.shape[0], n_ui)
+        taps[:, r, :] = vals[:, ::-1]
+    return taps
 
 
 def pulse_sum_taylor(a, taps, seg, delta) -> np.ndarray:
@@ -262,3 +270,10 @@ def pulse_sum_taylor(a, taps, seg, delta) -> np.ndarray:
             y[lo:hi] = _pulse_sum_taylor(a[lo:hi + n_ui + 2], taps[s, 0], taps[s, 1],
                                          taps[s, 2], delta[lo:hi])
     return y
+
+
+def rj_offsets(z, rj, m, neg) -> np.ndarray:
+    """Random-jitter offsets in fine samples from standard normals ``z`` (see
+    :func:`_rj_offsets`): ``neg`` zeros, then one value per normal."""
+    return _rj_offsets(args.array("z", z), args.real("rj", rj), args.integer("m", m, lo=1),
+                       args.integer("neg", neg, lo=0))

@@ -3,6 +3,8 @@ closed forms they are tested against."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # scipy.special is imported where used: a split run (serdes.parallel) forks its workers
@@ -14,9 +16,13 @@ def clopper_pearson(errors: int, trials: int, confidence: float = 0.95) -> tuple
     """Exact two-sided binomial confidence interval for errors/trials."""
     if trials <= 0:
         return (0.0, 1.0)
+    alpha = 1.0 - confidence
+    if errors == 0:
+        # Beta(1, n) has CDF 1 - (1 - x)^n: its upper quantile in closed form, so a run
+        # without errors (every short run) does not import scipy.special (~0.05-0.1 s)
+        return (0.0, -math.expm1(math.log(alpha / 2) / trials))
     from scipy import special
 
-    alpha = 1.0 - confidence
     # beta quantiles: scipy.stats.beta.ppf(q, a, b) is special.betaincinv(a, b, q)
     lo = 0.0 if errors == 0 else float(special.betaincinv(errors, trials - errors + 1,
                                                           alpha / 2))
