@@ -52,8 +52,10 @@ def run_link(cfg, engine: str = "pulse", *, stat: bool | str = True, should_stop
     may take the CTLE choice from the on-disk cache (:mod:`serdes.buildcache`); ``stat``
     and ``eye`` as in :func:`~serdes.report.run_report`."""
     from serdes.build import build
+    from serdes.heap import keep_freed_memory
     from serdes.report import run_report
 
+    keep_freed_memory()  # chunks reuse the pages of the one before (serdes/heap.py)
     out = run_report(build(cfg, cache=cache), engine=engine, stat=stat, eye=eye,
                      should_stop=should_stop, progress=progress, threads=threads,
                      scheduler=scheduler, timeout=timeout).to_dict()

@@ -1,0 +1,160 @@
+"""Where the wall time of `serdes run --threads N` goes, from timestamps: whole CLI
+runs per tree (this tree and a base revision, paired and interleaved; each round also
+runs both in one thread for the CPU-based ratio), with every range's
+start and end (monotonic clock, shared by the processes) and CPU time in its worker, and
+the parent's marks (workers forked, its work while they count, last range merged, end).
+From them: the serial part before the fork (CPU), each worker's CPU, each worker's idle
+time between its first range's start and the last range's end (waiting for work or for
+the parent), the time from the first worker's finish to the last's (the late tail), and
+the parent's time after the last range. Wall clocks mean little on a shared machine; the
+CPU accounts and idle times move less.
+
+Run: python benchmarks/threads_timeline.py REV [SYMBOLS [ROUNDS [THREADS]]]
+     (default 1e8 symbols, 2 rounds, 2 threads; the default link, no error target,
+     the CTLE choice from the on-disk cache after the first run)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEASURE = r'''
+import json, os, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+w0 = time.perf_counter()
+c0 = time.process_time()
+import serdes.engines.blocks_run as br
+marks, ranges = {}, []
+drive, task = br._drive, br._local_task
+def timed_task(t):
+    a, ca = time.perf_counter(), time.process_time()
+    r = task(t)
+    r.timing = (os.getpid(), a, time.perf_counter(), time.process_time() - ca)
+    return r
+br._local_task = timed_task
+def timed_drive(ex, *a, **k):
+    marks["serial_cpu"] = time.process_time() - c0
+    marks["fork"] = time.perf_counter()
+    out = drive(ex, *a, **k)
+    marks["drive_end"] = time.perf_counter()
+    return out
+br._drive = timed_drive
+merge_add = br._Merge.add
+def timed_add(self, r):
+    if hasattr(r, "timing"):
+        ranges.append(r.timing)
+    return merge_add(self, r)
+br._Merge.add = timed_add
+import serdes.cli
+import io, contextlib
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    rc = serdes.cli.main(sys.argv[2:])
+ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+rep = json.loads(buf.getvalue())
+print(json.dumps(dict(marks, serial_cpu=marks.get("serial_cpu", 0.0), fork=marks.get("fork", 0.0), w0=w0, end=time.perf_counter(), cpu=time.process_time() - c0,
+                      ranges=ranges, workers_cpu=ch.ru_utime + ch.ru_stime,
+                      bit_errors=rep["bit_errors"], threads=rep.get("threads", 1),
+                      load=os.getloadavg()[0])))
+'''
+
+
+def one(script, tree, symbols, threads) -> dict:
+    out = subprocess.run([sys.executable, str(script), str(tree), "run", "--json",
+                          "--no-progress", "--set", f"link.symbols={symbols}", "--set",
+                          "link.target_errors=0", "--threads", str(threads)],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(tree)})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def accounts(m: dict) -> dict:
+    """The run's accounts from its marks and its ranges' timestamps."""
+    per = {}
+    for pid, a, b, cpu in m["ranges"]:
+        per.setdefault(pid, []).append((a, b, cpu))
+    last = max(b for v in per.values() for _, b, _ in v)
+    work = {p: (sum(c for *_, c in v), min(a for a, _, _ in v), max(b for _, b, _ in v),
+                sum(b - a for a, b, _ in v)) for p, v in per.items()}
+    # idle: from the fork to the last range's end, the time a worker ran no range
+    idle = {p: (last - m["fork"]) - busy for p, (_, _, _, busy) in work.items()}
+    finish = sorted(e for _, _, e, _ in work.values())
+    return dict(serial_cpu=m["serial_cpu"], serial_wall=m["fork"] - m["w0"],
+                parent_after_fork_cpu=m["cpu"] - m["serial_cpu"],
+                ranges_cpu=sorted(c for c, *_ in work.values()),
+                first_start=min(s for _, s, _, _ in work.values()) - m["fork"],
+                idle=sorted(idle.values()), tail=finish[-1] - finish[0],
+                after=m["end"] - last, wall=m["end"] - m["w0"],
+                workers_cpu=m["workers_cpu"], n=len(m["ranges"]), load=m["load"],
+                bit_errors=m["bit_errors"])
+
+
+def show(name, a) -> str:
+    return (f"{name:4s}: serial {a['serial_cpu']:.2f} s CPU ({a['serial_wall']:.2f} s wall), "
+            f"parent after the fork {a['parent_after_fork_cpu']:.2f} s CPU, ranges' CPU per "
+            f"worker " + "/".join(f"{c:.2f}" for c in a["ranges_cpu"])
+            + f" s (processes {a['workers_cpu']:.2f} s), first range starts "
+            f"{a['first_start']:.2f} s after the fork, idle per worker "
+            + "/".join(f"{x:.2f}" for x in a["idle"]) + f" s, late tail {a['tail']:.2f} s, "
+            f"after the last range {a['after']:.2f} s, wall {a['wall']:.2f} s; {a['n']} "
+            f"ranges, {a['bit_errors']} bit errors, load {a['load']:.1f}")
+
+
+def main(argv) -> None:
+    rev = argv[0]
+    symbols = str(int(float(argv[1]))) if len(argv) > 1 else str(10 ** 8)
+    rounds = int(argv[2]) if len(argv) > 2 else 2
+    threads = int(argv[3]) if len(argv) > 3 else 2
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        arch = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "serdes"],
+                              check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=arch, check=True)
+        script = Path(tmp) / "measure.py"
+        script.write_text(MEASURE)
+        rows = {"base": [], "this": []}
+        single = {"base": [], "this": []}
+        one(script, base, 4 * 65536 * threads, threads)   # numba caches of both trees
+        one(script, ROOT, 4 * 65536 * threads, threads)
+        for r in range(rounds):
+            for name in (("base", "this") if r % 2 == 0 else ("this", "base")):
+                tree = base if name == "base" else ROOT
+                a = accounts(one(script, tree, symbols, threads))
+                rows[name].append(a)
+                print(f"round {r} " + show(name, a), flush=True)
+                s1 = one(script, tree, symbols, 1)
+                single[name].append(s1)
+                print(f"round {r} {name:4s} one thread: {s1['cpu']:.2f} s CPU, wall "
+                      f"{s1['end'] - s1['w0']:.2f} s; {s1['bit_errors']} bit errors, load "
+                      f"{s1['load']:.1f}", flush=True)
+        errs = {a["bit_errors"] for v in rows.values() for a in v}
+        assert len(errs) == 1, f"the trees counted different errors: {errs}"
+        for k, v in rows.items():
+            med = {f: statistics.median(a[f] for a in v)
+                   for f in ("serial_cpu", "parent_after_fork_cpu", "workers_cpu", "tail",
+                             "after", "wall")}
+            idle = statistics.median(sum(a["idle"]) for a in v)
+            one_cpu = statistics.median(s["cpu"] for s in single[k])
+            # two idle cores: the serial part, then the workers' and the parent's CPU
+            # shared evenly (an upper bound on the speed-up: idle time not counted)
+            est = med["serial_cpu"] + (med["workers_cpu"] + med["parent_after_fork_cpu"]) / threads
+            print(f"{k} ({rev if k == 'base' else 'this tree'}), medians of {rounds}: serial "
+                  f"{med['serial_cpu']:.2f} s CPU, parent after the fork "
+                  f"{med['parent_after_fork_cpu']:.2f} s CPU, workers {med['workers_cpu']:.2f} "
+                  f"s CPU, idle of the workers together {idle:.2f} s, late tail "
+                  f"{med['tail']:.2f} s, after the last range {med['after']:.2f} s, wall "
+                  f"{med['wall']:.2f} s; one thread {one_cpu:.2f} s CPU: {one_cpu / est:.2f}x "
+                  f"from CPU ({est:.2f} s on {threads} idle cores)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
