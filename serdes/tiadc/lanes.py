@@ -88,8 +88,8 @@ class LanePulses:
         self.trimmed = adc.calibration is not None
         random = (jitter.active or self.aperture_fine > 0 or self.supply is not None
                   or self.trimmed)
-        # trims reach at most the skews plus a margin of 0.25 UI
-        trim_fine = 2 * float(np.max(np.abs(self.skew_fine))) + 0.25 * m if self.trimmed else 0.0
+        # the calibration holds its trims within the delay lines' range
+        trim_fine = adc.trim_range_s(ui) / ui * m if self.trimmed else 0.0
         reach = (jitter.max_ui * m + float(np.max(np.abs(self.skew_fine))) + trim_fine
                  + 8 * self.aperture_fine + supply_max)
         pad = (int(np.ceil(reach / m)) + 2) * m
