@@ -44,6 +44,8 @@ from serdes.kernels.ti_cal import ti_cal_run
 # bring 8 lanes within 0.14 dB of the mismatch-free slicer SNR, but leave 64 lanes
 # 6.8 dB short; 4 M symbols bring 64 lanes within 1.1 dB)
 SETTLE_PER_LANE = 75_000
+# time constants of the power average before the gain LMS starts
+WARM_AVERAGES = 4
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,8 @@ class TiCalibration:
         pos = neg
         while pos < x.shape[0]:
             j = k0 + pos
-            stop = x.shape[0] if j >= gear else min(x.shape[0], gear - k0)
-            mu = self._mu if j < gear else self._mu_fine
+            mu, end = self._steps(j)
+            stop = min(x.shape[0], end - k0)
             out[pos:stop] = ti_cal_run(x[pos:stop], j, self.offsets, self.gains, self._esum,
                                        self._ecount, self._ring, self._scal, self._h, mu)
             pos = stop
@@ -112,6 +114,19 @@ class TiCalibration:
             self._trim(g)
             self._record(k0 + x.shape[0])
         return out
+
+    def _steps(self, j: int):
+        """The LMS steps at sample j and the sample where they change next: the gain LMS
+        waits for the power average to warm up (WARM_AVERAGES of its time constant; from
+        zero it would read u^2 / P ~ 1 / mu_average and halve every gain at once), and
+        all steps shift down at the gear."""
+        gear = self.settings.settle_symbols // 2
+        warm = int(np.ceil(WARM_AVERAGES / self.settings.mu_average))
+        if j < min(warm, gear):
+            return self._mu * np.array([1.0, 0.0, 1.0]), min(warm, gear)
+        if j < gear:
+            return self._mu, gear
+        return self._mu_fine, np.iinfo(np.int64).max
 
     def _trim(self, g: float) -> None:
         """Solve the lanes' skew errors from the detector's chunk means and trim them."""
@@ -123,9 +138,31 @@ class TiCalibration:
         eps_q = np.zeros_like(eq)
         eps_q[1:] = eq[1:] / (r1 * self._lap[1:])
         eps_ui = np.fft.ifft(eps_q).real
-        self.adc.skew_trim_s += g * eps_ui * self.ui_s
+        self.adc.skew_trim_s[:] = self._within_range(self.adc.skew_trim_s
+                                                     + g * eps_ui * self.ui_s)
         self._esum[:] = 0.0
         self._ecount[:] = 0.0
+
+    def _within_range(self, trims: np.ndarray) -> np.ndarray:
+        """``trims`` (zero mean), brought within the delay lines' range (which the front
+        end's pulse rows cover) where a lane is past it: during acquisition (trim gain 1,
+        64 lanes) the detector's noise in the low lane modes reaches it. The nearest
+        zero-mean point of the range, clip(t - c, -span, span) with c found by bisection:
+        clipping alone would leave a common sampling-phase shift that the loop, which
+        leaves the common mode alone, never removes."""
+        span = self.adc.trim_range_s(self.ui_s)
+        if np.all(np.abs(trims) <= span):
+            return trims
+        lo, hi = float(np.min(trims)) - span, float(np.max(trims)) + span
+        for _ in range(200):
+            c = 0.5 * (lo + hi)
+            if c in (lo, hi):
+                break
+            if np.mean(np.clip(trims - c, -span, span)) > 0:
+                lo = c
+            else:
+                hi = c
+        return np.clip(trims - 0.5 * (lo + hi), -span, span)
 
     def _record(self, samples: int) -> None:
         h = self.history

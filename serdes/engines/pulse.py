@@ -29,6 +29,15 @@ TAYLOR_TOL = 0.05
 TAYLOR_BLOCK = 1024
 
 
+def taylor_scales(link) -> tuple[float, float]:
+    """(largest symbol level with 8-sigma TX noise, rms noise at the ADC input): the
+    scales of the Taylor-2 rule (the bound against TAYLOR_TOL times the noise)."""
+    tx = link.tx_noise_sigma
+    sigma = np.sqrt(link.noise.variance + tx ** 2 * float(np.sum(link.pulse.taps ** 2))
+                    + link.adc.noise_v2)
+    return float(np.max(np.abs(link.levels))) + 8 * tx, float(sigma)
+
+
 class Jitter:
     """RX sampling-time offsets in UI for absolute sample indices: random (Gaussian, rms
     ``rj_ui``, independent per sample), sinusoidal (``sj_ui`` at ``sj_hz``) and
@@ -152,10 +161,7 @@ class PulseFrontEnd:
         pad = (int(np.ceil(jit.max_ui)) + 2) * m
         p_padded = np.concatenate([np.zeros(pad), self.pulse.fine, np.zeros(pad)])
         self._phase_padded = float(self.pulse.phase + pad)
-        tx = link.tx_noise_sigma
-        sigma = np.sqrt(link.noise.variance + tx ** 2 * float(np.sum(self.h ** 2))
-                        + link.adc.noise_v2)
-        a_max = float(np.max(np.abs(link.levels))) + 8 * tx
+        a_max, sigma = taylor_scales(link)
         delta_ui = 8 * jit.rj_ui + jit.slow_residual_ui(TAYLOR_BLOCK)
         self.taylor_bound = kj.taylor_error_bound(p_padded, m, self._phase_padded, n_ui,
                                                   delta_ui * m, jit.slow_max_ui() * m, a_max)

@@ -101,6 +101,37 @@ def _lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0):
     return y
 
 
+@njit(cache=True, fastmath=True)
+def _lane_pulse_sum_taylor(a, taps, delta, lane0):
+    """Taylor-2 per lane: y_k = A0 + d_k (A1 + d_k / 2 A2), A_r = sum_i a[k + i]
+    taps[l, r, i] (reversed taps of p_l, p_l', p_l'' at the lane's static instant),
+    l = (lane0 + k) mod N; three accumulators against the exact kernel's four, and the
+    lanes' tap sets (3 n_ui per lane) stay in cache where the exact kernel's rows do not."""
+    n_lanes = taps.shape[0]
+    n_ui = taps.shape[2]
+    n = a.shape[0] - n_ui + 1
+    y = np.empty(max(n, 0), dtype=np.float64)
+    lane = lane0
+    for k in range(n):
+        t0 = taps[lane, 0]
+        t1 = taps[lane, 1]
+        t2 = taps[lane, 2]
+        c0 = 0.0
+        c1 = 0.0
+        c2 = 0.0
+        for i in range(n_ui):
+            v = a[k + i]
+            c0 += v * t0[i]
+            c1 += v * t1[i]
+            c2 += v * t2[i]
+        d = delta[k]
+        y[k] = c0 + d * (c1 + 0.5 * d * c2)
+        lane += 1
+        if lane == n_lanes:
+            lane = 0
+    return y
+
+
 def lane_convert(x, noise, gains, offsets, lane0, lsb, bits) -> np.ndarray:
     """Per-lane gain, offset, noise and quantization (see _lane_convert)."""
     x = args.array("x", x)
@@ -136,3 +167,17 @@ def lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0) -> np.ndarray:
     return _lane_pulse_sum_rows(a, rows, args.integer("first", first), args.real("phase", phase),
                                 offsets, args.integer("lane0", lane0, lo=0,
                                                       hi=rows.shape[0] - 1))
+
+
+def lane_pulse_sum_taylor(a, taps, delta, lane0) -> np.ndarray:
+    """Per-lane Taylor-2 jittered pulse sum (see _lane_pulse_sum_taylor); ``taps`` is
+    (lanes, 3, n_ui), ``delta`` the offsets (fine samples) from each lane's instant."""
+    taps = args.array("taps", taps, ndim=3, finite=True)
+    if taps.shape[1] != 3:
+        raise ConfigError(f"taps: expected (lanes, 3, n_ui), got shape {taps.shape}")
+    a = args.array("a", a, min_len=taps.shape[2] - 1)
+    delta = args.array("delta", delta, finite=True)
+    if delta.shape[0] != a.shape[0] - taps.shape[2] + 1:
+        raise ConfigError("delta: one per output sample")
+    return _lane_pulse_sum_taylor(a, taps, delta,
+                                  args.integer("lane0", lane0, lo=0, hi=taps.shape[0] - 1))

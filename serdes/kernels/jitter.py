@@ -172,12 +172,17 @@ def derivatives(p_fine) -> np.ndarray:
 
 
 def _window_max_sum(d, centres, half):
-    """sum over centres c of max |d| over indices c - half .. c + half."""
+    """sum over centres c of max |d| over indices c - half .. c + half (zero where the
+    window misses d), summed in the centres' order."""
+    ad = np.concatenate([np.zeros(2 * half), np.abs(d), np.zeros(2 * half)])
+    win = np.lib.stride_tricks.sliding_window_view(ad, 2 * half + 1)
+    c = np.asarray(centres, dtype=np.int64)
+    inside = (c >= -half) & (c < d.shape[0] + half)
+    peaks = np.zeros(c.shape[0])
+    peaks[inside] = win[c[inside] + half].max(axis=1)
     total = 0.0
-    for c in centres:
-        lo, hi = max(c - half, 0), min(c + half + 1, d.shape[0])
-        if hi > lo:
-            total += float(np.abs(d[lo:hi]).max())
+    for v in peaks.tolist():
+        total += v
     return total
 
 

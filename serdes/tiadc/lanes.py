@@ -11,7 +11,10 @@ tau_l its skew and e_k the sampling offsets of the instant: the link's jitter
 clock jitter. Each lane keeps its own polyphase rows of p_l, so every sample is formed
 exactly (the 4-point Lagrange sum of :mod:`serdes.kernels.jitter`) at the cost of one
 jittered pulse sum; without any random offset the lanes are plain symbol FIRs, one tap
-set per lane (``path`` "lanes-fir" or "lanes-exact").
+set per lane (``path`` "lanes-fir" or "lanes-exact"). When the only random offsets are
+fast (link RJ, aperture jitter) and small, each lane runs the pulse engine's Taylor-2
+expansion around its static instant (``path`` "lanes-taylor": three tap sets per lane,
+taken under the engine's rule, every lane's error bound within TAYLOR_TOL of the noise).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
-from serdes.kernels.adc_ti import lane_fir, lane_pulse_sum_rows
+from serdes.kernels import jitter as kj
+from serdes.kernels.adc_ti import lane_fir, lane_pulse_sum_rows, lane_pulse_sum_taylor
 from serdes.kernels.fir import interp_cubic
 from serdes.kernels.jitter import pulse_rows
 from serdes.tiadc.model import APERTURE_STREAM
@@ -84,8 +88,8 @@ class LanePulses:
         self.trimmed = adc.calibration is not None
         random = (jitter.active or self.aperture_fine > 0 or self.supply is not None
                   or self.trimmed)
-        # trims reach at most the skews plus a margin of 0.25 UI
-        trim_fine = 2 * float(np.max(np.abs(self.skew_fine))) + 0.25 * m if self.trimmed else 0.0
+        # the calibration holds its trims within the delay lines' range
+        trim_fine = adc.trim_range_s(ui) / ui * m if self.trimmed else 0.0
         reach = (jitter.max_ui * m + float(np.max(np.abs(self.skew_fine))) + trim_fine
                  + 8 * self.aperture_fine + supply_max)
         pad = (int(np.ceil(reach / m)) + 2) * m
@@ -97,12 +101,60 @@ class LanePulses:
             pos = self.phase + m * np.arange(n_ui, dtype=np.float64)
             self._taps = np.ascontiguousarray(np.stack(
                 [interp_cubic(pl, pos + s)[::-1] for pl, s in zip(lane_pulses, self.skew_fine)]))
+        elif self._plan_taylor(link, lane_pulses):
+            self.path = "lanes-taylor"
         else:
             self.path = "lanes-exact"
             self._first = int(np.floor(self.phase - reach)) - 1
             count = int(np.floor(self.phase + reach)) + 2 - self._first + 1
             self._rows = np.ascontiguousarray(np.stack(
                 [pulse_rows(pl, m, n_ui, self._first, count) for pl in lane_pulses]))
+
+    def _plan_taylor(self, link, lane_pulses) -> bool:
+        """Each lane's Taylor-2 sum around its static instant (the skew), under the pulse
+        engine's rule: every lane's error bound at most TAYLOR_TOL of the rms noise. Only
+        for fast offsets (link RJ, aperture jitter); slow jitter, the supply's clock
+        jitter and the calibration's moving trims take the exact rows."""
+        if self.jitter.slow or self.supply is not None or self.trimmed:
+            return False
+        # the engine's rule, imported here: the engine imports this module when it runs
+        from serdes.engines.pulse import TAYLOR_TOL, taylor_scales
+
+        m, n_ui = self.m, link.pulse.n_ui
+        a_max, sigma = taylor_scales(link)
+        delta = self.jitter.max_ui * m + 8 * self.aperture_fine
+        at = self.phase + self.skew_fine
+        self.taylor_tol = TAYLOR_TOL * sigma
+        # the bounds and taps (~0.1 s at 64 lanes) are kept per converter, as the lanes'
+        # pulses: every run builds its front end again
+        key = (hash(np.stack(lane_pulses).tobytes()), at.tobytes(), int(m), int(n_ui),
+               float(delta), a_max)
+        memo = self.adc.__dict__.setdefault("_lane_taylor_memo", {})
+        hit = memo.get(key)
+        if hit is None:
+            bound = max(kj.taylor_error_bound(pl, m, c, n_ui, delta, 0.0, a_max)
+                        for pl, c in zip(lane_pulses, at))
+            taps = np.ascontiguousarray(np.concatenate(
+                [kj.taylor_taps(kj.derivatives(pl), c, m, n_ui, np.zeros(1))
+                 for pl, c in zip(lane_pulses, at)]))
+            if len(memo) > 8:
+                memo.clear()
+            memo[key] = hit = (bound, taps)
+        self.taylor_bound = hit[0]
+        if self.taylor_bound > self.taylor_tol:
+            return False
+        self._taps = hit[1]
+        return True
+
+    def deltas(self, k0: int, n: int) -> np.ndarray:
+        """Offsets (fine samples) of samples k0 .. k0 + n - 1 from their lane's static
+        instant: the link's random jitter and the aperture jitter (clipped at 8 sigma)."""
+        off = self.jitter.offsets_ui(k0, n) * self.m if self.jitter.active else np.zeros(n)
+        neg = min(max(-k0, 0), n)
+        if self.aperture_fine > 0 and n > neg:
+            s = self.aperture_fine
+            off[neg:] += np.clip(s * self._aperture.normal(k0 + neg, n - neg), -8 * s, 8 * s)
+        return off
 
     def offsets(self, k0: int, n: int) -> np.ndarray:
         """Sampling offsets (fine samples) of samples k0 .. k0 + n - 1: the link's
@@ -129,5 +181,7 @@ class LanePulses:
         lane0 = k0 % self.lanes
         if self.path == "lanes-fir":
             return lane_fir(a_ext, self._taps, lane0)
+        if self.path == "lanes-taylor":
+            return lane_pulse_sum_taylor(a_ext, self._taps, self.deltas(k0, n), lane0)
         return lane_pulse_sum_rows(a_ext, self._rows, self._first, self.phase,
                                    self.offsets(k0, n), lane0)

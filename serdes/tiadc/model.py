@@ -152,6 +152,12 @@ class TiAdc(Adc):
         return self.digital_mismatch or self.analog or (
             self.supply is not None and self.supply.gain_active)
 
+    def trim_range_s(self, ui_s: float) -> float:
+        """The lanes' delay-line trim range (s, either way): twice the largest skew plus
+        a quarter UI. The calibration's trims are held within it and the front end's
+        pulse rows cover it (no sampling instant outside the rows)."""
+        return 2 * float(np.max(np.abs(self.skews_s))) + 0.25 * float(ui_s)
+
     def lane_th(self, f_hz) -> np.ndarray:
         """(lanes, len(f)) complex: each lane's T/H relative to the nominal one,
         H_l(f) / H_0(f) (ones without bandwidth mismatch)."""
