@@ -218,3 +218,73 @@ def test_quantization_noise_with_floating_taps(tmp_path, monkeypatch):
                                                                  full.cursor_ix)
     assert pruned.com_db == full.com_db
     assert foms[0] == pytest.approx(pruned.fom_db, abs=1e-8)
+
+
+@pytest.mark.parametrize("kw, n_prob", [(dict(), 800), (dict(rx_ffe_n_max=40, rx_ffe_n_wf=3,
+                                                                rx_ffe_n_wg=3, dfe_max=(0.2,)), 1200)])
+def test_span_bound_is_above_every_placement(kw, n_prob):
+    """The branch and bound's bound on the floating-tap FOM (kernel _relaxed_span: every
+    position of the span free, no tap limits, by Levinson-Durbin) equals the relaxed
+    Cholesky solve over the whole span (_solve_one, relaxed) and is never below the FOM of
+    the IEEE placement (_float_solve) on 2000 random problems (D3.3 sizes, and 3 groups
+    of 3 in a 40-tap span with a DFE limit that binds) (with extra white noise at
+    the FFE input, as the quantization noise adds)."""
+    from serdes.kernels import com_mmse_search as K
+
+    p = _p(**kw)
+    n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
+    wmin, wmax = mmse_float.limits(p)
+    L = p.levels
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
+    R, lo = np.empty((n, n)), np.empty((n, n))
+    Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
+    y, z, w = np.empty(n), np.empty(n), np.empty(n)
+    lv, rhs, xs = np.empty((4, n)), np.empty((nb + 1, n)), np.empty((nb + 1, n))
+    chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    rng = np.random.default_rng(11)
+    gaps, diffs, clipped = [], [], 0
+    for _ in range(n_prob):
+        av, rn, hr = _problem(rng, p)
+        rn[0] += rng.choice([0.0, rng.uniform(0, 1e-2)])
+        hr = np.ascontiguousarray(hr)
+        cols = np.arange(n)
+        fr = K._solve_one(av, rn, hr, cols, n, dw, nb, wmin, wmax, bmin, bmax, var_x, p.rlm,
+                          float(L), R, lo, Y, G, y, z, w, b, True)
+        fb = K._relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, p.rlm, float(L), lv, rhs,
+                             xs, G, w, b)
+        clipped += bool(b[0] == bmax[0])
+        fe = K._float_solve(av, rn, hr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin,
+                            wmax, bmin, bmax, var_x, p.rlm, float(L), R, lo, Y, G, y, z, w, b,
+                            cols, chosen, valid)
+        diffs.append(fb - fr)
+        gaps.append(fb - fe)
+    assert np.max(np.abs(diffs)) < 1e-9
+    assert np.min(gaps) > 0.0
+    if kw:
+        assert clipped > 0          # the DFE limit binds in some problems
+
+
+def test_pruned_float_search_is_the_exhaustive_one(monkeypatch, channels_dir):
+    """DPO_12in with 1 FEXT and 1 NEXT, floating taps on, quantization noise on, 2 CTLE x
+    9 TX settings, exact evaluations in batches of 4 (so that the bound prunes on so few
+    candidates): the branch and bound (bound: the whole span free) gives the candidate,
+    sampling time and FOM of evaluating every candidate exactly; every bound is above its
+    candidate's exact FOM."""
+    from serdes.com import quant
+    from test_com_dj import _dpo12_vtfs
+    from test_com_quant import _exhaustive
+
+    p = apply_overrides(preset("802.3dj-kr"), {
+        "f_step_ghz": "0.05", "g_dc": "-12,-4", "g_dc2": "-3", "rx_ffe_n_wg": "2",
+        "mlsd": "false", "tx_step": "0,0,0.17,0.1,0,0"})
+    monkeypatch.setattr(quant, "BATCH", 4)
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=1, n_next=1)
+    pruned = mmse_grid.search_grid_numba(p, g, v, kinds)
+    monkeypatch.setattr(quant, "search_quant", _exhaustive)
+    full = mmse_grid.search_grid_numba(p, g, v, kinds)
+    ub, ex = _exhaustive.seen
+    assert (pruned.g_dc, pruned.g_dc2, pruned.sol.ts) == (full.g_dc, full.g_dc2, full.sol.ts)
+    assert np.array_equal(pruned.tx_taps, full.tx_taps)
+    assert pruned.fom_db == pytest.approx(full.fom_db, abs=1e-9)
+    assert np.all(ub >= ex) and pruned.n_exact < ex.size
