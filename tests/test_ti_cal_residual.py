@@ -4,7 +4,10 @@ at a time (tests/naive.py: the pulse at each lane's own instant, skew minus trim
 symbols, TX and RX noise: the loop's R'(T) estimate, and the lanes' residual mean square
 after settling within the statistics of the time average (each lane-mode an AR(1) of
 coefficient 1 - g rho_q: the variance of its power's mean is v^2 (1 + |phi|^2) /
-(1 - |phi|^2) / T)."""
+(1 - |phi|^2) / T). The gain LMS is held (mu_gain = 0): the closed form is the skew loop
+alone. With the gain LMS running, the 8-lane loop at g = 1/8 decays faster (lag-1
+correlation 0.873 against 0.888) and keeps ~0.90x the closed form; the offset LMS does not
+matter (benchmarks/tiadc_cal_residual.py); that coupling is not in the closed form."""
 
 from dataclasses import replace
 
@@ -78,7 +81,7 @@ def _bounds(link, settings, ms, z=4.0):
 @pytest.mark.parametrize("fine", [1.0, 1.0 / 8])
 def test_skew_residual_matches_its_closed_form(link, fine):
     s = replace(link.adc.calibration, skew_gain=1.0, fine_ratio=fine, chunk_symbols=CHUNK,
-                settle_symbols=2 * 40 * CHUNK)
+                settle_symbols=2 * 40 * CHUNK, mu_gain=0.0)
     chunks = 2600 if fine == 1.0 else 3400
     skip = 100 if fine == 1.0 else 140         # (7/8)^100: the gear shift's transient gone
     res, r_est = _loop(link, s, chunks, skip, seed=11)
