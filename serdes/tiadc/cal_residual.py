@@ -26,7 +26,9 @@ in closed form, after settling (the fine gear's steps):
   the earlier closed form). The sampled estimate r^ is ~10 % above the pulse's a on the
   default link (the differentiator reads an aliased spectrum), so the loop's effective
   gain is ~g / 1.1 and the residual ~0.9x the g / (2 - g) form
-  (benchmarks/tiadc_cal_residual.py). The lanes' residuals are correlated (low modes
+  (benchmarks/tiadc_cal_residual.py). Not modelled: the gain LMS's coupling to the skew
+  loop, which on 8 lanes at g = 1/8 speeds the loop up and keeps ~0.9x of this form
+  (tests/test_ti_cal_residual.py holds the gain LMS). The lanes' residuals are correlated (low modes
   dominate): their covariance is circulant, C[m] = sum_{q != 0} cos(theta_q m) v_q
   (UI^2, theta_q = 2 pi q / N, v_q the kept variance of mode q per lane).
 
