@@ -714,3 +714,14 @@ def com_rxffe_float_place(av, rn, hr, nfix, nmax, nwg, nwf, dw, wmin, wmax, bmin
                 valid.remove(bad)
     cols = list(range(nfix)) + [nfix - 1 + q for q in sorted(all_idx)]
     return cols, (fom_of(cols) if best is None else best)
+
+
+def ti_skewed_samples(a, lane_taps, k0):
+    """Interleaved lanes sampled at their own instants, one dot product per sample:
+    y_k = sum_j P_l[j] a_{k - j}, l = k mod N, for k = k0 .. k0 + n - 1, where ``a``
+    holds the symbols a_{k0 - J + 1} .. a_{k0 + n - 1} (J = lane_taps.shape[1]) and
+    ``lane_taps[l]`` is the pulse sampled at lane l's instant."""
+    lanes, span = lane_taps.shape
+    win = np.lib.stride_tricks.sliding_window_view(a, span)[:, ::-1]   # row i: a_{k-j}
+    rows = lane_taps[(k0 + np.arange(win.shape[0])) % lanes]
+    return np.sum(win * rows, axis=1)
