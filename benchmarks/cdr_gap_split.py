@@ -4,6 +4,13 @@ splits of the gap on the default link with the MM loop.
     PYTHONPATH=. python3 benchmarks/cdr_gap_split.py fixed [SYMBOLS]
     PYTHONPATH=. python3 benchmarks/cdr_gap_split.py loop SJ_UI SJ_HZ SYMBOLS SEEDS [--set k=v ...]
     PYTHONPATH=. python3 benchmarks/cdr_gap_split.py model SJ_UI SJ_HZ SEEDS [--set k=v ...]
+    PYTHONPATH=. python3 benchmarks/cdr_gap_split.py rjcorr
+
+``rjcorr``: why the RJ at an offset is off: over random symbols (no DFE, the link's
+FFE), the RJ noise's variance at the slicer given the data, V (first order: the FFE's
+squared taps times the squared data-dependent slopes), in the patterns whose ISI leans
+furthest toward a threshold (top 1e-2, 1e-3, 1e-4 per outer level), against its mean
+at that level; the statistical engine's RJ mixture takes V independent of the ISI.
 
 ``fixed``: the fixed-offset BER. The CDR front end with its loop opened (kp = ki = 0)
 samples at a fixed phase (+-0.125 UI from the peak: whole interpolator steps), no SJ;
@@ -136,6 +143,31 @@ def model(amp, f, seeds, extra):
         cdr_track.SEED = keep
 
 
+def rjcorr(n=4_000_000):
+    system = build(Config.default().with_overrides(["dfe.taps=0"]))
+    p, w = system.link.pulse, np.asarray(design_equalizer(system).ffe)
+    lv = np.sort(system.link.levels)
+    a = lv[np.random.default_rng(5).integers(0, lv.shape[0], n)]
+    for c in (0.0, -0.125, 0.125):
+        h = p.at_offset(c * p.m)
+        hp = (p.at_offset((c + 0.01) * p.m) - p.at_offset((c - 0.01) * p.m)) / 0.02
+        z = np.convolve(np.convolve(a, h)[:n], w)[:n]
+        v = np.convolve(np.convolve(a, hp)[:n] ** 2, w ** 2)[:n]
+        g = np.convolve(h, w)
+        d = int(np.argmax(np.abs(g)))
+        k = np.arange(d + h.shape[0] + w.shape[0], n)
+        dec = a[k - d]
+        isi = z[k] - g[d] * dec
+        out = []
+        for lev in (lv[-1], lv[0]):
+            m = dec == lev
+            e, vm = isi[m] * np.sign(-lev), v[k][m]
+            out.append(" ".join(f"{vm[e > q].mean() / vm.mean():.2f}"
+                                for q in np.quantile(e, [0.99, 0.999, 0.9999])))
+        print(f"offset {c:+.3f}: V in the top 1e-2 / 1e-3 / 1e-4 ISI toward the threshold "
+              f"over its level mean: top level {out[0]}, bottom level {out[1]}")
+
+
 def main(argv):
     sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
     pos = [a for i, a in enumerate(argv) if a != "--set" and (i == 0 or argv[i - 1] != "--set")]
@@ -144,6 +176,8 @@ def main(argv):
     elif pos[0] == "loop":
         loop(float(pos[1]), float(pos[2]), int(pos[3]), [int(s) for s in pos[4].split(",")],
              sets)
+    elif pos[0] == "rjcorr":
+        rjcorr()
     elif pos[0] == "model":
         model(float(pos[1]), float(pos[2]), [int(s) for s in pos[3].split(",")], sets)
     else:

@@ -52,12 +52,14 @@ tracking error is 1.27-1.49x below the same run's count (5 seeds). The genie (lo
 opened, fixed phase -+0.125 UI, no SJ) puts it in the fixed-offset BER with the RX RJ:
 counted / statistical 1.60 / 2.61 on the default link, 1.39 / 1.44 without the DFE,
 1.00 / 1.57 with no RX RJ, 1.04 / 1.01 with neither. So the RX RJ at an offset is 1.4x
-low (likely cause, not yet tested: the RJ mixture of :mod:`serdes.engines.stat.rj`
-takes the jitter noise's variance as independent of the ISI given the decided level;
-away from the peak the cursor's own slope gives it a term odd in the other symbols,
-correlated with the ISI), and on the late side the DFE's error propagation (30-37 % of
-the errors follow one; not in the engine's BER) adds the rest. (b) this model's
-tracking error: over 5 noise seeds its BER is 1.0-2.1e-6 (the fixed seed's draw the
+low: the RJ mixture of :mod:`serdes.engines.stat.rj` takes the jitter noise's variance
+V as independent of the ISI given the decided level, but away from the peak the
+cursor's own slope gives V a term odd in the other symbols, correlated with the ISI
+(``cdr_gap_split.py rjcorr``: in the patterns whose ISI leans furthest toward a
+threshold, top 1e-2..1e-4, V is 3.6-4.3x its level mean at -+0.125 UI, 0.35-0.66x at
+the peak: there the engine's V is the larger); on the late side the DFE's error
+propagation (30-37 % of the errors follow one; not in the engine's BER) adds the rest.
+(b) this model's tracking error: over 5 noise seeds its BER is 1.0-2.1e-6 (the fixed seed's draw the
 lowest), over the closed loop's 3.5-7.2e-6; the phase-conditional means agree within
 0.0025 UI, the spread within 5 %, the residual's spectrum within 10 % in every band,
 but the early tail is heavier in the loop (share below -0.13 UI 1.5-2.4e-3 against
