@@ -59,9 +59,9 @@ cursor's own slope gives V a term odd in the other symbols, correlated with the 
 threshold, top 1e-2..1e-4, V is 3.6-4.3x its level mean at -+0.125 UI, 0.35-0.66x at
 the peak: there the engine's V is the larger); on the late side the DFE's error
 propagation (30-37 % of the errors follow one; not in the engine's BER) adds the rest.
-(b) this model's tracking error: over 5 noise seeds its BER is 1.0-2.1e-6 (the fixed seed's draw the
-lowest), over the closed loop's 3.5-7.2e-6; the phase-conditional means agree within
-0.0025 UI, the spread within 5 %, the residual's spectrum within 10 % in every band,
+(b) this model's tracking error: over 5 noise seeds its BER is 1.0-2.1e-6 (the fixed
+seed's draw the lowest), over the closed loop's 3.5-7.2e-6; the phase-conditional means
+agree within 0.0025 UI, the spread within 5 %, the residual's spectrum within 10 % in every band,
 but the early tail is heavier in the loop (share below -0.13 UI 1.5-2.4e-3 against
 0.7-1.5e-3; 2x also with no RJ): not located.
 Tracking errors beyond :data:`LOST` UI (a slip: the loop lost the symbol) count at BER
