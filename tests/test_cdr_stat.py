@@ -173,3 +173,19 @@ def test_illinois_solves_both_ways():
             x = illinois(g, lo, g(lo), hi, g(hi), log=log)
             assert g(x) < 0.05 and x > r * 10 ** (-0.05 / 3) * 0.99
             assert len(calls) < 40
+
+
+def test_long_run_variance_is_the_plain_lag_sum():
+    """The detector noise's long-run variance (an FFT of a 5-smooth padded length) equals
+    the autocovariance summed over the lags under the Parzen window, computed plainly."""
+    from serdes.engines.cdr_stat import _long_run
+
+    g = np.random.default_rng(3)
+    n, lags = 5003, 64   # an odd length: the padded FFT is not 2 n
+    e = np.convolve(g.standard_normal(n + 7), [1.0, 0.6, -0.3, 0.2], mode="valid")[:n]
+    d = e - e.mean()
+    ac = np.array([d[: n - k] @ d[k:] / n for k in range(lags + 1)])
+    x = np.arange(lags + 1) / (lags + 1)
+    w = np.where(x <= 0.5, 1 - 6 * x ** 2 + 6 * x ** 3, 2 * (1 - x) ** 3)
+    plain = ac[0] + 2 * (w[1:] * ac[1:]).sum()
+    assert _long_run(e, lags) == pytest.approx(plain, rel=1e-12)
