@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
+from serdes.engines.taylor_rule import TAYLOR_TOL, taylor_scales
 from serdes.kernels import jitter as kj
 from serdes.kernels.adc_ti import lane_fir, lane_pulse_sum_rows, lane_pulse_sum_taylor
 from serdes.kernels.fir import interp_cubic
@@ -117,8 +118,6 @@ class LanePulses:
         jitter and the calibration's moving trims take the exact rows."""
         if self.jitter.slow or self.supply is not None or self.trimmed:
             return False
-        # the engine's rule, imported here: the engine imports this module when it runs
-        from serdes.engines.pulse import TAYLOR_TOL, taylor_scales
 
         m, n_ui = self.m, link.pulse.n_ui
         a_max, sigma = taylor_scales(link)
