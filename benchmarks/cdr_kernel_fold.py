@@ -5,8 +5,8 @@ symbol), and 16 interleaved lanes with per-lane tables, gains and offsets.
     python3 benchmarks/cdr_kernel_fold.py REV [--pairs 3] [--cpu 1]
 
 Both trees are measured by the same script (``git archive REV`` in a temporary folder,
-each its own numba cache folder), one process after the other, pinned to one CPU with
-``taskset``; the time is ``time.process_time`` of the best of 3 calls on 400,000 symbols
+each its own numba cache folder), one process after the other (alternating which goes
+first), pinned to one CPU with ``taskset``; the time is ``time.process_time`` of the best of 3 calls on 400,000 symbols
 (the kernels compiled first). Prints the ratio this tree / REV per case and pair.
 """
 
@@ -99,8 +99,14 @@ def main(argv=None) -> int:
         print(f"CPU s per {400_000} symbols (best of 3), {args.rev} vs this tree; ratio new/old")
         ratios = {c: [] for c in CASES}
         for p in range(args.pairs):
-            o = measure(old, "c_old")
-            nw = measure(ROOT, "c_new")
+            # alternate which tree goes first, so a drift of the machine's load does
+            # not favour one of them
+            if p % 2:
+                nw = measure(ROOT, "c_new")
+                o = measure(old, "c_old")
+            else:
+                o = measure(old, "c_old")
+                nw = measure(ROOT, "c_new")
             for c, vo, vn in zip(CASES, o, nw):
                 ratios[c].append(vn / vo)
                 print(f"pair {p}: {c:8s} old {vo:.4f}  new {vn:.4f}  ratio {vn / vo:.3f}")
