@@ -13,7 +13,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import naive
 from serdes.build import build
