@@ -85,7 +85,6 @@ def main(argv=None) -> int:
           f"({time.process_time() - t0:.0f} s CPU)")
     print(f"lane mean square / closed form: {m:.3f} +- {hw:.3f} (95 %, 10 batch means)")
     eq = np.fft.fft(e, axis=1) / np.sqrt(n)          # per-mode, unit-variance normalised
-    q = np.arange(n)
     cq = np.real(np.fft.fft(c)) if n > 1 else c        # eigenvalues of the circulant
     for k in range(1, n // 2 + 1):
         v = np.abs(eq[:, k]) ** 2 + (np.abs(eq[:, n - k]) ** 2 if k != n - k else 0)
