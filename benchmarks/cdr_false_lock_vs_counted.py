@@ -11,7 +11,7 @@ point for millions of UI, so a run shorter than many escape times is not the
 stationary mix), the share of the counted chunks at each lock point (by the chunk's
 mean recovered phase) and the counted BER of those chunks. SYMBOLS = 0: no counted run;
 instead the PI loop itself (gains, latency, interpolator) run in the phase domain on the
-measured S-curve and noise (:func:`serdes.kernels.cdr.phase_loop`, PHASE_UI UI):
+measured S-curve and noise (:func:`serdes.kernels.cdr_phase.phase_loop`, PHASE_UI UI):
 its share of time in each basin, against the model's reduction to a first-order chain.
 """
 
@@ -37,7 +37,7 @@ def phase_domain(system, model):
     from serdes.engines import cdr_stat
     from serdes.engines.cdr import CdrFrontEnd
     from serdes.engines.cdr_lanes import lanes_response
-    from serdes.kernels.cdr import phase_loop
+    from serdes.kernels.cdr_phase import phase_loop
 
     front = CdrFrontEnd(system.link, system.run.seed, system.cdr, system.tx_jitter)
     resp = cdr_stat.response_for(system, front)

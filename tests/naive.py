@@ -611,7 +611,7 @@ def com_float_banks(h, cur, nbf, nbg, bmaxg):
 
 
 def cdr_phase_loop(x, noise, s_tab, v_tab, x0, step, kp, ki, steps, latency, phi0=0.0):
-    """The phase-domain clock-recovery loop (serdes.kernels.cdr.phase_loop), one UI at a
+    """The phase-domain clock-recovery loop (serdes.kernels.cdr_phase), one UI at a
     time: detector = S(c) + sqrt(V(c)) n (tables held at their ends), its output
     ``latency`` UI late into the PI filter, phi rounded to 1 / steps (steps <= 0: not)."""
     grid = x0 + step * np.arange(len(s_tab))

@@ -67,57 +67,6 @@ def test_kernel_is_the_plain_loop(mode):
         np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", [0, 1, 2])
-def test_lanes_sampler_is_the_same_loop(mode):
-    """kernels/cdr.py holds one sampler loop: through interleaved lanes with one table set,
-    gains 1 and offsets 0 it is the single converter bit for bit; with 3 table sets and a
-    lane gain and offset the detector sees g x + o (the plain loop on the per-output
-    table set and the converted sample, tests/naive.py), the samples stay x; mode 3 (the
-    bang-bang edge sample) is refused for lanes."""
-    rng = np.random.default_rng(10 + mode)
-    n_ui, q, big_p, lat, n = 6, 16, 2, 3, 300
-    hist = n_ui - 1 + 2 * big_p
-    tabs = rng.normal(size=(3, q + 3, n_ui))
-    d1, d2 = rng.normal(size=(2, 3, q + 3, n_ui))
-    a = rng.choice(LEVELS, size=n + hist)
-    tau = rng.normal(scale=0.3, size=a.shape[0])
-    drx, w = rng.normal(scale=0.2, size=n), rng.normal(scale=0.05, size=n)
-    loop = (LEVELS, 1.3, mode, 0.01, 0.05, 0.002, 8.0, 5)
-    one = kc.cdr_sampler(a, tau, drx, w, tabs[0], d1[0], d2[0], q, big_p, *loop,
-                         np.array([0.3, 0, 0, 0, 0.0]), np.zeros(lat + 1))
-    ti = kc.cdr_ti_sampler(a, tau, drx, w, tabs[:1], d1[:1], d2[:1], 0, q, big_p, *loop,
-                           np.array([0.3, 0, 0, 0, 0.0]), np.zeros(lat + 1), np.ones(n),
-                           np.zeros(n))
-    for u, v in zip(one, ti):
-        assert np.array_equal(u, v)
-    gd, od = 1 + 0.1 * rng.normal(size=n), 0.05 * rng.normal(size=n)
-    got = kc.cdr_ti_sampler(a, tau, drx, w, tabs, d1, d2, 2, q, big_p, *loop,
-                            np.array([0.3, 0, 0, 0, 0.0]), np.zeros(lat + 1), gd, od)
-    # the plain loop, one output at a time with its lane's tables and converted sample
-    lane = (2 + np.arange(n)) % 3
-    phi, integ, x_prev, d_prev, line = 0.3, 0.0, 0.0, 0.0, [0.0] * lat
-    for k in range(n):
-        l = lane[k]
-        x, ph, _ = naive.cdr_sampler(a[k:k + hist + 1], tau[k:k + hist + 1], drx[k:k + 1],
-                                     w[k:k + 1], tabs[l], d1[l], d2[l], q, big_p, LEVELS, 1.3,
-                                     0, 0.0, 0.0, 0.0, 8.0, 0, phi, 0)
-        np.testing.assert_allclose([x[0], ph[0]], [got[0][k], got[1][k]], rtol=0, atol=1e-12)
-        xl = gd[k] * x[0] + od[k]
-        d = LEVELS[int(np.argmin(np.abs(LEVELS - xl / 1.3)))]
-        e_mm = (xl * d_prev - x_prev * d) / 1.3
-        np.testing.assert_allclose(got[2][k], e_mm, rtol=0, atol=1e-12)
-        x_prev, d_prev = xl, d
-        if k >= 5:
-            e = e_mm - 0.01
-            line.append(float(np.sign(e)) if mode == 2 else e)
-            e_del = line.pop(0)
-            integ += 0.002 * e_del
-            phi += 0.05 * e_del + integ
-    with pytest.raises(ConfigError, match="mode"):
-        kc.cdr_ti_sampler(a, tau, drx, w, tabs, d1, d2, 0, q, big_p, LEVELS, 1.3, 3, 0.0,
-                          0.05, 0.002, 8.0, 5, np.zeros(5), np.zeros(lat + 1), gd, od)
-
-
 def test_kernel_refuses_bad_arguments():
     t = np.zeros((5, 3))
     with pytest.raises(ConfigError, match="tau/drx/w"):

@@ -10,7 +10,7 @@ import pytest
 
 from serdes.engines import cdr_false_lock as fl
 from serdes.engines.cdr_stat import LoopResponse
-from serdes.kernels.cdr import phase_loop
+from serdes.kernels.cdr_phase import phase_loop
 
 GRID = np.arange(-0.45, 0.4501, 0.01)
 

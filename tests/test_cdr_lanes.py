@@ -1,5 +1,5 @@
 """Clock recovery and TX jitter with a time-interleaved ADC (serdes/engines/cdr_lanes.py,
-serdes/kernels/cdr.py): lanes without mismatch are the single-converter CDR bit for
+serdes/kernels/cdr_ti.py): lanes without mismatch are the single-converter CDR bit for
 bit; the full combination is chunk-invariant and seeded; the lanes' samples at a fixed
 phase against the per-lane pulse sums of serdes.tiadc.lanes; a known skew pattern moves
 the recovered phase by the lanes' mean skew (plus the S-curve's curvature term); lock

@@ -1,4 +1,4 @@
-"""The clock-recovery loop's tracking error in the phase domain (serdes/kernels/cdr.py,
+"""The clock-recovery loop's tracking error in the phase domain (serdes/kernels/cdr_phase.py,
 serdes/engines/cdr_track.py): the kernel against a plain loop, the linear loop's closed
 forms, and the real closed loop (the pulse-level CDR front end) under SJ below the loop
 bandwidth: phase-conditional mean and spread, and the heavy early tail."""
@@ -14,7 +14,7 @@ from serdes.engines import cdr_track
 from serdes.engines.cdr import CdrFrontEnd
 from serdes.engines.cdr_stat import response_for
 from serdes.errors import ConfigError
-from serdes.kernels.cdr import phase_loop
+from serdes.kernels.cdr_phase import phase_loop
 from serdes.txjitter import TxJitter
 from tests import naive
 

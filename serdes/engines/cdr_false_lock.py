@@ -23,7 +23,7 @@ than its step, solved directly; exact for that chain, checked against a long sim
 and against the continuum limit p ~ exp(2/g int S/V) / V, tests/test_cdr_false_lock.py).
 A lock point's occupancy is the density's mass in its basin (between the unstable zeros
 on either side). What the reduction leaves out, measured on the example above: the PI
-loop itself run in the phase domain (:func:`serdes.kernels.cdr.phase_loop`, its
+loop itself run in the phase domain (:func:`serdes.kernels.cdr_phase.phase_loop`, its
 integrator, 32-UI latency and 1/64-UI rounding, 268 M UI) spends 0.873 of the time in
 the far well against 0.936 here, counted runs (64 M symbols, seeds 3 and 4) 0.85-0.86
 of their chunks; the counted BER there is 9.9e-2 against the engine's 7.2e-2 at that

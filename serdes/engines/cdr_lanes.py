@@ -10,7 +10,7 @@ taken at
 (tau: the TX jitter of its symbol) through lane l's own track-and-hold (per-lane pulse
 tables when the lanes' bandwidths differ, :func:`serdes.tiadc.lanes.lane_fine_pulses`).
 The phase detector sees the lane's sample after its gain (and the supply's gain
-modulation) and offset (:func:`serdes.kernels.cdr.cdr_ti_sampler`), so skew, gain and offset
+modulation) and offset (:mod:`serdes.kernels.cdr_ti`), so skew, gain and offset
 mismatch reach the loop as a pattern of period N in the detector's output; the loop's
 bandwidth (MHz) is far below the pattern's frequency (the symbol rate / N), so what
 remains is its mean: the loop locks where the lanes' mean instant sits at the
@@ -34,7 +34,7 @@ import numpy as np
 from serdes import rng
 from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd, pulse_tables
 from serdes.errors import ConfigError
-from serdes.kernels import cdr as kc
+from serdes.kernels import cdr_ti as kt
 from serdes.tiadc.lanes import lane_fine_pulses
 from serdes.tiadc.model import APERTURE_STREAM
 
@@ -115,7 +115,7 @@ class TiCdrFrontEnd(CdrFrontEnd):
         d_all = drx + self.lane_offsets_ui(k0, n)
         gd, od = self._detector_gain_offset(k0, n)
         integ0 = self.state[1]
-        parts = [kc.cdr_ti_sampler(
+        parts = [kt.cdr_ti_sampler(
             a_ext[lo:hi + self.hist], t_ext[lo:hi + self.hist], d_all[lo:hi], w[lo:hi],
             self.tables, self.dtables, self.d2tables, (k0 + lo) % self.tables.shape[0],
             TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,

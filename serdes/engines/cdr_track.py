@@ -12,7 +12,7 @@ early phases but falls to -0.07..-0.12 for late ones), and about the phase-condi
 mean it is skewed, its early tail heavier than a Gaussian (beyond 3.5 sigma 3x the
 Gaussian share early, 0.6x late).
 
-Here the loop runs in the phase domain (:func:`serdes.kernels.cdr.phase_loop`):
+Here the loop runs in the phase domain (:func:`serdes.kernels.cdr_phase.phase_loop`):
 the detector is its measured S-curve plus white Gaussian noise of the measured
 long-run variance at the current phase error (both from :mod:`serdes.engines.cdr_stat`;
 the narrow loop passes only the noise's low-frequency density, which the long-run
@@ -109,7 +109,7 @@ class Tracking:
 
 def simulate(front, resp, amp: float, f_hz: float, symbols: int = TRACK_SYMBOLS) -> Tracking:
     """Run the phase-domain loop under a TX SJ ``amp`` (UI) at ``f_hz`` (module notes)."""
-    from serdes.kernels.cdr import phase_loop
+    from serdes.kernels.cdr_phase import phase_loop
 
     s = front.settings
     lock = front.cal.lock_ui
