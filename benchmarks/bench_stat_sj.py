@@ -23,12 +23,13 @@ time (BER, openings or vertical, horizontal) says where the time goes.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from revision import export_tree, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,10 +71,6 @@ print("%.4f %.17e %.4f %.4f %.4f %.17e" % (t4 - t0, b.ber, t1 - t0, t2 - t1, t3 
 '''
 
 
-def _pin(cpu):
-    return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
@@ -85,11 +82,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     cases = {"norj": "0", "rj": "0.01"}
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        arch = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "serdes"],
-                              check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
+        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
         script = Path(tmp) / "measure.py"
         script.write_text(MEASURE)
         for case in args.cases.split(","):
@@ -97,7 +90,7 @@ def main(argv=None) -> int:
             trees = (("old", old), ("new", ROOT))
             for i in range(args.pairs):
                 for name, tree in (trees if i % 2 == 0 else trees[::-1]):
-                    out = subprocess.run(_pin(args.cpu) + [sys.executable, str(script),
+                    out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script),
                                          str(tree), cases[case],
                                          "1" if args.bathtubs else "0"], check=True,
                                          capture_output=True, text=True).stdout.split()

@@ -17,11 +17,12 @@ calibrated case's time over the uncalibrated one in the new tree.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from revision import export_tree, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,10 +46,6 @@ print("%.4f %.17e" % (T() - t0, b.ber))
 '''
 
 
-def _pin(cpu):
-    return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
@@ -58,18 +55,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     best = {}
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        arch = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "serdes"],
-                              check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
+        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
         script = Path(tmp) / "measure.py"
         script.write_text(MEASURE)
         for case in args.cases.split(","):
             rows = {"old": [], "new": []}
             for _ in range(args.pairs):
                 for name, tree in (("old", old), ("new", ROOT)):
-                    out = subprocess.run(_pin(args.cpu) + [sys.executable, str(script),
+                    out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script),
                                          str(tree), case], check=True,
                                          capture_output=True, text=True).stdout.split()
                     r = (float(out[0]), float(out[1]))

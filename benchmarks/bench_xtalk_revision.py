@@ -15,12 +15,13 @@ without aggressors (the victim alone) as the yardstick: its ratio should stay ~1
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from revision import export_tree, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +45,7 @@ print(n / best / 1e6)
 
 
 def _rate(tree: Path, k: int, n: int, cpu: int) -> float:
-    pin = ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
+    pin = pinned(cpu)
     out = subprocess.run([*pin, sys.executable, "-c", MEASURE, str(tree), str(k), str(n)],
                          check=True, capture_output=True, text=True, cwd=tree)
     return float(out.stdout.split()[-1])
@@ -58,11 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--symbols", type=int, default=1_000_000)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        base = export_tree(args.rev, Path(tmp) / "base")
         for k in (15, 0):
             ratios = []
             for p in range(args.pairs):

@@ -21,12 +21,13 @@ clock.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from revision import export_tree, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,10 +66,6 @@ print("%.4f %.4f %.6e %.4f" % (wave, warm[len(warm) // 2], b, first))
 '''
 
 
-def _pin(cpu):
-    return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
@@ -79,18 +76,14 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        arch = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "serdes"],
-                              check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=arch, check=True)
+        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
         script = Path(tmp) / "measure.py"
         script.write_text(MEASURE)
         rows = {"old": [], "new": []}
         pairs = (("old", old), ("new", ROOT))
         for i in range(args.pairs):
             for name, tree in (pairs if i % 2 == 0 else pairs[::-1]):
-                out = subprocess.run(_pin(args.cpu) + [sys.executable, str(script), str(tree),
+                out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script), str(tree),
                                      str(args.symbols), str(args.reps)], check=True,
                                      capture_output=True, text=True).stdout.split()
                 rows[name].append(tuple(float(v) for v in out))

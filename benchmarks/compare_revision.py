@@ -12,11 +12,12 @@ best of several pairs, and the NumPy convolution of the same run as the yardstic
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from revision import export_tree, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,14 +60,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = export_tree(args.rev, Path(tmp) / "old")
         script = Path(tmp) / "measure.py"
         script.write_text(MEASURE)
-        pin = ["taskset", "-c", str(args.cpu)] if shutil.which("taskset") else []
+        pin = pinned(args.cpu)
         rows = {"earlier": [], "this": []}
         for _ in range(args.pairs):
             for name, tree in (("earlier", old), ("this", ROOT)):

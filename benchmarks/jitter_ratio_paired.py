@@ -14,12 +14,13 @@ issue's goal 1: <= 1.3) for both trees and this / earlier with RJ.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from revision import export_tree, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,14 +47,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", type=int, default=1, help="CPU to pin every run to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = export_tree(args.rev, Path(tmp) / "old")
         script = Path(tmp) / "measure.py"
         script.write_text(MEASURE)
-        pin = ["taskset", "-c", str(args.cpu)] if shutil.which("taskset") else []
+        pin = pinned(args.cpu)
         runs = [("earlier", old, "rj"), ("this", ROOT, "rj"), ("this", ROOT, "flat"),
                 ("earlier", old, "flat")]
         t = {(name, kind): [] for name, _, kind in runs}
