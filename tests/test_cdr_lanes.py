@@ -247,7 +247,6 @@ def test_counted_ber_64_lanes_with_cdr_agrees_with_statistical():
 
 @pytest.mark.parametrize("over, word", [
     (["cdr.mode=bb"], "cdr.mode = 'bb'"),
-    (["adc_cal.enabled=true"], "adc_cal.enabled"),
 ])
 def test_what_is_not_modelled_is_refused_in_one_line(over, word):
     system = _system("adc.lanes=8", "adc.skew_rms_s=1e-12", *over)

@@ -1,6 +1,6 @@
 """Combinations one front end would silently leave out are refused with one line and
 exit code 2: the clock-recovery / TX-jitter front end forms interleaved-ADC lanes (not with
-the bang-bang detector or the background calibration) and takes aggressors with TX RJ/DCD/BUJ/SJ and a ppm offset, and the waveform engine does not form an
+the bang-bang detector) and takes aggressors with TX RJ/DCD/BUJ/SJ and a ppm offset, and the waveform engine does not form an
 interleaved ADC's per-lane sampling instants."""
 
 from __future__ import annotations
