@@ -36,8 +36,13 @@ reproducible bit for bit; it is not chunk-size invariant (the trims move once pe
 and the detector's corrections are the chunk's start values: the chunk is the
 calibration's loop period, ``link.chunk_symbols``, as without the CDR).
 
-Not modelled together (refused with one line): the bang-bang detector (which lanes
-take the edge samples of a 2x-sampled interleaved ADC is a design choice of its own).
+``cdr.mode = "bb"`` (2x sampling, the bang-bang detector): the edge sample half a UI
+before data sample j is taken by lane j mod N's own edge sampler, which shares the
+lane's clock (skew, trim, aperture and supply jitter of the instant), its T/H and its
+gain and offset (:mod:`serdes.kernels.cdr_ti`, mode 3), with the edge noise of
+:class:`~serdes.engines.cdr.CdrFrontEnd` (its own stream). This is one design choice:
+an ADC whose edge samples come from separate lanes (2N lanes, their own skews) is not
+modelled. The detector is calibrated on the common pulse, as the MM detector.
 """
 
 from __future__ import annotations
@@ -48,18 +53,9 @@ import numpy as np
 
 from serdes import rng
 from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd, pulse_tables
-from serdes.errors import ConfigError
 from serdes.kernels import cdr_ti as kt
 from serdes.tiadc.lanes import lane_fine_pulses
 from serdes.tiadc.model import APERTURE_STREAM
-
-
-def check(system) -> None:
-    """Refuse what :class:`TiCdrFrontEnd` does not model, in one line."""
-    if system.cdr.mode == "bb":
-        raise ConfigError("cdr.mode = 'bb' with an interleaved ADC (adc.lanes with "
-                          "mismatch): not modelled (which lanes take the edge samples); "
-                          "use cdr.mode = 'mm' or 'ssmm'")
 
 
 class TiCdrFrontEnd(CdrFrontEnd):
@@ -69,9 +65,6 @@ class TiCdrFrontEnd(CdrFrontEnd):
     def __init__(self, link, seed: int, settings, tx_jitter=None, calibration=None):
         super().__init__(link, seed, settings, tx_jitter, calibration)
         adc = link.adc
-        if self.mode == 3:
-            raise ConfigError("cdr.mode = 'bb' with an interleaved ADC: not modelled; "
-                              "use 'mm' or 'ssmm'")
         self.adc = adc
         self.calibrated = getattr(adc, "calibration", None) is not None
         self.n_lanes = int(adc.lanes)
@@ -129,7 +122,7 @@ class TiCdrFrontEnd(CdrFrontEnd):
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
         # CdrFrontEnd's streaming (same random streams, same history), with the lanes'
         # instants in the sampler's offsets and the lanes' detector
-        n, a_ext, t_ext, kn, drx, w, _ = self._stream_in(a, k0)
+        n, a_ext, t_ext, kn, drx, w, we = self._stream_in(a, k0)
         # ADC sample k0 is taken by lane k0 mod N
         d_all = drx + self.lane_offsets_ui(k0, n)
         gd, od = self._detector_gain_offset(k0, n)
@@ -139,7 +132,7 @@ class TiCdrFrontEnd(CdrFrontEnd):
             self.tables, self.dtables, self.d2tables, (k0 + lo) % self.tables.shape[0],
             TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
             self.kp * g, self.ki * g * g, self.settings.pi_steps, max(0, -kn - lo), self.state,
-            self.ring, gd[lo:hi], od[lo:hi], **agg) for lo, hi, g, agg in self._segments(kn, n)]
+            self.ring, gd[lo:hi], od[lo:hi], **agg) for lo, hi, g, agg in self._segments(kn, n, we)]
         x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
         self._stream_out(ph, d_all, t_ext, kn, n, integ0)
         return x
