@@ -3,13 +3,13 @@ BER of the 64-lane example with the MM loop, mismatch-free / mismatched / mismat
 calibrated, and the CPU cost of the calibration against the same loop without it.
 
 Run:
-  python3 benchmarks/cdr_lanes_cal.py ber [--symbols N] [--ctle auto|fixed]
+  python3 benchmarks/cdr_lanes_cal.py ber [--symbols N] [--ctle auto|fixed] [--mode mm|ssmm|bb]
   taskset -c 1 python3 benchmarks/cdr_lanes_cal.py cost [--symbols N] [--rounds R]
 
 ``ber``: the default link (``--ctle fixed``: the IEEE CTLE at -18/-1 dB, the search's
 choice without lanes, as tests/test_cdr_lanes.py; ``auto``: the search's choice with the
 lanes) with ``adc.lanes=64 adc.skew_rms_s=1e-12 adc.offset_rms_v=3e-3
-adc.gain_rms=0.03`` and ``cdr.mode=mm``; each run counts N symbols after its skip (the
+adc.gain_rms=0.03`` and ``cdr.mode=mm`` (or ``--mode``); each run counts N symbols after its skip (the
 calibrated one after the calibration's automatic settling, 4.8 M symbols). Printed: BER
 with its 95 % interval, the equivalent SNR (the Gray PAM4 slicer's SNR in Gaussian noise
 at that BER; at the interval's ends too), the loop's phase wander and lock, and the
@@ -39,11 +39,12 @@ from serdes.engines.run import design_equalizer, simulate  # noqa: E402
 
 FIXED = ["ctle.auto=false", "ctle.g_dc_db=-18", "ctle.g_dc2_db=-1"]
 MISMATCH = ["adc.skew_rms_s=1e-12", "adc.offset_rms_v=3e-3", "adc.gain_rms=0.03"]
-BASE = ["cdr.mode=mm", "adc.lanes=64", "link.target_errors=0"]
+BASE = ["adc.lanes=64", "link.target_errors=0"]
 
 
-def system(ctle, *over):
-    return build(Config.default().with_overrides(BASE + (FIXED if ctle == "fixed" else [])
+def system(ctle, *over, mode="mm"):
+    return build(Config.default().with_overrides(BASE + [f"cdr.mode={mode}"]
+                                                 + (FIXED if ctle == "fixed" else [])
                                                  + list(over)))
 
 
@@ -52,7 +53,7 @@ def ber(args):
              ("mismatched", MISMATCH),
              ("mismatched, calibrated", MISMATCH + ["adc_cal.enabled=true"])]
     for name, over in cases:
-        s = system(args.ctle, *over)
+        s = system(args.ctle, *over, mode=args.mode)
         settle = s.link.adc.calibration.settle_symbols if s.link.adc.calibration else 0
         taps = design_equalizer(s)
         chain = build_chain(s.link, taps, s.receiver, seed=s.run.seed)
@@ -112,6 +113,7 @@ def main():
     ap.add_argument("--symbols", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--ctle", choices=["fixed", "auto"], default="fixed")
+    ap.add_argument("--mode", choices=["mm", "ssmm", "bb"], default="mm")
     a = ap.parse_args()
     if a.what == "ber":
         a.symbols = a.symbols or 10_000_000
