@@ -83,8 +83,11 @@ class TiCalibration:
         self._h = differentiator(settings.deriv_taps)
         self._mu = np.array([settings.mu_offset, settings.mu_gain, settings.mu_average])
         self._mu_fine = self._mu * np.array([settings.fine_ratio] * 2 + [1.0])
-        self.offsets = np.zeros(self.lanes)
-        self.gains = np.ones(self.lanes)
+        # the converter's arrays, updated in place: a clock-recovery loop reads them
+        self.offsets = adc.cal_offsets_v
+        self.gains = adc.cal_gains
+        self.offsets[:] = 0.0
+        self.gains[:] = 1.0
         adc.skew_trim_s[:] = 0.0
         self._esum = np.zeros(self.lanes)
         self._ecount = np.zeros(self.lanes)

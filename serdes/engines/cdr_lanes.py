@@ -19,10 +19,30 @@ skew. The detector gain and bias are calibrated on the common pulse (the lanes' 
 spread flattens the S-curve only to second order in the skews). The data samples go to
 the receiver's converter as today (gain, offset, ENOB noise, quantization per lane).
 
-Not modelled together (refused with one line): the bang-bang detector (which lanes
-take the edge samples of a 2x-sampled interleaved ADC is a design choice of its own)
-and the background calibration (its corrections and delay trims would act inside the
-loop's detector).
+With the background calibration (``adc_cal.enabled``, :mod:`serdes.dsp.ti_cal`) the
+two loops run chunk by chunk, as the pipeline streams: the front end samples a chunk
+with the lanes' delay trims as they are at its start (instant skew_l - trim_l, read
+live from :attr:`TiAdc.skew_trim_s`) and its detector sees the calibration's corrected
+lanes, ``c_l (g_l x + o_l - o^_l)`` with the gain factors c_l and offset estimates o^_l
+as they are at the chunk's start (:attr:`TiAdc.cal_gains`, :attr:`TiAdc.cal_offsets_v`);
+then the receiver's calibration block updates the estimates and the trims from that
+chunk's converted samples; then the next chunk. The loops do not fight: the skew trims
+are kept zero-mean over the lanes (the calibration solves for the lane differences with
+the common DFT bin left at zero and brings the trims back within range at the nearest
+zero-mean point), so they never move the lanes' mean instant, which is all the CDR
+follows; the CDR moves every lane alike, which the calibration's skew detector (a lane
+difference) does not see. What holds: for the same seed and chunk size the run is
+reproducible bit for bit; it is not chunk-size invariant (the trims move once per chunk
+and the detector's corrections are the chunk's start values: the chunk is the
+calibration's loop period, ``link.chunk_symbols``, as without the CDR).
+
+``cdr.mode = "bb"`` (2x sampling, the bang-bang detector): the edge sample half a UI
+before data sample j is taken by lane j mod N's own edge sampler, which shares the
+lane's clock (skew, trim, aperture and supply jitter of the instant), its T/H and its
+gain and offset (:mod:`serdes.kernels.cdr_ti`, mode 3), with the edge noise of
+:class:`~serdes.engines.cdr.CdrFrontEnd` (its own stream). This is one design choice:
+an ADC whose edge samples come from separate lanes (2N lanes, their own skews) is not
+modelled. The detector is calibrated on the common pulse, as the MM detector.
 """
 
 from __future__ import annotations
@@ -33,23 +53,9 @@ import numpy as np
 
 from serdes import rng
 from serdes.engines.cdr import LOOKAHEAD, TABLE_Q, CdrFrontEnd, pulse_tables
-from serdes.errors import ConfigError
 from serdes.kernels import cdr_ti as kt
 from serdes.tiadc.lanes import lane_fine_pulses
 from serdes.tiadc.model import APERTURE_STREAM
-
-
-def check(system) -> None:
-    """Refuse what :class:`TiCdrFrontEnd` does not model, in one line."""
-    adc = system.link.adc
-    if system.cdr.mode == "bb":
-        raise ConfigError("cdr.mode = 'bb' with an interleaved ADC (adc.lanes with "
-                          "mismatch): not modelled (which lanes take the edge samples); "
-                          "use cdr.mode = 'mm' or 'ssmm'")
-    if getattr(adc, "calibration", None) is not None:
-        raise ConfigError("adc_cal.enabled = true with cdr.mode / [tx_jitter]: the "
-                          "background calibration inside the clock-recovery loop is not "
-                          "modelled yet; drop one of them")
 
 
 class TiCdrFrontEnd(CdrFrontEnd):
@@ -59,10 +65,8 @@ class TiCdrFrontEnd(CdrFrontEnd):
     def __init__(self, link, seed: int, settings, tx_jitter=None, calibration=None):
         super().__init__(link, seed, settings, tx_jitter, calibration)
         adc = link.adc
-        if self.mode == 3:
-            raise ConfigError("cdr.mode = 'bb' with an interleaved ADC: not modelled; "
-                              "use 'mm' or 'ssmm'")
         self.adc = adc
+        self.calibrated = getattr(adc, "calibration", None) is not None
         self.n_lanes = int(adc.lanes)
         self.skew_ui = np.asarray(adc.skews_s, dtype=np.float64) / self.ui_s
         self.aperture_ui = float(adc.aperture_jitter_s) / self.ui_s
@@ -87,9 +91,13 @@ class TiCdrFrontEnd(CdrFrontEnd):
     def lane_offsets_ui(self, j0: int, n: int) -> np.ndarray:
         """What moves the instants of ADC samples j0 .. j0 + n - 1 beyond the recovered
         phase and the link's jitter (UI): lane skew, aperture jitter (clipped at 8
-        sigma), supply-induced clock delay."""
+        sigma), supply-induced clock delay; with the calibration, minus the lane's delay
+        trim as it is now."""
         l0 = j0 % self.n_lanes
-        off = np.tile(self.skew_ui, (l0 + n) // self.n_lanes + 1)[l0:l0 + n]
+        lane = self.skew_ui
+        if self.calibrated:  # the delay trims as the calibration left them
+            lane = lane - self.adc.skew_trim_s / self.ui_s
+        off = np.tile(lane, (l0 + n) // self.n_lanes + 1)[l0:l0 + n]
         if self.aperture_ui > 0:
             s = self.aperture_ui
             off = off + np.clip(s * self._aperture.normal(j0, n), -8 * s, 8 * s)
@@ -100,8 +108,12 @@ class TiCdrFrontEnd(CdrFrontEnd):
     def _detector_gain_offset(self, j0: int, n: int):
         l0 = j0 % self.n_lanes
         reps = (l0 + n) // self.n_lanes + 1
-        gd = np.tile(self.adc.gains, reps)[l0:l0 + n]
-        od = np.tile(self.adc.offsets_v, reps)[l0:l0 + n]
+        g, o = self.adc.gains, self.adc.offsets_v
+        if self.calibrated:  # the corrected lane: c_l (g_l x + o_l - o^_l)
+            c = self.adc.cal_gains
+            g, o = c * g, c * (o - self.adc.cal_offsets_v)
+        gd = np.tile(g, reps)[l0:l0 + n]
+        od = np.tile(o, reps)[l0:l0 + n]
         if self.supply is not None and self.supply.gain_active:
             gd = gd * (1.0 + self.supply.gain_mod(j0, n))
         return np.ascontiguousarray(gd), np.ascontiguousarray(od)
@@ -110,7 +122,7 @@ class TiCdrFrontEnd(CdrFrontEnd):
     def __call__(self, a: np.ndarray, k0: int) -> np.ndarray:
         # CdrFrontEnd's streaming (same random streams, same history), with the lanes'
         # instants in the sampler's offsets and the lanes' detector
-        n, a_ext, t_ext, kn, drx, w, _ = self._stream_in(a, k0)
+        n, a_ext, t_ext, kn, drx, w, we = self._stream_in(a, k0)
         # ADC sample k0 is taken by lane k0 mod N
         d_all = drx + self.lane_offsets_ui(k0, n)
         gd, od = self._detector_gain_offset(k0, n)
@@ -120,11 +132,24 @@ class TiCdrFrontEnd(CdrFrontEnd):
             self.tables, self.dtables, self.d2tables, (k0 + lo) % self.tables.shape[0],
             TABLE_Q, LOOKAHEAD, self.pd_levels, self.h0, self.mode, self.bias,
             self.kp * g, self.ki * g * g, self.settings.pi_steps, max(0, -kn - lo), self.state,
-            self.ring, gd[lo:hi], od[lo:hi], **agg) for lo, hi, g, agg in self._segments(kn, n)]
+            self.ring, gd[lo:hi], od[lo:hi], **agg) for lo, hi, g, agg in self._segments(kn, n, we)]
         x, ph, _ = parts[0] if len(parts) == 1 else (np.concatenate(v) for v in zip(*parts))
         self._stream_out(ph, d_all, t_ext, kn, n, integ0)
         return x
 
+
+
+def loop_skews_ui(adc, ui_s: float) -> np.ndarray:
+    """The lanes' static instants (UI) the loop sees: their skews, or with the skew
+    calibration on (``adc_cal.skew_gain`` > 0, two lanes or more) the skews' common
+    mean alone, since the zero-mean trims remove the differences and never the mean
+    (the residual the trims leave is the statistical engine's calibration term,
+    :class:`serdes.tiadc.stat.InterleavedStatistics`)."""
+    skew = np.asarray(adc.skews_s, dtype=np.float64) / ui_s
+    cal = getattr(adc, "calibration", None)
+    if cal is not None and cal.skew_gain > 0 and skew.shape[0] > 1:
+        return np.full(skew.shape[0], float(np.mean(skew)))
+    return skew
 
 
 def lanes_response(resp, skew_ui):

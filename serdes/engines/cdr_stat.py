@@ -331,9 +331,9 @@ def stat_link(system, front=None):
     front = front or CdrFrontEnd(link, system.run.seed, s, txj)
     resp = response_for(system, front)
     if np.any(getattr(link.adc, "skews_s", 0.0)):  # lanes sample at phase + skew
-        from serdes.engines.cdr_lanes import lanes_response
+        from serdes.engines.cdr_lanes import lanes_response, loop_skews_ui
 
-        resp = lanes_response(resp, link.adc.skews_s / link.ui_s)
+        resp = lanes_response(resp, loop_skews_ui(link.adc, link.ui_s))
     if imp.sj_ui > 0 or txj.sj_ui > 0:
         # one swing: the larger source at its frequency, the other's untracked part added
         main_tx = txj.sj_ui >= imp.sj_ui

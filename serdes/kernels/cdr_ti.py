@@ -14,8 +14,13 @@ own track-and-hold; one shared table set when the lanes' bandwidths agree: table
 mode 2; mode 0: open loop) sees the lane's sample ``g_k x_k + o_k`` (its gain and
 offset, per output), so lane mismatch reaches the loop as detector noise; the sample
 returned is x_k, the ADC input, which the receiver's converter takes through the same
-gain and offset and its quantizer. With one table set, gains 1 and offsets 0 the
-arithmetic is that of :func:`serdes.kernels.cdr.cdr_sampler` (modes 0-2).
+gain and offset and its quantizer. Mode 3, the bang-bang (Alexander) detector with 2x
+sampling: the edge sample half a UI before output k is taken by lane l's edge sampler,
+which shares the lane's clock (its skew, trim and instant offsets ``d_k``), its
+track-and-hold (table set) and its gain and offset; its own noise ``we``; the output is
+:mod:`serdes.kernels.cdr`'s on the sign of ``g_k x_e + o_k``. With one table set, gains
+1 and offsets 0 the arithmetic is that of :func:`serdes.kernels.cdr.cdr_sampler`
+(modes 0-3).
 """
 
 import numpy as np
@@ -26,9 +31,54 @@ from serdes.kernels import args
 
 
 @njit(cache=True, fastmath=True)
+def _edge_sample(a, tau, table, dtable, d2table, q, c, k, hist, big_p, n_ui, per_sym, xv, xs):
+    # the sample at offset c (UI from the peak) of output k from one table set, as the
+    # data sample (the arithmetic of serdes.kernels.cdr._edge_sample: numba's cache keys
+    # a kernel on its own module's source, so the helper is not imported)
+    rows = table.shape[0]
+    shift = int(np.floor(c + 0.5))
+    if shift > big_p:
+        shift = big_p
+    elif shift < -big_p:
+        shift = -big_p
+    f = c - shift
+    u = (f + 0.5) * q + 1.0
+    r = int(np.floor(u))
+    if r < 0:
+        r = 0
+    elif r > rows - 2:
+        r = rows - 2
+    t = u - r
+    base = k + big_p + shift
+    aw = a[base:base + n_ui]
+    t0 = table[r]
+    t1 = table[r + 1]
+    s0 = 0.0
+    s1 = 0.0
+    for i in range(n_ui):
+        s0 += aw[i] * t0[i]
+        s1 += aw[i] * t1[i]
+    x = (1.0 - t) * s0 + t * s1
+    if per_sym:
+        rn = r + 1 if t >= 0.5 else r
+        dt = dtable[rn]
+        d2 = d2table[rn]
+        tk = tau[k + hist - big_p]
+        tw = tau[base:base + n_ui]
+        s2 = 0.0
+        for i in range(n_ui):
+            dl = tk - tw[i]
+            s2 += aw[i] * dl * (dt[i] + 0.5 * dl * d2[i])
+        x += s2
+    if xv.shape[0] > 0:
+        x += xv[base] + f * xs[base]
+    return x
+
+
+@njit(cache=True, fastmath=True)
 def _cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahead, levels,
                     h0, mode, bias, kp, ki, steps, first, state, ring, gd, od, x_out, ph_out,
-                    e_out, xv, xs):
+                    e_out, xv, xs, we):
     n_tab, rows, n_ui = tables.shape
     n = x_out.shape[0]
     big_p = lookahead
@@ -92,6 +142,7 @@ def _cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahe
             x += xv[ix] + f * xs[ix]
         x_out[k] = x
         ph_out[k] = phq
+        lt_k = lt
         lt += 1
         if lt == n_tab:
             lt = 0
@@ -103,6 +154,14 @@ def _cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahe
             if y > 0.5 * (levels[i - 1] + levels[i]):
                 d = levels[i]
         e_mm = (xl * d_prev - x_prev * d) / h0
+        if mode == 3:
+            # Alexander: lane l's edge sample half a UI before this one (the lane's
+            # table set, skew and gain/offset), between d_prev and d
+            xe = _edge_sample(a, tau, tables[lt_k], dtables[lt_k], d2tables[lt_k], q,
+                              c - 0.5, k, hist, big_p, n_ui, per_sym, xv, xs) + we[k]
+            xe = gd[k] * xe + od[k]
+            se = 1.0 if xe > 0 else (-1.0 if xe < 0 else 0.0)
+            e_mm = -0.5 * se * (d - d_prev) if d != d_prev else 0.0
         e_out[k] = e_mm
         x_prev = xl
         d_prev = d
@@ -127,9 +186,10 @@ def _cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahe
 
 
 def cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahead, levels, h0,
-                   mode, bias, kp, ki, steps, first, state, ring, gd, od, xv=None, xs=None):
-    """Samples, sampling phases and raw MM outputs (of the lanes' converted samples) of
-    one chunk; the arguments of :func:`serdes.kernels.cdr.cdr_sampler` (modes 0-2), with
+                   mode, bias, kp, ki, steps, first, state, ring, gd, od, xv=None, xs=None,
+                   we=None):
+    """Samples, sampling phases and raw detector outputs (of the lanes' converted samples)
+    of one chunk; the arguments of :func:`serdes.kernels.cdr.cdr_sampler` (modes 0-3), with
     ``tables``/``dtables``/``d2tables`` (L, Q + 3, n_ui) table sets (the derivative ones
     may have 0 rows), ``lane0`` the table set of output 0 (mod L), ``drx`` every offset
     of the instant but the recovered phase and the TX jitter, and ``gd``/``od`` the
@@ -169,12 +229,20 @@ def cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables, lane0, q, lookahea
         if xv.shape[0] != n + 2 * lookahead or xs.shape[0] != n + 2 * lookahead:
             raise ConfigError(f"xv/xs: expected {n + 2 * lookahead} values each, got "
                               f"{xv.shape[0]}/{xs.shape[0]}")
+    mode = args.integer("mode", mode, lo=0, hi=3)
+    if we is None:
+        we = np.zeros(n if mode == 3 else 0)
+    else:
+        we = args.array("we", we, finite=True)
+        if we.shape[0] != n:
+            raise ConfigError(f"we: expected {n} edge-noise values, got {we.shape[0]}")
     x, ph, e = np.empty(n), np.empty(n), np.empty(n)
     _cdr_ti_sampler(a, tau, drx, w, tables, dtables, d2tables,
                     args.integer("lane0", lane0, lo=0), args.real("q", q, positive=True),
                     lookahead, levels, args.real("h0", h0, positive=True),
-                    args.integer("mode", mode, lo=0, hi=2), args.real("bias", bias),
+                    mode, args.real("bias", bias),
                     args.real("kp", kp, nonneg=True), args.real("ki", ki, nonneg=True),
                     args.real("steps", steps, positive=True),
-                    args.integer("first", first, lo=0), state, ring, gd, od, x, ph, e, xv, xs)
+                    args.integer("first", first, lo=0), state, ring, gd, od, x, ph, e, xv, xs,
+                    we)
     return x, ph, e

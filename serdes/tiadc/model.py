@@ -98,6 +98,11 @@ class TiAdc(Adc):
         # the lanes' clock delay-line trims (s), set by the background calibration during
         # a run (the sampling instant of lane l is k T + skew_l - trim_l)
         self.skew_trim_s = np.zeros(self.lanes)
+        # the calibration's digital corrections now (offset estimates, V; gain factors),
+        # updated in place by it: the clock-recovery front end's detector sees the
+        # corrected lanes (serdes.engines.cdr_lanes)
+        self.cal_offsets_v = np.zeros(self.lanes)
+        self.cal_gains = np.ones(self.lanes)
 
     @classmethod
     def draw(cls, *, bits: int, fullscale_v: float, enob: float = 0.0, lanes: int = 1,
