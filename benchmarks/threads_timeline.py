@@ -16,22 +16,12 @@ Run: python benchmarks/threads_timeline.py REV [SYMBOLS [ROUNDS [THREADS]]]
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from threads_common import PRELUDE, RUN_CLI, ROOT, arguments, base_tree, one
 
-MEASURE = r'''
-import json, os, resource, sys, time
-sys.path.insert(0, sys.argv[1])
-w0 = time.perf_counter()
-c0 = time.process_time()
-import serdes.engines.blocks_run as br
+MEASURE = PRELUDE + r'''
 marks, ranges = {}, []
 drive, task = br._drive, br._local_task
 def timed_task(t):
@@ -53,27 +43,12 @@ def timed_add(self, r):
         ranges.append(r.timing)
     return merge_add(self, r)
 br._Merge.add = timed_add
-import serdes.cli
-import io, contextlib
-buf = io.StringIO()
-with contextlib.redirect_stdout(buf):
-    rc = serdes.cli.main(sys.argv[2:])
-ch = resource.getrusage(resource.RUSAGE_CHILDREN)
-rep = json.loads(buf.getvalue())
+''' + RUN_CLI + r'''
 print(json.dumps(dict(marks, serial_cpu=marks.get("serial_cpu", 0.0), fork=marks.get("fork", 0.0), w0=w0, end=time.perf_counter(), cpu=time.process_time() - c0,
                       ranges=ranges, workers_cpu=ch.ru_utime + ch.ru_stime,
                       bit_errors=rep["bit_errors"], threads=rep.get("threads", 1),
                       load=os.getloadavg()[0])))
 '''
-
-
-def one(script, tree, symbols, threads) -> dict:
-    out = subprocess.run([sys.executable, str(script), str(tree), "run", "--json",
-                          "--no-progress", "--set", f"link.symbols={symbols}", "--set",
-                          "link.target_errors=0", "--threads", str(threads)],
-                         capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(tree)})
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def accounts(m: dict) -> dict:
@@ -109,18 +84,8 @@ def show(name, a) -> str:
 
 
 def main(argv) -> None:
-    rev = argv[0]
-    symbols = str(int(float(argv[1]))) if len(argv) > 1 else str(10 ** 8)
-    rounds = int(argv[2]) if len(argv) > 2 else 2
-    threads = int(argv[3]) if len(argv) > 3 else 2
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        arch = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "serdes"],
-                              check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=arch, check=True)
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+    rev, symbols, rounds, threads = arguments(argv, 2)
+    with base_tree(rev, MEASURE) as (script, base):
         rows = {"base": [], "this": []}
         single = {"base": [], "this": []}
         one(script, base, 4 * 65536 * threads, threads)   # numba caches of both trees

@@ -109,14 +109,15 @@ class _Runs:
         self.leading, self.lead, self.bursts = True, 0, Bursts()
 
     def add(self, err: np.ndarray) -> None:
-        if self.leading:
-            ok = np.flatnonzero(~err)
-            if ok.size == 0:
+        if self.leading and err.shape[0]:
+            # the first correct decision: O(1) in the usual case (none wrong at the start)
+            ok = 0 if not err[0] else int(np.argmin(err))
+            if err[ok]:
                 self.lead += err.shape[0]
                 return
-            self.lead += int(ok[0])
+            self.lead += ok
             self.leading = False
-            err = err[ok[0]:]
+            err = err[ok:]
         self.bursts.add(err)
 
 
@@ -155,7 +156,7 @@ class _Tally:
             e = min(n, (b + 1) * STOP_BLOCK - k)
             i = b - self.b0
             err = rec.sym_err[j:e]
-            self.n[:, i] += (e - j, int(err.sum()), int(rec.bit_err[j:e].sum()))
+            self.n[:, i] += (e - j, np.count_nonzero(err), int(rec.bit_err[j:e].sum()))
             self.sq[:, i] += snr_sums(self.levels, rec.tx_line, rec.soft, j, e)
             self.runs[i].add(err)
             j = e

@@ -233,3 +233,39 @@ def test_split_report_computes_its_statistical_sections_while_counting(monkeypat
     assert events == ["drive", "stat", "merged"]
     for k in ("stat", "eye", "stat_ber"):  # (json: a NaN field compares equal)
         assert json.dumps(two[k], sort_keys=True) == json.dumps(one[k], sort_keys=True), k
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_runs_match_run_lengths_counted_one_by_one(seed):
+    """A block's runs of symbol errors (leading run, inner runs, trailing run), fed in
+    pieces as the tally does, against run lengths counted symbol by symbol."""
+    from serdes.parallel import _Runs
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    err = rng.random(n) < (0.0, 0.02, 0.5, 0.9, 1.0, 0.3)[seed]
+    if seed == 5:
+        err[:7] = True   # a leading run that spans the first pieces
+    cuts = np.sort(rng.choice(np.arange(1, n), 5, replace=False))
+    runs = _Runs()
+    for piece in np.split(err, [0, 3, *cuts]):   # an empty piece and a short one first
+        runs.add(piece)
+    lengths, k = [], 0
+    for e in err:
+        if e:
+            k += 1
+        elif k or lengths == []:
+            lengths.append(k)
+            k = 0
+    if not err.any() or err.all():
+        assert runs.leading == err.all() and runs.lead == (n if err.all() else 0)
+        assert runs.bursts.hist == {} and runs.bursts.run == 0
+        return
+    lead = int(np.argmin(err))
+    inner = {}
+    for L in lengths[1:]:
+        if L:
+            inner[L] = inner.get(L, 0) + 1
+    trail = n - 1 - int(np.flatnonzero(~err)[-1])
+    assert not runs.leading and runs.lead == lead
+    assert runs.bursts.run == trail and runs.bursts.hist == inner

@@ -136,19 +136,35 @@ def _apply(cols, s):
     return out
 
 
+_POWERS: dict = {}  # (order, taps) -> [step map ** (2 ** k) for k = 0, 1, ...]
+
+
+def _powers(order, taps, bits):
+    """The step map raised to 1, 2, 4, ... 2^(bits - 1), kept between calls: a split
+    run seeks its generator once per range, and squaring the maps was most of a seek."""
+    key = (int(order), tuple(int(t) for t in taps))
+    have = _POWERS.get(key) or [_step_map(order, taps)]
+    if len(have) < bits:
+        have = list(have)
+        while len(have) < bits:
+            cols = have[-1]
+            have.append([_apply(cols, c) for c in cols])
+        _POWERS[key] = have   # one assignment: a concurrent reader sees a whole list
+    return have
+
+
 def lfsr_jump(state, order, taps, n):
     """The register ``state`` after ``n`` more output bits: the step map raised to the
     n-th power by repeated squaring over GF(2) (about log2(n) * order^2 bit operations,
-    so the state at bit 10^14 costs well under a millisecond)."""
-    cols = _step_map(order, taps)
+    so the state at bit 10^14 costs well under a millisecond; the squared maps are kept,
+    so a later jump costs one map application per set bit of ``n``)."""
     s = int(state)
     n = int(n)
-    while n:
-        if n & 1:
+    if n <= 0:
+        return s
+    for k, cols in enumerate(_powers(order, taps, n.bit_length())):
+        if (n >> k) & 1:
             s = _apply(cols, s)
-        n >>= 1
-        if n:
-            cols = [_apply(cols, c) for c in cols]
     return s
 
 
