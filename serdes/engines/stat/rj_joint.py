@@ -33,13 +33,12 @@ MIN_CLASS = 8      # fewer samples: the class merges into the next one inward
 MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next bin inward
 
 
-def _cell(v: np.ndarray, k3: np.ndarray, tail_edges, K: int):
-    """(var, weights, k3) of length K (zero-padded) for the V samples of one cell:
-    classes by rank from the top at ``tail_edges`` fractions, a class with fewer than
-    MIN_CLASS samples merged into the next; two points per class (mean -+ std)."""
-    n = v.shape[0]
-    o = np.argsort(-v, kind="stable")
-    vs, ks = v[o], k3[o]
+def _cell(vs: np.ndarray, ks: np.ndarray, tail_edges, K: int):
+    """(var, weights, k3) of length K (zero-padded) for the V samples of one cell,
+    sorted from the largest (ties in sample order), and their K3: classes by rank from
+    the top at ``tail_edges`` fractions, a class with fewer than MIN_CLASS samples
+    merged into the next; two points per class (mean -+ std)."""
+    n = vs.shape[0]
     bounds = [0]
     for f in tail_edges[1:-1]:
         c = int(round(f * n))
@@ -71,7 +70,8 @@ def joint_classes(v, k3, lev, x, m: int, tail_edges):
     centre = int(np.searchsorted(np.asarray(ISI_QUANTILES), 0.5))
     order = sorted(range(B), key=lambda i: (abs(i - centre + 0.5), i))
     cell = lev.astype(np.int64) * B + b
-    o = np.argsort(cell, kind="stable")
+    o = np.argsort(-v, kind="stable")              # by cell, then V from the largest
+    o = o[np.argsort(cell[o], kind="stable")]
     start = np.concatenate([[0], np.cumsum(np.bincount(cell, minlength=m * B))])
     vo, ko = v[o], k3[o]
     for i in range(m):
