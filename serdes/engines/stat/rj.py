@@ -195,17 +195,23 @@ class RandomJitterModel:
         return JitterMixture(var=var * scale[:, None], weights=wts,
                              k3=kk * scale[:, None] ** 1.5)
 
-    def joint(self, offset_ui: float, mean: np.ndarray, resid: np.ndarray):
+    def joint(self, offset_ui: float, mean: np.ndarray, resid: np.ndarray,
+              other_var: float = 0.0):
         """(edges, var, weights, k3): the V classes per ISI bin and level, (B, m, K),
         V scaled to the exact per-level mean ``mean``; ``resid`` the residual ISI
-        cursors at the slicer (main cursor 0); :mod:`serdes.engines.stat.rj_joint`."""
+        cursors at the slicer (main cursor 0); ``other_var`` the variance of the rest of
+        the binned value, independent of the symbols (crosstalk, quantization), drawn
+        Gaussian (fixed seed) into the sample's ISI; :mod:`serdes.engines.stat.rj_joint`."""
         resid = np.ascontiguousarray(resid, dtype=np.float64)
-        key = ("joint", round(float(offset_ui), 12), resid.tobytes())
+        key = ("joint", round(float(offset_ui), 12), resid.tobytes(), float(other_var))
         hit = self._cache.get(key)
         if hit is None:
             v, k3, lev = self.samples(offset_ui)
             k = np.arange(self.a.shape[0] - v.shape[0], self.a.shape[0])
             x = np.convolve(self.a, resid)[k]
+            if other_var > 0:
+                x = x + np.sqrt(other_var) * np.random.default_rng(
+                    MC_SEED + 1).standard_normal(x.shape[0])
             m = self.levels.shape[0]
             mv = np.bincount(lev, weights=v, minlength=m) / np.maximum(
                 np.bincount(lev, minlength=m), 1)

@@ -17,10 +17,12 @@ cumulant). The slicer distribution is the sum over the bins of the exact ISI pmf
 bin's grid points times that bin's mixture (:func:`split_pmf`): the exact ISI marginal,
 V's distribution conditioned on the ISI bin from the sample. V is scaled per level to
 the exact mean, as before. ISI beyond the sample's extreme quantile takes the extreme
-bin's classes (V there is not extrapolated further). The ISI of the sample is the
-victim's own residual ISI; the other terms of the engine's pmf (ADC quantization,
-crosstalk, TX jitter cursors) are independent of V and are binned with it by value,
-which is exact when the victim's ISI dominates the pmf (it does on the default link).
+bin's classes (V there is not extrapolated further). The binned value is the
+engine's pmf: the victim's residual ISI plus terms independent of the symbols (ADC
+quantization, crosstalk, TX jitter cursors); the sample's ISI gets those as a Gaussian
+of their exact variance (fixed seed), so the classes are conditioned on the same sum
+(without it a -16 dB NEXT aggressor's ISI, binned as if it were the victim's, put the
+BER 1.6x above the count).
 """
 
 from __future__ import annotations
@@ -105,7 +107,10 @@ def rj_joint_distribution(eng, offset_ui, rj_mean, resid, pmf, k0, delta, eff, f
     from serdes.engines.stat.rj import merge_close, skewed_components
     from serdes.engines.stat.txjitter import ParityMixture
 
-    edges, var, wts, k3 = eng.rj.joint(offset_ui, rj_mean, resid)
+    # the pmf's other terms (crosstalk, quantization, TX jitter cursors) in the binned
+    # value: their variance, Gaussian in the sample (they are independent of V)
+    other = max(var_true - eng.es * float(np.sum(resid ** 2)), 0.0)
+    edges, var, wts, k3 = eng.rj.joint(offset_ui, rj_mean, resid, other)
     pieces = split_pmf(pmf, k0, delta, edges)
     parts = []
     for bi, p, k0b in pieces:
