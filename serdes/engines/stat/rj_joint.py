@@ -23,6 +23,18 @@ quantization, crosstalk, TX jitter cursors); the sample's ISI gets those as a Ga
 of their exact variance (fixed seed), so the classes are conditioned on the same sum
 (without it a -16 dB NEXT aggressor's ISI, binned as if it were the victim's, put the
 BER 1.6x above the count).
+
+Checks (tests/test_stat_rj_joint.py): against the model's own sampled statistics and a
+slow Monte Carlo of the jittered link within 5-8 % at -+0.125 UI (the level-only
+classes: 2.5-2.9x low against the sample) and at the peak of a 0.02 UI link; counted
+with the loop opened at +0.125 UI: 1.03x. Limits: ISI beyond the sample's 1e-3
+quantiles takes that bin's V (the deep tails rest on it: on the default link the BER
+is 4-9x the level-only classes' from 0.017 to 0.08 UI off the peak, 1e-16..1e-7, and
+V in the ISI tail is 2-3x its mean already 0.005 UI off it, 0.9x at it); given the
+data the jitter noise is taken Gaussian with a bounded skew, which at the peak of a
+0.06 UI RJ link (curvature-dominated) is 0.63x a Monte Carlo (the level-only classes'
+0.92x there was two errors cancelling); the classes cost ~5x the level-only CPU per
+phase (``benchmarks/rj_joint_cost.py``).
 """
 
 from __future__ import annotations
