@@ -725,3 +725,31 @@ def ti_skewed_samples(a, lane_taps, k0):
     win = np.lib.stride_tricks.sliding_window_view(a, span)[:, ::-1]   # row i: a_{k-j}
     rows = lane_taps[(k0 + np.arange(win.shape[0])) % lanes]
     return np.sum(win * rows, axis=1)
+
+
+def rj_slicer_ber(h_rows, a, w, d, levels, thresholds, bit_errors, sigma, batches=32,
+                  dfe=()):
+    """BER of a slicer fed ``z_k = sum_i w_i x_{k-i}``, ``x_m = sum_n a_{m-n} h_m[n]``
+    (``h_rows[m]``: the pulse sampled at ADC sample m's own jittered instant) plus
+    Gaussian noise of std ``sigma[level]``, the decided level of z_k being a_{k-d},
+    one dot product at a time; ``dfe``: taps b_j subtracting b_j a_{k-d-j} (correct
+    decisions); returns (BER, its batch-means std error)."""
+    N, L = h_rows.shape
+    x = np.zeros(N)
+    for m in range(L - 1, N):
+        x[m] = float(a[m - L + 1:m + 1][::-1] @ h_rows[m])
+    n = len(w)
+    ks = np.arange(L + n - 2, N)
+    z = np.array([float(x[k - n + 1:k + 1][::-1] @ w) for k in ks])
+    for j, bj in enumerate(dfe, start=1):
+        z -= bj * a[ks - d - j]
+    lev = np.searchsorted(levels, a[ks - d])
+    bits = 1 if len(levels) == 2 else 2
+    edges = np.concatenate([[-np.inf], thresholds, [np.inf]])
+    s = sigma[lev]
+    # P(decide j) for every sample, from the normal CDF at the decision edges
+    cdf = special.ndtr((edges[None, :] - z[:, None]) / s[:, None])
+    pj = np.diff(cdf, axis=1)
+    per = (pj * bit_errors[lev]).sum(axis=1) / bits
+    b = per[: per.size // batches * batches].reshape(batches, -1).mean(axis=1)
+    return float(per.mean()), float(b.std(ddof=1) / np.sqrt(batches))

@@ -21,10 +21,12 @@ cumulant ``K3 = sum_i w_i^3 E_j[(x_{k-i} - xbar)^3]`` is kept per class (classes
 by its sign) and each component is ``sigma (U + beta (U^2 - 1))``, U ~ N(0, 1), with the
 class's variance and third cumulant: exact for one dominant FFE tap at second order,
 and it matters in the tail (at 0.04 UI on a 30 dB link, skew ~0.08 at z ~ 4.5 moves
-the error rate of each tail by a factor ~3 either way). V is taken as
-independent of the ISI value given the decided level (both depend on the same
-symbols; V is even in them and the ISI odd, so they are uncorrelated; the agreement
-tests against the counted engine check that the rest does not matter).
+the error rate of each tail by a factor ~3 either way). V and the ISI value depend on
+the same symbols and are not independent given the decided level (away from the peak
+the decided symbol's own slope makes them correlated): :meth:`RandomJitterModel.joint`
+gives the classes per ISI bin (:mod:`serdes.engines.stat.rj_joint`), which the
+statistical engine uses; :meth:`RandomJitterModel.mixture` (the level-only classes) is
+kept for engines with their own ISI components (the interleaved ADC's).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.kernels.fir import interp_cubic
+from serdes.engines.stat.rj_joint import joint_classes
 from serdes.kernels.stat_rows import rj_classes
 
 GH_POINTS = 9
@@ -191,6 +194,35 @@ class RandomJitterModel:
         scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
         return JitterMixture(var=var * scale[:, None], weights=wts,
                              k3=kk * scale[:, None] ** 1.5)
+
+    def joint(self, offset_ui: float, mean: np.ndarray, resid: np.ndarray,
+              other_var: float = 0.0):
+        """(edges, var, weights, k3): the V classes per ISI bin and level, (B, m, K),
+        V scaled to the exact per-level mean ``mean``; ``resid`` the residual ISI
+        cursors at the slicer (main cursor 0); ``other_var`` the variance of the rest of
+        the binned value, independent of the symbols (crosstalk, quantization), drawn
+        Gaussian (fixed seed) into the sample's ISI; :mod:`serdes.engines.stat.rj_joint`."""
+        resid = np.ascontiguousarray(resid, dtype=np.float64)
+        key = ("joint", round(float(offset_ui), 12), resid.tobytes(), float(other_var))
+        hit = self._cache.get(key)
+        if hit is None:
+            v, k3, lev = self.samples(offset_ui)
+            k = np.arange(self.a.shape[0] - v.shape[0], self.a.shape[0])
+            x = np.convolve(self.a, resid)[k]
+            if other_var > 0:
+                x = x + np.sqrt(other_var) * np.random.default_rng(
+                    MC_SEED + 1).standard_normal(x.shape[0])
+            m = self.levels.shape[0]
+            mv = np.bincount(lev, weights=v, minlength=m) / np.maximum(
+                np.bincount(lev, minlength=m), 1)
+            hit = (mv, joint_classes(v, k3, lev, x, m, _TAIL_EDGES))
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = hit
+        mv, (edges, var, wts, kk) = hit
+        scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
+        return (edges, var * scale[None, :, None], wts,
+                kk * scale[None, :, None] ** 1.5)
 
     def _classes(self, offset_ui: float):
         """(var, weights, k3) of the classes at one offset: the samples of
