@@ -6,7 +6,7 @@ the level-only classes in the same run, on the default link: fresh engines, the 
 
 The level-only baseline is the same engine with ``_components`` overridden by itself,
 which routes the RJ through :meth:`RandomJitterModel.mixture` (the path the interleaved
-ADC's engine takes).
+ADC's engine takes), main's model before the joint classes.
 """
 
 import sys

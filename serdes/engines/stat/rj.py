@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.kernels.fir import interp_cubic
-from serdes.engines.stat.rj_joint import joint_classes
+from serdes.kernels.stat_joint import rj_joint_classes
 from serdes.kernels.stat_rows import rj_classes
 
 GH_POINTS = 9
@@ -45,6 +45,11 @@ MC_SYMBOLS = 1 << 16
 MC_SEED = 20261201
 # classes: sample ranks from the top (per level) at these fractions of the level's count
 _TAIL_EDGES = (0.0, 2e-4, 2e-3, 0.02, 0.15, 1.0)
+# the classes joint with the ISI (serdes.engines.stat.rj_joint): ISI bin edges at these
+# quantiles of the sample's ISI (both tails finer: the errors come from there)
+ISI_QUANTILES = (1e-3, 1e-2, 0.05, 0.25, 0.75, 0.95, 0.99, 0.999)
+MIN_CLASS = 8      # fewer samples: the class merges into the next one inward
+MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next bin inward
 
 
 @functools.lru_cache(maxsize=16)
@@ -108,6 +113,7 @@ class RandomJitterModel:
         self.idx = rng.integers(0, self.levels.shape[0], symbols)
         self.a = self.levels[self.idx]
         self._cache: dict = {}
+        self._normal = None   # the Gaussian draw of joint()'s other terms (fixed seed)
 
     def moments(self, offset_ui: float):
         key = round(float(offset_ui), 12)
@@ -206,16 +212,20 @@ class RandomJitterModel:
         key = ("joint", round(float(offset_ui), 12), resid.tobytes(), float(other_var))
         hit = self._cache.get(key)
         if hit is None:
-            v, k3, lev = self.samples(offset_ui)
-            k = np.arange(self.a.shape[0] - v.shape[0], self.a.shape[0])
-            x = np.convolve(self.a, resid)[k]
+            _, dev, wq, jv = self.moments(offset_ui)
+            lo, hi = self._support(jv)
+            nv = self.a.shape[0] - dev.shape[1] - self.w2.shape[0] + 2
+            extra = np.zeros(nv)
             if other_var > 0:
-                x = x + np.sqrt(other_var) * np.random.default_rng(
-                    MC_SEED + 1).standard_normal(x.shape[0])
-            m = self.levels.shape[0]
-            mv = np.bincount(lev, weights=v, minlength=m) / np.maximum(
-                np.bincount(lev, minlength=m), 1)
-            hit = (mv, joint_classes(v, k3, lev, x, m, _TAIL_EDGES))
+                if self._normal is None or self._normal.shape[0] != nv:
+                    self._normal = np.random.default_rng(MC_SEED + 1).standard_normal(nv)
+                extra = np.sqrt(other_var) * self._normal
+            w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+            edges, var, wts, kk, mv = rj_joint_classes(
+                self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d,
+                self.levels.shape[0], resid, extra, ISI_QUANTILES, _TAIL_EDGES[1:-1],
+                MIN_CLASS, MIN_BIN)
+            hit = (mv, (edges, var, wts, kk))
             if len(self._cache) > 4096:
                 self._cache.clear()
             self._cache[key] = hit
