@@ -35,14 +35,21 @@ is 4-9x the level-only classes' from 0.017 to 0.08 UI off the peak, 1e-16..1e-7,
 V in the ISI tail is 2-3x its mean already 0.005 UI off it, 0.9x at it); given the
 data the jitter noise is taken Gaussian with a bounded skew, which at the peak of a
 0.06 UI RJ link (curvature-dominated) is 0.63x a Monte Carlo (the level-only classes'
-0.92x there was two errors cancelling); the engine's BER costs 1.47x the level-only
-model's CPU per phase (``benchmarks/rj_joint_cost.py``, median of 9 paired runs; 5.5x
-with the classes in NumPy).
+0.92x there was two errors cancelling); the engine's BER costs 1.42x the level-only
+model's CPU per phase (``benchmarks/rj_joint_cost.py 11``, median of the paired
+ratios, 1.08-1.77 on a shared, loaded machine; 5.5x with the classes in NumPy and a
+decision matrix per bin).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from serdes.engines.stat.distribution import SlicerDistribution
+from serdes.engines.stat.rj import MERGE_REL, skewed_components
+from serdes.engines.stat.txjitter import ParityMixture
+from serdes.kernels.stat_joint import merge_close_rows
+
 
 def split_pmf(pmf: np.ndarray, k0: int, delta: float, edges: np.ndarray):
     """[(bin, pmf slice, its k0)] of the grid points x = (k0 + n) delta in each ISI bin
@@ -60,11 +67,6 @@ def rj_joint_distribution(eng, offset_ui, rj_mean, resid, pmf, k0, delta, eff, f
     :class:`SlicerDistribution` per ISI bin (the pmf's points in the bin, scaled by the
     number of bins, and that bin's mixture), averaged by
     :class:`~serdes.engines.stat.txjitter.ParityMixture` (weights 1 / bins): their sum."""
-    from serdes.engines.stat.distribution import SlicerDistribution
-    from serdes.engines.stat.rj import MERGE_REL, skewed_components
-    from serdes.engines.stat.txjitter import ParityMixture
-    from serdes.kernels.stat_joint import merge_close_rows
-
     # the pmf's other terms (crosstalk, quantization, TX jitter cursors) in the binned
     # value: their variance, Gaussian in the sample (they are independent of V)
     other = max(var_true - eng.es * float(np.sum(resid ** 2)), 0.0)
@@ -82,4 +84,58 @@ def rj_joint_distribution(eng, offset_ui, rj_mean, resid, pmf, k0, delta, eff, f
             delta=float(delta), means=fd * eng.levels, sigmas=np.sqrt(eff),
             levels=eng.levels, thresholds=eng.thresholds, bit_errors=eng.bit_errors,
             isi_var=var_true, noise_var=gvar, approximate=approx))
-    return parts[0] if len(parts) == 1 else ParityMixture(parts)
+    return parts[0] if len(parts) == 1 else BinnedMixture(parts)
+
+
+class BinnedMixture(ParityMixture):
+    """The sum over the ISI bins (:class:`ParityMixture` with weights 1 / bins, the
+    parts sharing means, thresholds and grid step): the tails at the thresholds
+    are asked of every part with one set of points and averaged before the
+    decision matrix is formed, instead of a decision matrix per part."""
+
+    def _tt(self):
+        if getattr(self, "_tt_cache", None) is None:
+            p0 = self.parts[0]
+            keys = []
+            for i in range(p0.m):
+                for e, t in enumerate(p0.thresholds):
+                    want = {e >= i, bool(t > p0.means[i])}
+                    keys += [(i, e, u) for u in sorted(want)]
+            y = np.array([p0.thresholds[e] - p0.means[i] for i, e, _ in keys])
+            up = np.array([u for _, _, u in keys], dtype=np.uint8)
+            lev = np.array([i for i, _, _ in keys], dtype=np.int64)
+            each = [p._tails(y, up, lev) for p in self.parts]
+            tot = np.zeros(y.shape[0])
+            for w, v in zip(self.wts, each):
+                tot += w * v
+            self._tt_cache = dict(zip(keys, tot.tolist()))
+            self._tt_each = [dict(zip(keys, v.tolist())) for v in each]
+        return self._tt_cache
+
+    def decision_matrix(self):
+        if np.any(self.means - self._base):
+            return super().decision_matrix()
+        m = self.m
+        tt = self._tt()
+        P = np.zeros((m, m))
+        for i in range(m):
+            if i < m - 1:
+                up = np.array([tt[i, e, True] for e in range(i, m - 1)] + [0.0])
+                P[i, i + 1:] = up[:-1] - up[1:]
+            if i > 0:
+                lo = np.array([0.0] + [tt[i, e, False] for e in range(i)])
+                P[i, :i] = lo[1:] - lo[:-1]
+        return np.maximum(P, 0.0)
+
+    def ber_per_eye(self):
+        if np.any(self.means - self._base):
+            return super().ber_per_eye()
+        self._tt()
+        p0 = self.parts[0]
+        total = 0   # each part's per-eye rates, averaged as ParityMixture's (the same sums)
+        for w, tt in zip(self.wts, self._tt_each):
+            out = np.zeros(p0.m - 1)
+            for i in range(p0.m):
+                out += [tt[i, e, bool(t > p0.means[i])] for e, t in enumerate(p0.thresholds)]
+            total = total + w * (out / (p0.m * p0.bits_per_symbol))
+        return total
