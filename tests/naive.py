@@ -725,3 +725,88 @@ def ti_skewed_samples(a, lane_taps, k0):
     win = np.lib.stride_tricks.sliding_window_view(a, span)[:, ::-1]   # row i: a_{k-j}
     rows = lane_taps[(k0 + np.arange(win.shape[0])) % lanes]
     return np.sum(win * rows, axis=1)
+
+
+def rj_slicer_ber(h_rows, a, w, d, levels, thresholds, bit_errors, sigma, batches=32,
+                  dfe=()):
+    """BER of a slicer fed ``z_k = sum_i w_i x_{k-i}``, ``x_m = sum_n a_{m-n} h_m[n]``
+    (``h_rows[m]``: the pulse sampled at ADC sample m's own jittered instant) plus
+    Gaussian noise of std ``sigma[level]``, the decided level of z_k being a_{k-d},
+    one dot product at a time; ``dfe``: taps b_j subtracting b_j a_{k-d-j} (correct
+    decisions); returns (BER, its batch-means std error)."""
+    N, L = h_rows.shape
+    x = np.zeros(N)
+    for m in range(L - 1, N):
+        x[m] = float(a[m - L + 1:m + 1][::-1] @ h_rows[m])
+    n = len(w)
+    ks = np.arange(L + n - 2, N)
+    z = np.array([float(x[k - n + 1:k + 1][::-1] @ w) for k in ks])
+    for j, bj in enumerate(dfe, start=1):
+        z -= bj * a[ks - d - j]
+    lev = np.searchsorted(levels, a[ks - d])
+    bits = 1 if len(levels) == 2 else 2
+    edges = np.concatenate([[-np.inf], thresholds, [np.inf]])
+    s = sigma[lev]
+    # P(decide j) for every sample, from the normal CDF at the decision edges
+    cdf = special.ndtr((edges[None, :] - z[:, None]) / s[:, None])
+    pj = np.diff(cdf, axis=1)
+    per = (pj * bit_errors[lev]).sum(axis=1) / bits
+    b = per[: per.size // batches * batches].reshape(batches, -1).mean(axis=1)
+    return float(per.mean()), float(b.std(ddof=1) / np.sqrt(batches))
+
+
+# the random-jitter classes joint with the ISI (serdes.kernels.stat_joint), in NumPy:
+# a stable sort of all samples by cell, then V from the largest; the constants are
+# serdes.engines.stat.rj's ISI_QUANTILES, MIN_CLASS, MIN_BIN
+def _rj_joint_cell(vs: np.ndarray, ks: np.ndarray, tail_edges, K: int, MIN_CLASS=8):
+    """(var, weights, k3) of length K (zero-padded) for the V samples of one cell,
+    sorted from the largest (ties in sample order), and their K3: classes by rank from
+    the top at ``tail_edges`` fractions, a class with fewer than MIN_CLASS samples
+    merged into the next; two points per class (mean -+ std)."""
+    n = vs.shape[0]
+    bounds = [0]
+    for f in tail_edges[1:-1]:
+        c = int(round(f * n))
+        if c - bounds[-1] >= MIN_CLASS and n - c >= MIN_CLASS:
+            bounds.append(c)
+    bounds.append(n)
+    out = np.zeros((3, K))
+    for j, (s, e) in enumerate(zip(bounds[:-1], bounds[1:])):
+        seg = vs[s:e]
+        mu = float(seg.mean())
+        sd = float(seg.std())
+        out[0, 2 * j:2 * j + 2] = (mu - sd, mu + sd)
+        out[1, 2 * j:2 * j + 2] = 0.5 * (e - s) / n
+        out[2, 2 * j:2 * j + 2] = float(ks[s:e].mean())
+    return out
+
+
+def rj_joint_classes(v, k3, lev, x, m: int, tail_edges,
+                     ISI_QUANTILES=(1e-3, 1e-2, 0.05, 0.25, 0.75, 0.95, 0.99, 0.999),
+                     MIN_CLASS=8, MIN_BIN=16):
+    """(edges, var, weights, k3): the ISI bin edges (B - 1) and per bin and level the V
+    classes (B, m, K), rows of weights summing to 1, from the samples V, K3 (already
+    scaled), their decided level index and their ISI value x. Within each (bin, level)
+    the classes are tail ranks of the cell's own V (:func:`_rj_joint_cell`); a bin with fewer
+    than MIN_BIN samples of a level takes the classes of the next bin inward."""
+    edges = np.quantile(x, ISI_QUANTILES)
+    b = np.searchsorted(edges, x, side="right")
+    B = edges.shape[0] + 1
+    K = 2 * (len(tail_edges) - 1)
+    out = np.zeros((3, B, m, K))
+    centre = int(np.searchsorted(np.asarray(ISI_QUANTILES), 0.5))
+    order = sorted(range(B), key=lambda i: (abs(i - centre + 0.5), i))
+    cell = lev.astype(np.int64) * B + b
+    o = np.argsort(-v, kind="stable")              # by cell, then V from the largest
+    o = o[np.argsort(cell[o], kind="stable")]
+    start = np.concatenate([[0], np.cumsum(np.bincount(cell, minlength=m * B))])
+    vo, ko = v[o], k3[o]
+    for i in range(m):
+        for bi in order:
+            s, e = start[i * B + bi], start[i * B + bi + 1]
+            if e - s < MIN_BIN:
+                inner = bi + 1 if bi < centre else bi - 1
+                out[:, bi, i] = out[:, inner, i]
+                continue
+            out[:, bi, i] = _rj_joint_cell(vo[s:e], ko[s:e], tail_edges, K, MIN_CLASS)
+    return edges, out[0], out[1], out[2]

@@ -168,19 +168,8 @@ def _sift(x, root, end):
 
 
 @njit(cache=True)
-def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
-    """The sums behind the random-jitter classes of serdes.engines.stat.rj at one
-    sampling offset, from the fixed symbol sequence ``a`` (level indices ``idx``):
-
-    y_q[k] = sum_{l=lo}^{hi-1} a[k + L - 1 - l] dev[q, l]   (every sample with a full pulse)
-    var = sum_q gh_w[q] y_q^2, m3 = sum_q gh_w[q] y_q^3
-    V[k] = sum_i w2[i] var[k + n - 1 - i], K3[k] = sum_i w3[i] m3[k + n - 1 - i]
-
-    Each output belongs to the level of symbol L + n - 2 + k - d; within its level a
-    sample's class is the number of the level's quantiles at ``fracs`` (NumPy's linear
-    rule) above its V, and its group is (level nc + class) 2 + (K3 < 0).
-    Returns per group the count and the sums of V, V^2 and K3, and the count per level.
-    """
+def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
+    """(V, K3, level index) of every sample with a full pulse (see _rj_classes)."""
     S = a.shape[0]
     Q, L = dev.shape
     n = w2.shape[0]
@@ -226,6 +215,25 @@ def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     lv = np.empty(nv, dtype=np.int64)
     for k in range(nv):
         lv[k] = idx[L + n - 2 + k - d]
+    return v, k3, lv
+
+
+@njit(cache=True)
+def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """The sums behind the random-jitter classes of serdes.engines.stat.rj at one
+    sampling offset, from the fixed symbol sequence ``a`` (level indices ``idx``):
+
+    y_q[k] = sum_{l=lo}^{hi-1} a[k + L - 1 - l] dev[q, l]   (every sample with a full pulse)
+    var = sum_q gh_w[q] y_q^2, m3 = sum_q gh_w[q] y_q^3
+    V[k] = sum_i w2[i] var[k + n - 1 - i], K3[k] = sum_i w3[i] m3[k + n - 1 - i]
+
+    Each output belongs to the level of symbol L + n - 2 + k - d; within its level a
+    sample's class is the number of the level's quantiles at ``fracs`` (NumPy's linear
+    rule) above its V, and its group is (level nc + class) 2 + (K3 < 0).
+    Returns per group the count and the sums of V, V^2 and K3, and the count per level.
+    """
+    v, k3, lv = _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d)
+    nv = v.shape[0]
     counts = np.zeros(m, dtype=np.int64)
     for k in range(nv):
         counts[lv[k]] += 1

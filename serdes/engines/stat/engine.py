@@ -55,6 +55,7 @@ from serdes.engines.stat.rows import xtalk_sj_rows
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
 from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
                                     skewed_components)
+from serdes.engines.stat.rj_joint import rj_joint_distribution
 from serdes.engines.stat.txjitter import ParityMixture, TxJitterModel
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
@@ -318,6 +319,10 @@ class StatisticalEngine:
         if self.rj is not None:
             common = offset_ui + (float(np.mean(tap_offsets_ui))
                                   if tap_offsets_ui is not None else 0.0)
+            if type(self)._components is StatisticalEngine._components:
+                # V joint with the victim's ISI (serdes.engines.stat.rj_joint)
+                return rj_joint_distribution(self, common, rj_mean, resid, pmf, k0, delta,
+                                             eff, floor, fd, var_true, gvar, approx)
             mix = self.rj.mixture(common, rj_mean)
             total = np.maximum((eff - rj_mean)[:, None] + mix.var, floor ** 2)
             mix_s, mix_b = skewed_components(total, mix.k3)

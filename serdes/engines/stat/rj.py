@@ -21,10 +21,12 @@ cumulant ``K3 = sum_i w_i^3 E_j[(x_{k-i} - xbar)^3]`` is kept per class (classes
 by its sign) and each component is ``sigma (U + beta (U^2 - 1))``, U ~ N(0, 1), with the
 class's variance and third cumulant: exact for one dominant FFE tap at second order,
 and it matters in the tail (at 0.04 UI on a 30 dB link, skew ~0.08 at z ~ 4.5 moves
-the error rate of each tail by a factor ~3 either way). V is taken as
-independent of the ISI value given the decided level (both depend on the same
-symbols; V is even in them and the ISI odd, so they are uncorrelated; the agreement
-tests against the counted engine check that the rest does not matter).
+the error rate of each tail by a factor ~3 either way). V and the ISI value depend on
+the same symbols and are not independent given the decided level (away from the peak
+the decided symbol's own slope makes them correlated): :meth:`RandomJitterModel.joint`
+gives the classes per ISI bin (:mod:`serdes.engines.stat.rj_joint`), which the
+statistical engine uses; :meth:`RandomJitterModel.mixture` (the level-only classes) is
+kept for engines with their own ISI components (the interleaved ADC's).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.kernels.fir import interp_cubic
+from serdes.kernels.stat_joint import rj_joint_classes
 from serdes.kernels.stat_rows import rj_classes
 
 GH_POINTS = 9
@@ -42,6 +45,11 @@ MC_SYMBOLS = 1 << 16
 MC_SEED = 20261201
 # classes: sample ranks from the top (per level) at these fractions of the level's count
 _TAIL_EDGES = (0.0, 2e-4, 2e-3, 0.02, 0.15, 1.0)
+# the classes joint with the ISI (serdes.engines.stat.rj_joint): ISI bin edges at these
+# quantiles of the sample's ISI (both tails finer: the errors come from there)
+ISI_QUANTILES = (1e-3, 1e-2, 0.05, 0.25, 0.75, 0.95, 0.99, 0.999)
+MIN_CLASS = 8      # fewer samples: the class merges into the next one inward
+MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next bin inward
 
 
 @functools.lru_cache(maxsize=16)
@@ -105,6 +113,7 @@ class RandomJitterModel:
         self.idx = rng.integers(0, self.levels.shape[0], symbols)
         self.a = self.levels[self.idx]
         self._cache: dict = {}
+        self._normal = None   # the Gaussian draw of joint()'s other terms (fixed seed)
 
     def moments(self, offset_ui: float):
         key = round(float(offset_ui), 12)
@@ -191,6 +200,39 @@ class RandomJitterModel:
         scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
         return JitterMixture(var=var * scale[:, None], weights=wts,
                              k3=kk * scale[:, None] ** 1.5)
+
+    def joint(self, offset_ui: float, mean: np.ndarray, resid: np.ndarray,
+              other_var: float = 0.0):
+        """(edges, var, weights, k3): the V classes per ISI bin and level, (B, m, K),
+        V scaled to the exact per-level mean ``mean``; ``resid`` the residual ISI
+        cursors at the slicer (main cursor 0); ``other_var`` the variance of the rest of
+        the binned value, independent of the symbols (crosstalk, quantization), drawn
+        Gaussian (fixed seed) into the sample's ISI; :mod:`serdes.engines.stat.rj_joint`."""
+        resid = np.ascontiguousarray(resid, dtype=np.float64)
+        key = ("joint", round(float(offset_ui), 12), resid.tobytes(), float(other_var))
+        hit = self._cache.get(key)
+        if hit is None:
+            _, dev, wq, jv = self.moments(offset_ui)
+            lo, hi = self._support(jv)
+            nv = self.a.shape[0] - dev.shape[1] - self.w2.shape[0] + 2
+            extra = np.zeros(nv)
+            if other_var > 0:
+                if self._normal is None or self._normal.shape[0] != nv:
+                    self._normal = np.random.default_rng(MC_SEED + 1).standard_normal(nv)
+                extra = np.sqrt(other_var) * self._normal
+            w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+            edges, var, wts, kk, mv = rj_joint_classes(
+                self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d,
+                self.levels.shape[0], resid, extra, ISI_QUANTILES, _TAIL_EDGES[1:-1],
+                MIN_CLASS, MIN_BIN)
+            hit = (mv, (edges, var, wts, kk))
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = hit
+        mv, (edges, var, wts, kk) = hit
+        scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
+        return (edges, var * scale[None, :, None], wts,
+                kk * scale[None, :, None] ** 1.5)
 
     def _classes(self, offset_ui: float):
         """(var, weights, k3) of the classes at one offset: the samples of

@@ -164,12 +164,10 @@ class ParityMixture:
     bits_per_symbol = property(lambda self: self.parts[0].bits_per_symbol)
 
     def _moved(self):
-        from dataclasses import replace
-
         shift = self.means - self._base
         if not np.any(shift):
             return self.parts
-        return [replace(p, means=p.means + shift) for p in self.parts]
+        return [replace_means(p, p.means + shift) for p in self.parts]
 
     def _avg(self, name, *args):
         return sum(w * getattr(p, name)(*args) for w, p in zip(self.wts, self._moved()))

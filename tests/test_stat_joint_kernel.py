@@ -1,0 +1,91 @@
+"""The kernel of the RJ classes joint with the ISI (serdes.kernels.stat_joint) against
+its slow NumPy form (tests/naive.py: a stable sort of every sample, NumPy's quantiles,
+means and standard deviations): the same samples in every class, so the same numbers to
+rounding (the sums' order differs: 1e-12 relative to the largest value)."""
+
+import numpy as np
+import pytest
+
+import naive
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.stat import StatisticalEngine
+from serdes.engines.stat import rj as rjm
+from serdes.errors import ConfigError
+from serdes.kernels import stat_joint as sj
+from serdes.kernels.stat_rows import _rj_samples
+
+
+@pytest.fixture(scope="module")
+def eng():
+    return StatisticalEngine(build(Config.default()))
+
+
+def _inputs(eng, off):
+    r = eng.rj
+    _, dev, wq, jv = r.moments(off)
+    lo, hi = r._support(jv)
+    w3 = r.w2 * np.sqrt(r.w2) * r.wsign
+    return r, dev, wq, lo, hi, w3
+
+
+@pytest.mark.parametrize("off,other", [(0.0, 0.0), (0.125, 1e-6), (-0.2, 4e-6)])
+def test_joint_classes_equal_the_numpy_form(eng, off, other):
+    r, dev, wq, lo, hi, w3 = _inputs(eng, off)
+    resid = eng._residual(eng.response(off)[0])
+    v, k3, lev = r.samples(off)
+    # the kernel's own samples: the NumPy convolutions' numbers
+    kv, kk3, klev = _rj_samples(r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d)
+    np.testing.assert_array_equal(klev, lev)
+    np.testing.assert_allclose(kv, v, rtol=1e-12)
+    np.testing.assert_allclose(kk3, k3, rtol=0, atol=1e-12 * np.abs(k3).max())
+    extra = np.sqrt(other) * np.random.default_rng(7).standard_normal(v.shape[0])
+    k = np.arange(r.a.shape[0] - v.shape[0], r.a.shape[0])
+    x = np.convolve(r.a, resid)[k] + extra
+    m = eng.m_levels
+    e0, v0, w0, c0 = naive.rj_joint_classes(v, k3, lev, x, m, rjm._TAIL_EDGES)
+    e1, v1, w1, c1, mv = sj.rj_joint_classes(
+        r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d, m, resid, extra, rjm.ISI_QUANTILES,
+        rjm._TAIL_EDGES[1:-1], rjm.MIN_CLASS, rjm.MIN_BIN)
+    np.testing.assert_allclose(e1, e0, rtol=1e-12, atol=1e-15 * np.abs(x).max())
+    np.testing.assert_array_equal(w1, w0)          # the same samples in every class
+    np.testing.assert_allclose(v1, v0, rtol=0, atol=1e-12 * v0.max())
+    np.testing.assert_allclose(c1, c0, rtol=0, atol=1e-12 * np.abs(c0).max())
+    mv0 = np.bincount(lev, weights=v, minlength=m) / np.bincount(lev, minlength=m)
+    np.testing.assert_allclose(mv, mv0, rtol=1e-12)
+
+
+def test_selection_places_every_wanted_rank():
+    rng = np.random.default_rng(3)
+    for n in (5, 40, 300, 5000):
+        val = rng.integers(0, max(2, n // 7), n).astype(np.float64)   # many ties
+        ids = rng.permutation(n).astype(np.int64)
+        ranks = np.unique(rng.integers(0, n, 6)).astype(np.int64)
+        ref = sorted(zip(val.tolist(), ids.tolist()))
+        for fn in (sj._select, sj._partition):
+            v2, i2 = val.copy(), ids.copy()
+            fn(v2, i2, 0, n, ranks)
+            for r in ranks:
+                assert (v2[r], i2[r]) == ref[r]
+                assert sorted(zip(v2[:r].tolist(), i2[:r].tolist())) == ref[:r]
+        np.testing.assert_array_equal(sj._order_stats(val, ranks), np.sort(val)[ranks])
+
+
+def test_merge_close_rows_equal_merge_close():
+    rng = np.random.default_rng(5)
+    s = 1.0 + 1e-3 * rng.integers(0, 3, (6, 4, 10)) + 1e-5 * rng.random((6, 4, 10))
+    b = np.round(rng.uniform(-0.04, 0.04, s.shape), 3)
+    w = rng.random(s.shape) * (rng.random(s.shape) > 0.2)
+    got = sj.merge_close_rows(s, b, w, rjm.MERGE_REL)
+    for i in range(s.shape[0]):
+        ref = rjm.merge_close(s[i], b[i], w[i])
+        for g, r in zip(got, ref):
+            np.testing.assert_array_equal(g[i], r)
+
+
+def test_wrapper_names_the_wrong_argument(eng):
+    r, dev, wq, lo, hi, w3 = _inputs(eng, 0.0)
+    with pytest.raises(ConfigError, match="extra: needs one value per sample"):
+        sj.rj_joint_classes(r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d, eng.m_levels,
+                            np.ones(3), np.zeros(10), rjm.ISI_QUANTILES,
+                            rjm._TAIL_EDGES[1:-1], 8, 16)
