@@ -3,8 +3,11 @@
 PRBS31 sequence itself (decimating an m-sequence by 2 gives the same sequence, shifted:
 f(x^2) = f(x)^2 over GF(2)), and an m-sequence plus a shift of itself is another shift
 of itself. For g(x) = 1 + x^28 + x^31, 1 + x^(2^18 - 2) + x^(2^18 - 1) = 0 mod g, so the
-product of two adjacent MSBs (a term of the detector's y_{k-1} y_k) repeats an MSB
-2^18 - 1 symbols (4 chunks of 65536) earlier. Checked against the closed form (GF(2)
+product of two adjacent MSBs (a term of the detector's y_{k-1} y_k) comes back
+2^18 - 1 symbols (4 chunks of 65536) later as one MSB, and so a lag-1 product there
+is a lag-2 product here: M_{k+L} M_{k+L+1} = M_k M_{k+2}, L = 2^18 - 1. The detector
+through the channel sums products at all short lags, so its chunk means 4 chunks apart
+share terms. Checked against the closed form (GF(2)
 polynomial arithmetic) and on the generator's symbols; random data as the control."""
 
 import numpy as np
@@ -58,7 +61,9 @@ def test_prbs31_symbols_repeat_the_product_four_chunks_on():
         m = _msbs(pattern, start, n)
         k = np.arange(LAG, n)
         agree = np.mean(m[k] == (m[k - LAG] ^ m[k - LAG + 1]))
+        j = np.arange(n - LAG - 2)
+        pairs = np.mean((m[j + LAG] ^ m[j + LAG + 1]) == (m[j] ^ m[j + 2]))
         if same is not None:
-            assert agree == same
+            assert agree == same and pairs == same
         else:      # i.i.d. bits: 50 % agreement, 20,000 trials (6 sigma = 2.1 %)
             assert abs(agree - 0.5) < 6 * 0.5 / np.sqrt(k.shape[0])
