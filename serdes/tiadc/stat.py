@@ -78,6 +78,7 @@ class InterleavedStatistics(StatisticalEngine):
         self.cal_var = {}
         self.cal_skew = None
         self._skew_var = 0.0
+        self._skew_given = None   # the next response's skew variance, when given
         if adc.calibration is not None:   # corrected lanes plus the calibration's noise
             from serdes.tiadc.cal_residual import SkewTerm, ffe_variance
 
@@ -177,7 +178,9 @@ class InterleavedStatistics(StatisticalEngine):
                 self._cache[need[j][0]] = (h, jv)
 
     def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
-        if self.cal_skew is not None:   # the skew residual's cost at these instants
+        if self._skew_given is not None:   # row_distributions computed it for the row
+            self._skew_var, self._skew_given = self._skew_given, None
+        elif self.cal_skew is not None:   # the skew residual's cost at these instants
             self._skew_var = self.cal_skew.variance(offset_ui, tap_offsets_ui)
         n, L = self.w.shape[0], self.pulse.n_ui
         f = np.zeros(n + L - 1)
@@ -216,8 +219,12 @@ class InterleavedStatistics(StatisticalEngine):
                 block = J.offsets[s:s + ROW_BLOCK]
                 offs = (offset_ui + block) + self.skew_ui[lanes][None, :]   # as response()
                 self._prefetch_lanes(np.broadcast_to(lanes, offs.shape).ravel(), offs.ravel())
-                rows += [(wq, self.distribution(offset_ui, row, grid_step=grid_step))
-                         for wq, row in zip(J.weights[s:s + ROW_BLOCK], block)]
+                skew = (self.cal_skew.variance_many(offset_ui, block)
+                        if self.cal_skew is not None else [None] * block.shape[0])
+                for wq, row, sv in zip(J.weights[s:s + ROW_BLOCK], block, skew):
+                    self._skew_given = None if sv is None else float(sv)
+                    rows.append((wq, self.distribution(offset_ui, row, grid_step=grid_step)))
+                self._skew_given = None
         self._rows_kept = (key, rows)
         return rows
 
