@@ -97,3 +97,15 @@ def test_skew_variance_of_many_rows_equals_row_by_row():
         one = np.array([term.variance(off, r) for r in rows])
         assert np.all(one > 0)
         np.testing.assert_allclose(many, one, rtol=1e-12, atol=0)
+
+
+def test_kept_rows_follow_the_lanes():
+    """Rows are kept only while the lanes' values and models are the same: new skews at
+    the same phase and offset give new rows (as the row-by-row path)."""
+    eng = _engine(RAW + ["noise.rj_ui=0"], rows=6)
+    first = eng.row_distributions(0.0)
+    eng.skew_ui = eng.skew_ui * 1.5
+    eng._set_phase(0)
+    again = eng.row_distributions(0.0)
+    assert again is not first
+    _same(again, _one_by_one(eng, 0.0))

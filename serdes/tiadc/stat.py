@@ -204,8 +204,7 @@ class InterleavedStatistics(StatisticalEngine):
         bathtub and the horizontal walk's centre). The same numbers as row by row."""
         from serdes.crosstalk import sj_points
 
-        key = (self._phase, round(float(offset_ui), 12), grid_step, id(self.jitter),
-               id(self.w))
+        key = self._rows_key(offset_ui, grid_step)
         if self._rows_kept[0] == key:
             return self._rows_kept[1]
         self._rows_kept = (None, None)   # one phase's rows alive at a time
@@ -227,6 +226,14 @@ class InterleavedStatistics(StatisticalEngine):
                 self._skew_given = None
         self._rows_kept = (key, rows)
         return rows
+
+    def _rows_key(self, offset_ui, grid_step) -> tuple:
+        """What the rows depend on: the phase, the offset, the lanes' values and (by
+        identity; the key holds them, so their ids stay theirs) the models in use."""
+        held = (self.jitter, self.rj, self.cal_skew, self.w, self.taps, self.lane_pulses)
+        return (self._phase, round(float(offset_ui), 12), grid_step, self.rx_var,
+                self._offset, self.gains.tobytes(), self.offsets_v.tobytes(),
+                self.skew_ui.tobytes(), tuple(id(o) for o in held), held)
 
     def _noise_var_per_level(self, f, jvar):
         var, rj = super()._noise_var_per_level(f, jvar)
