@@ -220,10 +220,13 @@ class InterleavedStatistics(StatisticalEngine):
                 self._prefetch_lanes(np.broadcast_to(lanes, offs.shape).ravel(), offs.ravel())
                 skew = (self.cal_skew.variance_many(offset_ui, block)
                         if self.cal_skew is not None else [None] * block.shape[0])
-                for wq, row, sv in zip(J.weights[s:s + ROW_BLOCK], block, skew):
-                    self._skew_given = None if sv is None else float(sv)
-                    rows.append((wq, self.distribution(offset_ui, row, grid_step=grid_step)))
-                self._skew_given = None
+                try:
+                    for wq, row, sv in zip(J.weights[s:s + ROW_BLOCK], block, skew):
+                        self._skew_given = None if sv is None else float(sv)
+                        rows.append((wq, self.distribution(offset_ui, row,
+                                                           grid_step=grid_step)))
+                finally:
+                    self._skew_given = None
         self._rows_kept = (key, rows)
         return rows
 
