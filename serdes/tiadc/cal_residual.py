@@ -235,6 +235,23 @@ class SkewTerm:
         m[np.arange(n)[:, None], np.arange(n)[:, None] + np.arange(L)[None, :]] = rows
         return self._ea * float(np.sum(self._wcw * (m @ m.T)))
 
+    def variance_many(self, offset_ui: float, tap_offsets) -> np.ndarray:
+        """:meth:`variance` of every row of ``tap_offsets`` (rows, taps): the slopes of
+        all rows re-sampled in one call and their Gram matrices in one batched product
+        (equal to :meth:`variance` row by row up to rounding)."""
+        from serdes.engines.stat.rj import resample
+
+        t = np.asarray(tap_offsets, dtype=np.float64)
+        if not self._active:
+            return np.zeros(t.shape[0])
+        n, p, m = self.w.shape[0], self._pulse, self._pulse.m
+        f = ((offset_ui + t) * m).ravel()
+        rows = ((resample(p, f + 0.5) - resample(p, f - 0.5)) * m).reshape(t.shape[0], n, -1)
+        L = rows.shape[2]
+        g = np.zeros((t.shape[0], n, n + L - 1))
+        g[:, np.arange(n)[:, None], np.arange(n)[:, None] + np.arange(L)[None, :]] = rows
+        return self._ea * np.sum(self._wcw[None] * (g @ g.transpose(0, 2, 1)), axis=(1, 2))
+
     def _slopes_at(self, offsets_ui) -> np.ndarray:
         """:meth:`_slope` at each offset (rows), the missing ones re-sampled in one call
         (the same positions and interpolation as ``Pulse.slope``)."""

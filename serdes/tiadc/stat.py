@@ -40,6 +40,9 @@ from serdes.tiadc.lanes import lane_fine_pulses
 # phase, so the BER is exact, up to 64 lanes (a systematic sample of 8 was off by 2x
 # at 64 lanes: a few lanes' phases carry most errors)
 MAX_PHASES = 64
+# jitter rows whose lane pulses are re-sampled together (a calibrated 64-lane ADC with a
+# supply tone has 2592 rows of 24 taps; the RJ moments' cache holds 4096 offsets)
+ROW_BLOCK = 128
 
 
 def statistical_engine(system, taps=None, **kw) -> StatisticalEngine:
@@ -75,6 +78,7 @@ class InterleavedStatistics(StatisticalEngine):
         self.cal_var = {}
         self.cal_skew = None
         self._skew_var = 0.0
+        self._skew_given = None   # the next response's skew variance, when given
         if adc.calibration is not None:   # corrected lanes plus the calibration's noise
             from serdes.tiadc.cal_residual import SkewTerm, ffe_variance
 
@@ -116,6 +120,7 @@ class InterleavedStatistics(StatisticalEngine):
             x_ms = (link.noise.variance + link.level_power * float(p.taps @ p.taps))
             self.gain_mod_var = sup.gain_mod_variance() * x_ms * float(self.w @ self.w)
         self._phase = 0
+        self._rows_kept: tuple = (None, None)
         self.sampling_rel_error = 0.0
         self._set_phase(0)
 
@@ -173,7 +178,9 @@ class InterleavedStatistics(StatisticalEngine):
                 self._cache[need[j][0]] = (h, jv)
 
     def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
-        if self.cal_skew is not None:   # the skew residual's cost at these instants
+        if self._skew_given is not None:   # row_distributions computed it for the row
+            self._skew_var, self._skew_given = self._skew_given, None
+        elif self.cal_skew is not None:   # the skew residual's cost at these instants
             self._skew_var = self.cal_skew.variance(offset_ui, tap_offsets_ui)
         n, L = self.w.shape[0], self.pulse.n_ui
         f = np.zeros(n + L - 1)
@@ -189,6 +196,47 @@ class InterleavedStatistics(StatisticalEngine):
             f[i:i + L] += self.w[i] * g * h
             jvar[i] = jv * g * g
         return f, jvar
+
+    def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
+        """:meth:`StatisticalEngine.row_distributions` at the current output phase, its
+        rows' lane pulses (and RJ moments) re-sampled ``ROW_BLOCK`` rows per call; the
+        last phase's rows are kept (the BER's nominal-phase rows serve the vertical
+        bathtub and the horizontal walk's centre). The same numbers as row by row."""
+        from serdes.crosstalk import sj_points
+
+        key = self._rows_key(offset_ui, grid_step)
+        if self._rows_kept[0] == key:
+            return self._rows_kept[1]
+        self._rows_kept = (None, None)   # one phase's rows alive at a time
+        J = self.jitter
+        if J.quasi_static or self.tx is not None or sj_points(self.link) is not None:
+            rows = super().row_distributions(offset_ui, grid_step)
+        else:
+            lanes = self._lane_of_tap
+            rows = []
+            for s in range(0, J.weights.shape[0], ROW_BLOCK):
+                block = J.offsets[s:s + ROW_BLOCK]
+                offs = (offset_ui + block) + self.skew_ui[lanes][None, :]   # as response()
+                self._prefetch_lanes(np.broadcast_to(lanes, offs.shape).ravel(), offs.ravel())
+                skew = (self.cal_skew.variance_many(offset_ui, block)
+                        if self.cal_skew is not None else [None] * block.shape[0])
+                try:
+                    for wq, row, sv in zip(J.weights[s:s + ROW_BLOCK], block, skew):
+                        self._skew_given = None if sv is None else float(sv)
+                        rows.append((wq, self.distribution(offset_ui, row,
+                                                           grid_step=grid_step)))
+                finally:
+                    self._skew_given = None
+        self._rows_kept = (key, rows)
+        return rows
+
+    def _rows_key(self, offset_ui, grid_step) -> tuple:
+        """What the rows depend on: the phase, the offset, the lanes' values and (by
+        identity; the key holds them, so their ids stay theirs) the models in use."""
+        held = (self.jitter, self.rj, self.cal_skew, self.w, self.taps, self.lane_pulses)
+        return (self._phase, round(float(offset_ui), 12), grid_step, self.rx_var,
+                self._offset, self.gains.tobytes(), self.offsets_v.tobytes(),
+                self.skew_ui.tobytes(), tuple(id(o) for o in held), held)
 
     def _noise_var_per_level(self, f, jvar):
         var, rj = super()._noise_var_per_level(f, jvar)

@@ -1,0 +1,111 @@
+"""The interleaved engine's jitter rows re-sampled in blocks and kept for the phase
+(serdes.tiadc.stat.InterleavedStatistics.row_distributions): the same distributions
+(to rounding; bit for bit on this machine) as the row-by-row path of StatisticalEngine
+(each row's lane pulses and skew-residual variance computed when its response is
+formed), with and without random jitter; and the eye
+openings of a calibrated ADC with a supply tone (rows = tone points x the skew
+residual's Gauss-Hermite states) equal those read from the full bathtubs."""
+
+import functools
+
+import numpy as np
+
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.stat import StatisticalEngine
+from serdes.engines.stat.jitter import Jitter
+from serdes.tiadc.stat import InterleavedStatistics, statistical_engine
+
+CAL = ["adc.lanes=8", "adc.skew_rms_s=0.3e-12", "supply.ripple_mv=[20]",
+       "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5", "adc_cal.enabled=true"]
+RAW = ["adc.lanes=8", "adc.skew_rms_s=2e-12", "adc.offset_rms_v=2e-3",
+       "supply.ripple_mv=[20]", "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5"]
+TARGETS = (1e-6, 1e-12, 1e-15, 1e-3)
+
+
+def _one_by_one(eng, offset_ui):
+    """The row-by-row path (what row_distributions did before the blocks)."""
+    return [(wq, eng.distribution(offset_ui, row)) for wq, row in eng.jitter.rows()]
+
+
+def _same(rows, ref):
+    """Equal to rounding (bit for bit here; the skew residual's batched Gram products may
+    round differently on another BLAS)."""
+    assert len(rows) == len(ref)
+    for (wa, a), (wb, b) in zip(rows, ref):
+        assert wa == wb
+        assert a.k0 == b.k0 and a.pmf.shape == b.pmf.shape
+        np.testing.assert_allclose(a.delta, b.delta, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(a.pmf, b.pmf, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(a.sigmas, b.sigmas, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(a.ber_per_eye(), b.ber_per_eye(), rtol=1e-12, atol=0)
+
+
+@functools.lru_cache(maxsize=None)
+def _system(overrides):
+    return build(Config.default().with_overrides(list(overrides)))
+
+
+def _engine(overrides, rows=None):
+    eng = statistical_engine(_system(tuple(overrides)), jitter_points=4)
+    assert isinstance(eng, InterleavedStatistics) and not eng.jitter.quasi_static
+    if rows is not None:   # a systematic subset of the quadrature's rows
+        J = eng.jitter
+        k = np.linspace(0, J.weights.shape[0] - 1, rows).astype(int)
+        eng.jitter = Jitter(offsets=J.offsets[k], weights=J.weights[k], quasi_static=False)
+    return eng
+
+
+def test_blocked_rows_equal_row_by_row():
+    for overrides, phase in ((CAL + ["noise.rj_ui=0.01"], 0), (RAW + ["noise.rj_ui=0.01"], 3),
+                             (CAL + ["noise.rj_ui=0"], 0)):
+        new = _engine(overrides, rows=12)
+        old = _engine(overrides, rows=12)
+        new._set_phase(phase)
+        old._set_phase(phase)
+        for off in (0.0, 3 / 16):
+            _same(new.row_distributions(off), _one_by_one(old, off))
+        assert new.row_distributions(3 / 16) is new.row_distributions(3 / 16)   # kept
+        new._set_phase(phase + 1)
+        old._set_phase(phase + 1)
+        _same(new.row_distributions(3 / 16), _one_by_one(old, 3 / 16))   # not the kept
+
+
+def test_calibrated_openings_equal_the_full_bathtubs():
+    eng = _engine(CAL + ["noise.rj_ui=0"])
+    assert eng.cal_skew is not None and eng.jitter.weights.shape[0] >= 81
+    eng = _engine(CAL + ["noise.rj_ui=0"], rows=60)
+    b = eng.ber()
+    # the vertical walk and the horizontal walk's centre take the BER's rows (kept)
+    assert eng._rows_kept[0][:2] == (0, 0.0)
+    walked = eng.eye_opening(targets=TARGETS, n_phases=12)
+    ref = _engine(CAL + ["noise.rj_ui=0"], rows=60)
+    v = StatisticalEngine.bathtub_vertical(ref, 0.0, n_points=801)
+    h = StatisticalEngine.bathtub_horizontal(ref, 12)
+    full = ref.eye_opening(targets=TARGETS, vertical=v, horizontal=h)
+    np.testing.assert_array_equal(walked.height, full.height)
+    np.testing.assert_array_equal(walked.width_ui, full.width_ui)
+    assert np.all(walked.width_ui[0] > 0.1) and b.ber > 0
+
+
+def test_skew_variance_of_many_rows_equals_row_by_row():
+    eng = _engine(CAL + ["noise.rj_ui=0"])
+    term = eng.cal_skew
+    rows = eng.jitter.offsets[::37]
+    for off in (0.0, -5 / 16):
+        many = term.variance_many(off, rows)
+        one = np.array([term.variance(off, r) for r in rows])
+        assert np.all(one > 0)
+        np.testing.assert_allclose(many, one, rtol=1e-12, atol=0)
+
+
+def test_kept_rows_follow_the_lanes():
+    """Rows are kept only while the lanes' values and models are the same: new skews at
+    the same phase and offset give new rows (as the row-by-row path)."""
+    eng = _engine(RAW + ["noise.rj_ui=0"], rows=6)
+    first = eng.row_distributions(0.0)
+    eng.skew_ui = eng.skew_ui * 1.5
+    eng._set_phase(0)
+    again = eng.row_distributions(0.0)
+    assert again is not first
+    _same(again, _one_by_one(eng, 0.0))
