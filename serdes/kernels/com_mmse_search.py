@@ -328,18 +328,29 @@ def _toeplitz_gram(t0, rr, n, rhs, nr, gram, ya, yb, ee):
             if not beta > 0.0:
                 return False
             ib = 1.0 / beta
-            for r in range(nr):
-                e = 0.0
+            a = 0.0
+            if nr == 2:     # the presets' one DFE tap: the three dot products in one loop
+                e0 = 0.0
+                e1 = 0.0
                 for i in range(k):
-                    e += A[i] * rhs[r, i]
-                ee[r] = e + rhs[r, k]
+                    x = A[i]
+                    e0 += x * rhs[0, i]
+                    e1 += x * rhs[1, i]
+                    a += x * rr[i + 1]
+                ee[0] = e0 + rhs[0, k]
+                ee[1] = e1 + rhs[1, k]
+            else:
+                for r in range(nr):
+                    e = 0.0
+                    for i in range(k):
+                        e += A[i] * rhs[r, i]
+                    ee[r] = e + rhs[r, k]
+                for i in range(k):
+                    a += rr[i + 1] * A[i]
             for r in range(nr):
                 for q in range(r, nr):
                     gram[r, q] += ee[r] * ee[q] * ib
             if k < n - 1:
-                a = 0.0
-                for i in range(k):
-                    a += rr[i + 1] * A[i]
                 alpha = -(a + rr[k + 1]) * ib
                 # reversed y_(k+1): [alpha, A[j - 1] + alpha A[k - j] for j = 1 .. k]
                 B[0] = alpha
