@@ -7,6 +7,8 @@ Run: NUMBA_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/
 A first call on a one-setting grid loads the numba cache (not timed).
 
 ``--no-quant``: each set also without the quantization noise (``n_qb=0``), before it.
+``--float``: with the floating RX FFE taps (``rx_ffe_n_wg=2``); also reports the CPU time
+of the branch and bound's bound pass (kernel qmode 1) and exact pass (qmode 2).
 ``--paired``: CPU time of compute_com with the per-CTLE tables combined from their parts
 (mmse_grid._CtleParts, the default) against forming them directly for every CTLE setting
 (mmse_grid._Ctle, the code before), 3 interleaved pairs on the full TX grid x 15 CTLE
@@ -46,17 +48,37 @@ def count(p) -> dict:
             "sampling_times_per_candidate": p.samples_per_ui + 1}
 
 
+def _spy_passes(acc: dict):
+    """Wrap quant.mmse_block to add up the CPU time of each pass (by qmode)."""
+    from serdes.com import quant
+
+    real = quant.mmse_block
+
+    def spy(*a, **kw):
+        c0 = time.process_time()
+        out = real(*a, **kw)
+        d = acc.setdefault(f"qmode_{kw.get('qmode')}", [0.0, 0])
+        d[0] = round(d[0] + time.process_time() - c0, 3)
+        d[1] += len(a[0])
+        return out
+
+    quant.mmse_block = spy
+
+
 def run(key: str, ov=None) -> dict:
     thru, fext, nxt = SETS[key]
+    passes: dict = {}
     compute_com(thru, fext[:1], nxt[:1], "802.3dj-kr",
                 {"g_dc": "-6", "g_dc2": "0", "tx_max": "0,0,0,0,0,0", **(ov or {})})   # numba cache
+    if "--float" in sys.argv:
+        _spy_passes(passes)
     c0, w0 = time.process_time(), time.perf_counter()
     r = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     return {"set": key, "overrides": ov, "aggressors": len(fext) + len(nxt), **count(r.params),
             "numba_threads": os.environ.get("NUMBA_NUM_THREADS", "default"),
             "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
-            "load_avg_after": os.getloadavg()[0],
+            "load_avg_after": os.getloadavg()[0], "passes_cpu_s_rows": passes,
             "cases": [{k: c.as_dict()[k] for k in ("package_case", "com_db", "a_s_v", "a_ni_v",
                                                     "fom_db", "tx_taps", "g_dc_db", "g_dc2_db",
                                                     "dfe_taps", "fom_evaluations")}
@@ -111,4 +133,5 @@ if __name__ == "__main__":
     for key in args or list(SETS):
         if "--no-quant" in sys.argv:     # the same set without quantization noise first
             print(json.dumps(run(key, {"n_qb": "0"})), flush=True)
-        print(json.dumps(run(key)), flush=True)
+        print(json.dumps(run(key, {"rx_ffe_n_wg": "2"} if "--float" in sys.argv else None)),
+              flush=True)

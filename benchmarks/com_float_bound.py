@@ -29,7 +29,7 @@ bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
 R, lo = np.empty((n, n)), np.empty((n, n))
 Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
 y, z, w = np.empty(n), np.empty(n), np.empty(n)
-lv, rhs, xs = np.empty((4, n)), np.empty((nb + 1, n)), np.empty((nb + 1, n))
+lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
 chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
 
 
@@ -55,7 +55,7 @@ def chol(pr):
 
 
 def lev(pr):
-    return K._relaxed_span(*pr, n, nb, bmin, bmax, var_x, p.rlm, L, lv, rhs, xs, G, w, b)
+    return K._relaxed_span(*pr, n, nb, bmin, bmax, var_x, p.rlm, L, lv, gram, G, b)
 
 
 def exact(pr):

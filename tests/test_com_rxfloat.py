@@ -240,7 +240,7 @@ def test_span_bound_is_above_every_placement(kw, n_prob):
     R, lo = np.empty((n, n)), np.empty((n, n))
     Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
     y, z, w = np.empty(n), np.empty(n), np.empty(n)
-    lv, rhs, xs = np.empty((4, n)), np.empty((nb + 1, n)), np.empty((nb + 1, n))
+    lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
     chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     rng = np.random.default_rng(11)
     gaps, diffs, clipped = [], [], 0
@@ -251,8 +251,8 @@ def test_span_bound_is_above_every_placement(kw, n_prob):
         cols = np.arange(n)
         fr = K._solve_one(av, rn, hr, cols, n, dw, nb, wmin, wmax, bmin, bmax, var_x, p.rlm,
                           float(L), R, lo, Y, G, y, z, w, b, True)
-        fb = K._relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, p.rlm, float(L), lv, rhs,
-                             xs, G, w, b)
+        fb = K._relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, p.rlm, float(L), lv, gram,
+                             G, b)
         clipped += bool(b[0] == bmax[0])
         fe = K._float_solve(av, rn, hr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin,
                             wmax, bmin, bmax, var_x, p.rlm, float(L), R, lo, Y, G, y, z, w, b,

@@ -62,8 +62,10 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
                 cache[n] = parts.at(ctle_weights(ctles[n][2], ctles[n][3]))
             t = cache[n]
             thr = np.full(len(rows), best[0])
+            # one row per parallel chunk: an exact evaluation costs ~1 ms per sampling
+            # time with floating taps, so the batch's rows are spread over the threads
             f, ts, _ = mmse_block(C[rows], CC[rows], t.gv, t.gj, t.gf, t.r_base, t.acf_next,
-                                  t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, **qkw)
+                                  t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, chunk=1, **qkw)
             n_exact += len(rows)
             for r, fr, tr in zip(rows, f, ts):
                 if fr > best[0] or (fr == best[0] and (n, r) < (best[1], best[2])):

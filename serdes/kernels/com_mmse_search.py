@@ -300,105 +300,97 @@ def _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
     return -np.inf
 
 
-@njit(cache=True)
-def _rdot(rr, v, k):
-    """sum_i rr[i + 1] v[k - 1 - i] over i < k, in 4 partial sums (latency)."""
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    i = 0
-    while i + 3 < k:
-        s0 += rr[i + 1] * v[k - 1 - i]
-        s1 += rr[i + 2] * v[k - 2 - i]
-        s2 += rr[i + 3] * v[k - 3 - i]
-        s3 += rr[i + 4] * v[k - 4 - i]
-        i += 4
-    while i < k:
-        s0 += rr[i + 1] * v[k - 1 - i]
-        i += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-@njit(cache=True)
-def _levinson(t0, rr, n, rhs, nr, x, yd, tmp):
-    """Solve T x_r = rhs_r (r < nr) for the symmetric Toeplitz T = t0 toeplitz(rr[:n])
-    (rr[0] = 1; Levinson-Durbin, Golub & Van Loan Alg. 4.7.2): O(n^2) per right side
-    instead of the O(n^3) factorisation. False if T is not positive definite (a Durbin
-    step with beta <= 0)."""
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _toeplitz_gram(t0, rr, n, rhs, nr, gram, ya, yb, ee):
+    """gram[r, s] = rhs_r^T T^-1 rhs_s (r, s < nr) for the symmetric Toeplitz
+    T = t0 toeplitz(rr[:n]) (rr[0] = 1), from Durbin's recursion alone: with y_k the
+    order-k solution of T_k y = -rr[1 .. k] and beta_k its prediction error, the
+    backward predictors b_k = [reversed y_k, 1] give T^-1 = sum_k b_k b_k^T / (t0 beta_k)
+    (the UDU^T factorisation of the inverse; b_0 = [1], beta_0 = 1), so each right side
+    costs one dot product of length k per step and its solution is never formed (the
+    bound needs only these products). The reversed y_k is kept (ya, yb: scratch of n,
+    swapped each step) so that every dot product runs forwards; they may be reassociated
+    (rounding-level differences, covered by the bound's _SLACK_DB). ee: scratch (nr).
+    False if T is not positive definite (a step with beta <= 0)."""
     if not t0 > 0.0:
         return False
     for r in range(nr):
-        x[r, 0] = rhs[r, 0] / t0
-    if n == 1:
-        return True
-    yd[0] = -rr[1]
-    alpha = yd[0]
-    beta = 1.0
-    for k in range(1, n):
-        beta = (1.0 - alpha * alpha) * beta
-        if not beta > 0.0:
-            return False
-        for r in range(nr):
-            mu = (rhs[r, k] / t0 - _rdot(rr, x[r], k)) / beta
-            # x[:k] += mu * yd[k-1::-1], in place by pairs (i, k - 1 - i)
-            for i in range(k // 2):
-                j = k - 1 - i
-                a = x[r, i]
-                x[r, i] = a + mu * yd[j]
-                x[r, j] = x[r, j] + mu * yd[i]
-            if k % 2:
-                i = k // 2
-                x[r, i] = x[r, i] + mu * yd[i]
-            x[r, k] = mu
-        if k < n - 1:
-            alpha = (-rr[k + 1] - _rdot(rr, yd, k)) / beta
-            for i in range(k // 2):
-                j = k - 1 - i
-                a = yd[i]
-                yd[i] = a + alpha * yd[j]
-                yd[j] = yd[j] + alpha * a
-            if k % 2:
-                i = k // 2
-                yd[i] = yd[i] + alpha * yd[i]
-            yd[k] = alpha
+        for q in range(nr):
+            gram[r, q] = rhs[r, 0] * rhs[q, 0]
+    if n > 1:
+        ya[0] = -rr[1]
+        alpha = ya[0]
+        beta = 1.0
+        A = ya
+        B = yb
+        for k in range(1, n):
+            beta = (1.0 - alpha * alpha) * beta
+            if not beta > 0.0:
+                return False
+            ib = 1.0 / beta
+            a = 0.0
+            if nr == 2:     # the presets' one DFE tap: the three dot products in one loop
+                e0 = 0.0
+                e1 = 0.0
+                for i in range(k):
+                    x = A[i]
+                    e0 += x * rhs[0, i]
+                    e1 += x * rhs[1, i]
+                    a += x * rr[i + 1]
+                ee[0] = e0 + rhs[0, k]
+                ee[1] = e1 + rhs[1, k]
+            else:
+                for r in range(nr):
+                    e = 0.0
+                    for i in range(k):
+                        e += A[i] * rhs[r, i]
+                    ee[r] = e + rhs[r, k]
+                for i in range(k):
+                    a += rr[i + 1] * A[i]
+            for r in range(nr):
+                for q in range(r, nr):
+                    gram[r, q] += ee[r] * ee[q] * ib
+            if k < n - 1:
+                alpha = -(a + rr[k + 1]) * ib
+                # reversed y_(k+1): [alpha, A[j - 1] + alpha A[k - j] for j = 1 .. k]
+                B[0] = alpha
+                for j in range(1, k + 1):
+                    B[j] = A[j - 1] + alpha * A[k - j]
+                A, B = B, A
+    for r in range(nr):
+        for q in range(r, nr):
+            gram[r, q] /= t0
+            gram[q, r] = gram[r, q]
     return True
 
 
 @njit(cache=True)
-def _relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, rlm, levels, lv, rhs, xs, G, w, b):
+def _relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b):
     """Upper bound on the FOM of every placement of floating taps in a span of n
     contiguous positions: the relaxed problem of _solve_one (every unit-cursor FFE over
     the whole span, no tap limits; one DFE tap within its limits, several free), solved
-    with the Toeplitz structure of R (R[i, j] = av[|i - j|] + rn[|i - j|] / var_x) by
-    Levinson-Durbin. Any placement's final taps (unit cursor, DFE tap clipped into its
+    with the Toeplitz structure of R (R[i, j] = av[|i - j|] + rn[|i - j|] / var_x):
+    the solution is w = alpha z + sum_r beta_r Y_r with z = R^-1 h0, Y_r = R^-1 h_(1+r),
+    so the FOM needs only the products gram = [h0, h_1..]^T R^-1 [h0, h_1..]
+    (_toeplitz_gram). Any placement's final taps (unit cursor, DFE tap clipped into its
     limits, zeros off the placed positions) are a point of that set and its FOM is
     20 log10(RLM / (L - 1) / sqrt(var_x q)) of the same quadratic q, so its FOM is at most
     this one. Returns +inf when R is not found positive definite (no bound: never prunes).
-    lv: scratch (4, n); rhs, xs: scratch (nb + 1, n); G: (max(nb, 1), nb + 1)."""
+    lv: scratch (3, n + nb + 1); gram: scratch (nb + 1, nb + 1); G: (max(nb, 1), nb + 1);
+    b: the DFE taps of the bound's solution."""
     for k in range(n):
         lv[0, k] = av[k] + rn[k] / var_x
     t0 = lv[0, 0]
     for k in range(n):
-        lv[3, k] = lv[0, k] / t0
-    for r in range(nb + 1):
-        for i in range(n):
-            rhs[r, i] = hr[r, i]
-    if not _levinson(t0, lv[3], n, rhs, nb + 1, xs, lv[1], lv[2]):
+        lv[0, k] = lv[0, k] / t0
+    if not _toeplitz_gram(t0, lv[0], n, hr, nb + 1, gram, lv[1], lv[2], lv[0, n:]):
         return np.inf
-    # z = xs[0] = R^-1 h0, Y_r = xs[1 + r] = R^-1 h_(1+r); the unclipped DFE solution
-    # w ~ z + Y v with (I - H_b Y) v = H_b z (Woodbury, as _solve_one); nb is 0 or 1 here
-    # in the presets, any nb by Gauss elimination
+    # the unclipped DFE solution w ~ z + Y v with (I - H_b Y) v = H_b z (Woodbury, as
+    # _solve_one); nb is 0 or 1 here in the presets, any nb by Gauss elimination
     for r in range(nb):
-        t = 0.0
-        for i in range(n):
-            t += hr[1 + r, i] * xs[0, i]
-        G[r, nb] = t
+        G[r, nb] = gram[1 + r, 0]
         for q in range(nb):
-            t = 0.0
-            for i in range(n):
-                t += hr[1 + r, i] * xs[1 + q, i]
-            G[r, q] = (1.0 if r == q else 0.0) - t
+            G[r, q] = (1.0 if r == q else 0.0) - gram[1 + r, 1 + q]
     for r in range(nb):
         for q in range(r + 1, nb):
             f = G[q, r] / G[r, r]
@@ -409,53 +401,38 @@ def _relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, rlm, levels, lv, rhs, xs
         for s2 in range(r + 1, nb):
             t -= G[r, s2] * G[s2, nb]
         G[r, nb] = t / G[r, r]
-    # w = alpha z + sum_r beta_r Y_r, so R w = alpha h0 + sum_r beta_r h_(1+r) and the
-    # quadratic needs only the dot products of w with the rows
-    s = 0.0
-    for i in range(n):
-        t = xs[0, i]
-        for r in range(nb):
-            t += xs[1 + r, i] * G[r, nb]
-        w[i] = t
-        s += hr[0, i] * t
+    # w = (z + sum_r v_r Y_r) / s, s = h0^T (z + Y v): h0^T w = 1
+    s = gram[0, 0]
+    for r in range(nb):
+        s += gram[0, 1 + r] * G[r, nb]
     if not s > 0.0:
         return np.inf
-    for i in range(n):
-        w[i] /= s
     alpha = 1.0 / s
     hit = False
     for r in range(nb):
-        t = 0.0
-        for i in range(n):
-            t += hr[1 + r, i] * w[i]
+        t = gram[1 + r, 0]
+        for q in range(nb):
+            t += gram[1 + r, 1 + q] * G[q, nb]
+        t /= s                              # h_(1+r)^T w
         bl = min(max(t, bmin[r]), bmax[r]) if nb == 1 else t
         if bl != t:
             hit = True
         b[r] = bl
-        lv[2, r] = G[r, nb] / s            # beta_r
+        lv[1, r] = G[r, nb] / s             # beta_r
+        lv[1, nb + r] = t                   # d_r = h_(1+r)^T w
+    d0 = 1.0
     if hit:
         # the DFE tap at its limit: w = R^-1 (h0 + h1 b) + mu R^-1 h0, h0^T w = 1
-        s1 = 0.0
-        s2 = 0.0
-        for i in range(n):
-            t = xs[0, i] + xs[1, i] * b[0]
-            lv[1, i] = t
-            s1 += hr[0, i] * t
-            s2 += hr[0, i] * xs[0, i]
-        mu = (1.0 - s1) / s2
-        for i in range(n):
-            w[i] = lv[1, i] + mu * xs[0, i]
+        s1 = gram[0, 0] + gram[0, 1] * b[0]
+        mu = (1.0 - s1) / gram[0, 0]
         alpha = 1.0 + mu
-        lv[2, 0] = b[0]
-    d0 = 0.0
-    for i in range(n):
-        d0 += hr[0, i] * w[i]
+        lv[1, 0] = b[0]
+        d0 = s1 + mu * gram[0, 0]
+        lv[1, nb] = gram[1, 0] + gram[1, 1] * b[0] + mu * gram[1, 0]
     q = 1.0 + alpha * d0 - 2.0 * d0
     for r in range(nb):
-        dr = 0.0
-        for i in range(n):
-            dr += hr[1 + r, i] * w[i]
-        q += lv[2, r] * dr - 2.0 * b[r] * dr + b[r] * b[r]
+        dr = lv[1, nb + r]
+        q += lv[1, r] * dr - 2.0 * b[r] * dr + b[r] * b[r]
     mse = var_x * q
     if mse > 0.0:
         return 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(mse))
@@ -554,15 +531,15 @@ def _slope_e0(CC, gj, r, ph, nw, P):
 @njit(cache=True)
 def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
                  var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden, m_lb, p_half,
-                 npts_q, dvar, a1, thr, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, rhs,
-                 xs):
+                 npts_q, dvar, a1, thr, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv,
+                 gram):
     """FOM with the quantization noise Delta^2 / 12 (Delta = 2 V_qc / qden) added to the
     noise at the FFE input (lag 0 of rn). qmode 1: an upper bound (V_qc's lower bound from
     _QWIN UIs around the cursor, the step bounded with sum |c_k| sum |t0[ph]|, the relaxed
     solve); qmode 2: that bound first, and when it reaches thr the exact V_qc (every UI)
     and the full steps, else the bound (below thr). With floating groups (nwg > 0) the
     bound's relaxed solve has every position of the span nwt free (so it bounds every
-    placement; _relaxed_span, by Levinson-Durbin, plus _SLACK_DB for rounding) and the
+    placement; _relaxed_span, by Durbin's recursion, plus _SLACK_DB for rounding) and the
     exact FOM is _float_solve's."""
     K = offs.shape[0]
     N = t0.shape[1]
@@ -584,9 +561,9 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     rn[0] = rn0 + d * d / 12.0
     for i in range(nwt):
         cols[i] = i
-    if nwg:     # the whole span free, solved by Levinson-Durbin (R is Toeplitz there)
-        fb = _relaxed_span(av, rn, hr, nwt, nb, bmin, bmax, var_x, rlm, levels, lv, rhs,
-                           xs, G, w, b) + _SLACK_DB
+    if nwg:     # the whole span free, by Durbin's recursion (R is Toeplitz there)
+        fb = _relaxed_span(av, rn, hr, nwt, nb, bmin, bmax, var_x, rlm, levels, lv, gram,
+                           G, b) + _SLACK_DB
     else:
         fb = _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
                         levels, R, lo, Y, G, y, z, w, b, True)
@@ -643,9 +620,8 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
         valid = np.empty(nwt, dtype=np.int64)
         top = np.empty(max(m_lb, 1))
         hq = np.empty(N if qmode == 2 else _QWIN)
-        lv = np.empty((4, nwt))
-        rhs = np.empty((nb + 1, nwt))
-        xs = np.empty((nb + 1, nwt))
+        lv = np.empty((3, nwt + nb + 1))
+        gram = np.empty((nb + 1, nb + 1))
         for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
             best_s = -np.inf
             kk = 0
@@ -718,7 +694,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                                       z, w, b, qmode, qden, m_lb, p_half, npts_q,
                                       (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
                                       thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid,
-                                      lv, rhs, xs)
+                                      lv, gram)
                 if fo > fbest:
                     fbest = fo
                     tbest = ts
