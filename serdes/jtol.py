@@ -14,7 +14,9 @@ keeps the BER at or below a target.
   From 10 kHz (:data:`serdes.engines.cdr_track.F_MIN`) up to the loop's bandwidth, where the untracked swing is quasi-static
   across the equalizer, the point is solved again in the SJ amplitude with the
   simulated tracking error of :mod:`serdes.engines.cdr_track` (row ``"model"``:
-  ``"tracking"``, with the linear answer as ``"linear_sj_ui"``).
+  ``"tracking"``, with the linear answer as ``"linear_sj_ui"``). With more than one
+  stable zero of the detector's S-curve the BER is the occupancy-weighted one over the
+  lock points (:mod:`serdes.engines.cdr_stat_points`, ``"model": "lock_points"``).
 - ``counted``: counted runs of the pulse engine with the CDR in the loop; one amplitude
   passes when a run of ``symbols`` symbols ends with at most target x bits errors (the
   run stops, failing, as soon as it has more: the stopping rule). The amplitude is
@@ -212,7 +214,21 @@ class Jtol:
 
         if cdr_track.applies(self.system, self.front, self.taps, f_hz, u):
             row = self._tracking_point(f_hz, target, row)
-        return row
+        return self._lock_points(f_hz, target, row)
+
+    def _lock_points(self, f_hz: float, target: float, row: dict) -> dict:
+        """With the CDR on: the row with the loop's lock points; with more than one
+        stable zero the tolerance of the occupancy-weighted BER
+        (:mod:`serdes.engines.cdr_stat_points`), with one the row unchanged."""
+        if self.front is None:
+            return row
+        if getattr(self, "_points", None) is None:
+            from serdes.engines.cdr_stat_points import LockPointJtol
+
+            self._points = LockPointJtol(self)
+        if not self._points.several:
+            return {**row, **self._points.describe()}
+        return self._points.point(f_hz, target, row)
 
     def _tracking_point(self, f_hz: float, target: float, row: dict) -> dict:
         """Below the loop bandwidth: the largest TX SJ whose simulated tracking error

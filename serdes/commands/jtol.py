@@ -103,6 +103,8 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
              "stat_sj_ui": r["stat_sj_ui"], "untracked_ui": r["untracked_ui"],
              "one_minus_h": r["one_minus_h"],
              "template_ui": None if not np.isfinite(tp) else float(tp)}
+        p.update({k: r[k] for k in ("model", "ber", "main_point_sj_ui", "lock_points",
+                                    "lock_warning") if k in r})
         if method in ("counted", "both"):
             p.update({k: r[k] for k in ("counted_sj_ui", "counted_fail_ui", "counted_runs",
                                         "symbols_per_run")})

@@ -43,7 +43,8 @@ there as the Gaussian wander); the main point (the one the loop model of
 :mod:`serdes.engines.cdr_stat` describes) keeps its BER. Only without SJ at the sampler
 (with SJ the loop's shift and swing at the other points are not modelled: the warning
 says so and the BER stays the main point's); a single stable zero leaves the BER as it
-was. SER, per-eye BER and the statistical eye stay the main point's.
+was. SER, per-eye BER and the statistical eye stay the main point's. The jitter
+tolerance weighs the points under SJ (:mod:`serdes.engines.cdr_stat_points`).
 """
 
 from __future__ import annotations

@@ -185,13 +185,14 @@ def _avg_s(resp: LoopResponse, mu: float, u: float, dither: float):
     return mean, gain
 
 
-def operating_point(front, resp: LoopResponse, u: float, dither: float):
+def operating_point(front, resp: LoopResponse, u: float, dither: float,
+                    lo: float = -0.2, hi: float = 0.2, mu0: float = 0.0):
     """(mu, N): the static phase shift where the mean detector output is zero under an
     untracked swing of amplitude ``u`` plus the dither, and the detector's gain there
-    (describing function; the local slope when u = 0)."""
-    lo, hi = -0.2, 0.2
+    (describing function; the local slope when u = 0). The zero is searched in
+    (``lo``, ``hi``); ``mu0`` when the mean output does not fall through zero there."""
     f_lo, f_hi = _avg_s(resp, lo, u, dither)[0], _avg_s(resp, hi, u, dither)[0]
-    mu = 0.0
+    mu = mu0
     if f_lo > 0 > f_hi:  # S falls through zero (the loop's stable point)
         for _ in range(40):
             mu = 0.5 * (lo + hi)
