@@ -168,3 +168,22 @@ def test_one_zero_leaves_the_ber_alone():
     out, info = fl.weigh(system, None, sb, Model())
     assert out is sb
     assert len(info["lock_points"]) == 1 and "lock_warning" not in info
+
+
+def test_quiet_steep_loop_stays_within_the_memory_bound():
+    """A steep S-curve and little noise asked for a band of ~1e8 entries (gigabytes): the
+    cell widens until cells x reachable cells <= MAX_BAND, ordinary cases keep their cell,
+    and the occupancy still comes out (the deeper, wider well holds nearly all of it)."""
+    s, kp, lr = 60 * cubic(), 1e-3, 0.002
+    span, pull = 0.9, kp * (np.abs(s).max() + fl.REACH_SIGMA * math.sqrt(lr))
+    h0 = kp * math.sqrt(lr) / fl.CELLS_PER_STEP
+    assert (span / h0) * (2 * pull / h0) > 20 * fl.MAX_BAND   # the unbounded band
+    h = fl.bounded_cell(h0, GRID, s, np.full(GRID.shape, lr), kp)
+    assert (span / h + 2) * (2 * (pull / h + 2) + 1) <= fl.MAX_BAND < (
+        (span / (h / 1.25) + 2) * (2 * (pull / (h / 1.25) + 2) + 1))
+    h_ok = 2e-3 * math.sqrt(0.3) / fl.CELLS_PER_STEP   # the cases above: unchanged
+    assert fl.bounded_cell(h_ok, GRID, 0.05 * cubic(), np.full(GRID.shape, 0.3),
+                           2e-3) == h_ok
+    lp = fl.analyse(_resp(s, lr), kpd=1.0, kp=kp, ki=0.0, latency=0, mu=0.0)
+    assert len(lp.zeros) == 2 and sum(lp.occupancy) == pytest.approx(1.0, abs=1e-9)
+    assert max(lp.occupancy) > 0.99

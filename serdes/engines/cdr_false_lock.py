@@ -58,6 +58,7 @@ import numpy as np
 N_WARN = 6.0        # warn below this hump height (sigma)
 CELLS_PER_STEP = 4  # density grid: cells per rms step of the chain (the smallest)
 REACH_SIGMA = 8.0   # transitions kept out to this many rms steps
+MAX_BAND = 4_000_000  # the chain's band at most: cells x reachable cells (~200 MB)
 GH = 9              # Gauss-Hermite points of the dither that smooths the S-curve
 
 
@@ -165,6 +166,21 @@ class LockPoints:
                 f"from its lock point (below {N_WARN:g}): cycle slips are likely")
 
 
+def bounded_cell(h: float, grid, s, v, gain: float) -> float:
+    """The density grid's cell width: ``h``, widened (x1.25 at a time) until the band that
+    :func:`stationary_density` builds (cells x reachable cells) holds at most
+    :data:`MAX_BAND` entries. A loop whose noise is small against its pull (a steep
+    S-curve, a quiet link) would otherwise ask for gigabytes; wider cells resolve the
+    density more coarsely (fewer than CELLS_PER_STEP cells per rms step)."""
+    span = float(grid[-1] - grid[0])
+    pull = gain * (float(np.abs(s).max()) + REACH_SIGMA * math.sqrt(float(np.max(v))))
+    if not h > 0:   # no noise at all: start from a fine grid of the span
+        h = span / 4096
+    while (span / h + 2) * (2 * (pull / h + 2) + 1) > MAX_BAND:
+        h *= 1.25
+    return h
+
+
 def analyse(resp, kpd: float, kp: float, ki: float, latency: int, mu: float = 0.0):
     """:class:`LockPoints` of a measured detector ``resp``
     (:class:`serdes.engines.cdr_stat.LoopResponse`) under the loop of these gains;
@@ -182,7 +198,8 @@ def analyse(resp, kpd: float, kp: float, ki: float, latency: int, mu: float = 0.
         basins.append((lo, hi))
     # the density's grid: CELLS_PER_STEP cells per smallest rms step of the chain
     v_grid = resp.lr_at(grid)
-    h = gain * math.sqrt(float(v_grid.min())) / CELLS_PER_STEP
+    h = bounded_cell(gain * math.sqrt(float(v_grid.min())) / CELLS_PER_STEP, grid, s,
+                     v_grid, gain)
     c = np.arange(grid[0], grid[-1] + h / 2, h)
     sc, vc = np.interp(c, grid, s), resp.lr_at(c)
     phi = potential(c, sc, vc, gain)
