@@ -248,9 +248,8 @@ def _cell(nv_, ids, s0, n, k3, fracs, min_class, out_v, out_w, out_k):
 
 
 @njit(cache=True)
-def _rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs, order,
-                      inner, fracs, min_class, min_bin):
-    v, k3, lv = _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d)
+def _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs, min_class,
+                      min_bin):
     nv = v.shape[0]
     x = _isi(a, resid, extra, a.shape[0] - nv)
     # the bin edges: NumPy's linear quantiles (its lerp) from the order statistics
@@ -367,8 +366,11 @@ def rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs, 
     order = np.array(sorted(range(B), key=lambda i: (abs(i - centre + 0.5), i)),
                      dtype=np.int64)
     inner = np.array([i + 1 if i < centre else i - 1 for i in range(B)], dtype=np.int64)
-    return _rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs,
-                             order, inner, fracs, min_class, min_bin)
+    # the samples' (V, K3, level) from stat_rows' kernel, called here (a kernel of this
+    # module may not call another module's: numba's cache, tests/test_kernel_rules.py)
+    v, k3, lv = _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d)
+    return _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs,
+                             min_class, min_bin)
 
 
 @njit(cache=True)
