@@ -1,6 +1,10 @@
 """Statistical engine speed: a full statistical eye (64 phases x 256 voltage bins, down
 to 1e-15 and below) on the default link (64-UI pulse, 24-tap FFE, 1-tap DFE), against a
-plain NumPy/SciPy implementation of the same computation in the same run.
+plain NumPy/SciPy implementation of the same computation in the same run. The NumPy
+version implements the RJ classes independent of the ISI (one mixture per level convolved
+with the whole ISI pmf), so it is timed against our eye with that model (an engine whose
+``_components`` is overridden keeps it); ``test_statistical_eye_numba`` times the default,
+the classes joint with the ISI (serdes.engines.stat.rj_joint).
 
     /tmp/venv/bin/pytest benchmarks/bench_statistical.py --benchmark-only
 """
@@ -21,6 +25,21 @@ def engine():
     assert link.pulse.n_ui == 64
     eng = StatisticalEngine(system)
     eng.eye(n_phases=4, n_bins=32)          # compile the kernels outside the timing
+    return eng
+
+
+class IndependentRj(StatisticalEngine):
+    """The engine with the RJ classes independent of the ISI (the joint path runs only
+    for the base class's own ``_components``)."""
+
+    def _components(self, *a, **k):
+        return super()._components(*a, **k)
+
+
+@pytest.fixture(scope="module")
+def independent():
+    eng = IndependentRj(build())
+    eng.eye(n_phases=4, n_bins=32)
     return eng
 
 
@@ -65,7 +84,13 @@ def test_statistical_eye_numba(benchmark, engine):
     assert eye.ber.shape == (64, 256) and eye.ber.min() < 1e-5
 
 
-def test_statistical_eye_numpy_baseline(benchmark, engine):
+def test_statistical_eye_numba_independent(benchmark, independent):
+    eye = benchmark(independent.eye, 64, 256)
+    assert eye.ber.shape == (64, 256) and eye.ber.min() < 1e-5
+
+
+def test_statistical_eye_numpy_baseline(benchmark, independent):
+    engine = independent
     out = benchmark.pedantic(numpy_eye, args=(engine,), rounds=2, iterations=1)
     # the map's own-symbol columns: engine.eye() then takes the minimum with the
     # neighbouring symbols' faded eyes near +-T/2 (as a scope shows them), which the
@@ -79,4 +104,4 @@ def test_statistical_eye_numpy_baseline(benchmark, engine):
 
 def test_statistical_ber_one_phase(benchmark, engine):
     r = benchmark(engine.ber, 0.0)
-    assert 1e-7 < r.ber < 1e-4
+    assert 0 < r.ber < 1e-12   # the default link: about 4e-18

@@ -327,7 +327,8 @@ class StatisticalEngine:
             total = np.maximum((eff - rj_mean)[:, None] + mix.var, floor ** 2)
             mix_s, mix_b = skewed_components(total, mix.k3)
             mix_s, mix_b, mix_w = merge_close(mix_s, mix_b, mix.weights)
-        return SlicerDistribution(mix_sigmas=mix_s, mix_weights=mix_w, mix_betas=mix_b,pmf=pmf, k0=int(k0), delta=float(delta),
+        return SlicerDistribution(mix_sigmas=mix_s, mix_weights=mix_w, mix_betas=mix_b,
+                                  pmf=pmf, k0=int(k0), delta=float(delta),
                                   means=fd * self.levels, sigmas=np.sqrt(eff),
                                   levels=self.levels, thresholds=self.thresholds,
                                   bit_errors=self.bit_errors, isi_var=var_true,
