@@ -21,7 +21,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
-from serdes.kernels.stat_rows import _TILE, _rj_samples
+from serdes.kernels.stat_rows import _TILE, _rj_samples, sample_args
 
 _SMALL = 16   # segments up to this size are insertion-sorted
 
@@ -326,29 +326,13 @@ def rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs, 
     x[k] = sum_j resid[j] a[s_k - j] + extra[k] (s_k the sample's symbol index), classes
     by rank from the top at ``fracs`` of each cell's count; a cell with fewer than
     ``min_bin`` samples takes the classes of the next bin inward (toward the median)."""
-    a = args.array("a", a, finite=True, min_len=1)
-    idx = args.array("idx", idx, dtype=np.int64)
-    dev = args.array("dev", dev, ndim=2, finite=True)
-    gh_w = args.array("gh_w", gh_w, finite=True)
-    w2 = args.array("w2", w2, finite=True, min_len=1)
-    w3 = args.array("w3", w3, finite=True)
+    a, idx, dev, lo, hi, gh_w, w2, w3, d, m = sample_args(a, idx, dev, lo, hi, gh_w, w2,
+                                                          w3, d, m)
     resid = args.array("resid", resid, finite=True, min_len=1)
     extra = args.array("extra", extra, finite=True)
     qs = args.array("qs", qs, finite=True, min_len=1)
     fracs = args.array("fracs", fracs, finite=True)
-    m = args.integer("m", m, lo=1)
     L = dev.shape[1]
-    if idx.shape != a.shape or (idx.size and (idx.min() < 0 or idx.max() >= m)):
-        raise ConfigError(f"idx: needs one level index in 0..{m - 1} per symbol")
-    if gh_w.shape[0] != dev.shape[0]:
-        raise ConfigError(f"gh_w: {gh_w.shape[0]} weights for {dev.shape[0]} nodes")
-    if w3.shape != w2.shape:
-        raise ConfigError(f"w3: {w3.shape[0]} values for {w2.shape[0]} FFE taps")
-    lo = args.integer("lo", lo, lo=0, hi=L - 1)
-    hi = args.integer("hi", hi, lo=lo + 1, hi=L)
-    d = args.integer("d", d, lo=0, hi=L + w2.shape[0] - 2)
-    if a.shape[0] < L + w2.shape[0]:
-        raise ConfigError(f"a: needs at least {L + w2.shape[0]} symbols, got {a.shape[0]}")
     nv = a.shape[0] - L - w2.shape[0] + 2
     if extra.shape[0] != nv:
         raise ConfigError(f"extra: needs one value per sample ({nv}), got {extra.shape[0]}")

@@ -295,20 +295,19 @@ def _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     return cnt, s1, s2, s3, counts
 
 
-def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
-    """Group counts and sums of the random-jitter classes (see _rj_classes)."""
+def sample_args(a, idx, dev, lo, hi, gh_w, w2, w3, d, m):
+    """The checked arguments ``a`` .. ``d``, ``m`` of the RJ sample kernels (the
+    symbols, their level indices, the Gauss-Hermite pulse deviations and weights, the
+    FFE's squared and cubed taps, the cursor delay, the number of levels), shared by
+    :func:`rj_classes` and :func:`serdes.kernels.stat_joint.rj_joint_classes`."""
     a = args.array("a", a, finite=True, min_len=1)
     idx = args.array("idx", idx, dtype=np.int64)
     dev = args.array("dev", dev, ndim=2, finite=True)
     gh_w = args.array("gh_w", gh_w, finite=True)
     w2 = args.array("w2", w2, finite=True, min_len=1)
     w3 = args.array("w3", w3, finite=True)
-    fracs = args.array("fracs", fracs, finite=True)
-    if fracs.size and (fracs.min() < 0.0 or fracs.max() > 1.0):
-        raise ConfigError("fracs: quantile fractions must be in [0, 1]")
     L = dev.shape[1]
     m = args.integer("m", m, lo=1)
-    nc = args.integer("nc", nc, lo=fracs.shape[0] + 1)
     if idx.shape != a.shape or (idx.size and (idx.min() < 0 or idx.max() >= m)):
         raise ConfigError(f"idx: needs one level index in 0..{m - 1} per symbol")
     if gh_w.shape[0] != dev.shape[0]:
@@ -320,4 +319,15 @@ def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     d = args.integer("d", d, lo=0, hi=L + w2.shape[0] - 2)
     if a.shape[0] < L + w2.shape[0]:
         raise ConfigError(f"a: needs at least {L + w2.shape[0]} symbols, got {a.shape[0]}")
+    return a, idx, dev, lo, hi, gh_w, w2, w3, d, m
+
+
+def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
+    """Group counts and sums of the random-jitter classes (see _rj_classes)."""
+    a, idx, dev, lo, hi, gh_w, w2, w3, d, m = sample_args(a, idx, dev, lo, hi, gh_w, w2,
+                                                          w3, d, m)
+    fracs = args.array("fracs", fracs, finite=True)
+    if fracs.size and (fracs.min() < 0.0 or fracs.max() > 1.0):
+        raise ConfigError("fracs: quantile fractions must be in [0, 1]")
+    nc = args.integer("nc", nc, lo=fracs.shape[0] + 1)
     return _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc)
