@@ -109,3 +109,33 @@ def test_kept_rows_follow_the_lanes():
     again = eng.row_distributions(0.0)
     assert again is not first
     _same(again, _one_by_one(eng, 0.0))
+
+
+def test_mismatched_lanes_openings_come_from_every_lane():
+    """Mismatched lanes: the openings are those of the bathtubs averaged over the output
+    phases (the overlaid eye of all lanes, as the bathtubs and the eye map are), built
+    here phase by phase with the one-converter engine's bathtubs; output phase 0's own
+    openings differ."""
+    from serdes.metrics.eye import opening_from_bathtub
+
+    targets = (1e-6, 1e-3)
+    eng = _engine(RAW + ["noise.rj_ui=0"], rows=8)
+    assert not eng._lanes_alike() and len(eng.phases) == 8
+    got = eng.eye_opening(targets=targets, n_phases=16)
+    vb, hb, own = [], [], []
+    for lane in eng.phases:
+        eng._set_phase(lane)
+        v = StatisticalEngine.bathtub_vertical(eng, 0.0, n_points=801)
+        h = StatisticalEngine.bathtub_horizontal(eng, 16)
+        vb.append(v.ber_per_eye)
+        hb.append(h.ber_per_eye)
+        if lane == 0:
+            own = StatisticalEngine.eye_opening(eng, targets=targets, n_phases=16)
+    eng._set_phase(0)
+    vb, hb = np.mean(vb, axis=0), np.mean(hb, axis=0)
+    for k, t in enumerate(targets):
+        for e in range(eng.m_levels - 1):
+            assert got.height[k, e] == opening_from_bathtub(v.x, vb[e], t, centre=0.0)
+            assert got.width_ui[k, e] == opening_from_bathtub(h.x, hb[e], t, centre=0.0)
+    assert not (np.array_equal(got.height, own.height)
+                and np.array_equal(got.width_ui, own.width_ui))

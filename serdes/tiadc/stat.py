@@ -292,6 +292,22 @@ class InterleavedStatistics(StatisticalEngine):
                                                                 span))
         return replace(outs[0], ber_per_eye=np.mean([b.ber_per_eye for b in outs], axis=0))
 
+    def eye_opening(self, targets=None, offset_ui: float = 0.0, n_phases: int = 64,
+                    vertical=None, horizontal=None):
+        """The openings of the eye of all lanes' samples: from the vertical (801 points)
+        and horizontal bathtubs averaged over the output phases, as the bathtubs and the
+        eye are (the one-phase walk would read output phase 0 alone); lanes alike: the
+        walk of the one phase."""
+        from serdes.engines.stat.results import DEFAULT_TARGETS
+
+        targets = DEFAULT_TARGETS if targets is None else targets
+        if not self._lanes_alike():
+            if vertical is None:
+                vertical = self.bathtub_vertical(offset_ui, 801)
+            if horizontal is None:
+                horizontal = self.bathtub_horizontal(n_phases)
+        return super().eye_opening(targets, offset_ui, n_phases, vertical, horizontal)
+
     def eye(self, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3):
         """The statistical eye of all lanes' samples: each lane's eye map (error rate
         per phase and slicer voltage) averaged over the output phases."""
