@@ -319,6 +319,20 @@ def test_numba_normals_are_numpys_to_the_bit(seed, key):
     np.testing.assert_array_equal(st, gauss.pcg64_state(bg))
 
 
+def test_numba_normals_in_chained_calls_keep_numpys_order_and_state():
+    """Calls of 0, 1 and a few thousand draws, chained on one state, draw NumPy's
+    sequence and leave NumPy's state after each call."""
+    from serdes.kernels import gauss
+
+    bg = np.random.PCG64(np.random.SeedSequence(3, spawn_key=(9, 1)))
+    st = gauss.pcg64_state(bg)
+    gen = np.random.Generator(bg)
+    for n in (1, 0, 2047, 2048, 2049, 1, 4096, 3, 10_000):
+        got = gauss.pcg64_normals(st, n)
+        np.testing.assert_array_equal(got, gen.standard_normal(n))
+        np.testing.assert_array_equal(st, gauss.pcg64_state(bg))
+
+
 def test_block_streams_are_chunk_independent_and_the_numpy_values():
     from serdes import rng
 
