@@ -5,9 +5,9 @@ NumPy draws each normal through a function pointer to the bit generator; here th
 step (128-bit LCG, XSL-RR output) is inlined (the 64 x 64 -> 128-bit product is one LLVM
 ``mul i128``) and NumPy's 256-layer ziggurat runs on it with NumPy's own tables, so the
 numbers are the same to the bit (test) at about a third of the cost. The sign is a
-multiplication by +-1 (exact), not a branch: 1.5x faster than the branch on this loop. The state (the
-128-bit ``state`` and ``inc`` of ``PCG64().state``) is taken from NumPy's seeding, so
-``SeedSequence`` semantics are unchanged.
+multiplication by +-1 (exact), not a branch: 1.5x faster than the branch on this loop.
+The state (the 128-bit ``state`` and ``inc`` of ``PCG64().state``) is taken from NumPy's
+seeding, so ``SeedSequence`` semantics are unchanged.
 """
 
 import numpy as np
