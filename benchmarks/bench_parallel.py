@@ -5,6 +5,10 @@ core on idle cores; on a shared machine the wall ratio is the lower of the two.
 
 Run: pytest benchmarks/bench_parallel.py --benchmark-only -s
   or python benchmarks/bench_parallel.py [SYMBOLS [THREADS [--set key=value ...]]]
+                                         [--rounds R] [--json]
+     (R rounds in this process, the first round's kernels warm for the rest; the
+     summary gives the medians and ranges of the wall and per-core ratios; --json
+     prints them as one JSON object instead, as speed_table.py reads it)
   or python benchmarks/bench_parallel.py --cold-start [key=value ...]  (DFE re-convergence)
 (default 1e7 symbols on all cores, the default link with its 0.01 UI RJ, no target).
 """
@@ -91,6 +95,23 @@ def report(r: dict) -> str:
             f"{r['bit_errors']} bit errors; load average {r['load']:.1f}")
 
 
+def summarize(runs: list[dict]) -> dict:
+    """The median round (by wall ratio) with the ranges of both ratios and of the load."""
+    import statistics
+
+    med = statistics.median
+    out = dict(sorted(runs, key=lambda r: r["ratio"])[len(runs) // 2])
+    out.update(rounds=len(runs), ratio=med(r["ratio"] for r in runs),
+               per_core_ratio=med(r["per_core_ratio"] for r in runs),
+               one_cpu_s=med(r["one_cpu_s"] for r in runs),
+               one_symbols_per_s=med(r["one_symbols_per_s"] for r in runs),
+               ratio_lo=min(r["ratio"] for r in runs), ratio_hi=max(r["ratio"] for r in runs),
+               per_core_lo=min(r["per_core_ratio"] for r in runs),
+               per_core_hi=max(r["per_core_ratio"] for r in runs),
+               load_lo=min(r["load"] for r in runs), load_hi=max(r["load"] for r in runs))
+    return out
+
+
 def test_threads_ratio(benchmark):
     r = benchmark.pedantic(measure, args=(SYMBOLS,), rounds=1, iterations=1)
     benchmark.extra_info.update(r)
@@ -107,4 +128,20 @@ if __name__ == "__main__":
     n = int(float(argv[0])) if argv and not argv[0].startswith("--") else SYMBOLS
     t = int(argv[1]) if len(argv) > 1 and not argv[1].startswith("--") else None
     sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
-    print(report(measure(n, t, sets)), flush=True)
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 1
+    runs = []
+    for _ in range(rounds):
+        runs.append(measure(n, t, sets))
+        if "--json" not in argv:
+            print(report(runs[-1]), flush=True)
+    summary = summarize(runs)
+    if "--json" in argv:
+        import json
+
+        print(json.dumps(summary))
+    elif rounds > 1:
+        print(f"median of {rounds} rounds: wall ratio {summary['ratio']:.2f}x "
+              f"({summary['ratio_lo']:.2f}-{summary['ratio_hi']:.2f}), per core from CPU "
+              f"time {summary['per_core_ratio']:.2f}x ({summary['per_core_lo']:.2f}-"
+              f"{summary['per_core_hi']:.2f}); load average {summary['load_lo']:.1f}-"
+              f"{summary['load_hi']:.1f}")
