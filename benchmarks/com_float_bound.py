@@ -61,7 +61,7 @@ def lev(pr):
 def exact(pr):
     return K._float_solve(*pr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin, wmax, bmin,
                           bmax, var_x, p.rlm, L, R, lo, Y, G, y, z, w, b, np.arange(n), chosen,
-                          valid)
+                          valid, -np.inf, np.empty(0))
 
 
 rng = np.random.default_rng(3)
