@@ -4,7 +4,9 @@ against the same bound by the 87 x 87 Cholesky solve it replaces (``_solve_one``
 relaxed) and against the exact floating placement (``_float_solve``), per sampling time,
 CPU time (time.process_time) of 5 interleaved repetitions over the same 200 random
 problems of the D3.3 sizes (N_fix 15, N_max 87, 1 DFE tap); the largest difference of
-the two bounds and the smallest margin of the bound over the exact FOM.
+the two bounds and the smallest margin of the bound over the exact FOM; and the exact
+placement with the exact pass's pruning of placements against prefix bounds
+(``_prefix_bounds`` + ``_float_solve`` with pb, no threshold: the same FOM).
 
 Run: NUMBA_NUM_THREADS=1 PYTHONPATH=. taskset -c 1 python3 benchmarks/com_float_bound.py
 """
@@ -14,11 +16,17 @@ import json
 import os
 import time
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
-from serdes.com import mmse_float
-from serdes.com.params import preset
-from serdes.kernels import com_mmse_search as K
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_com_rxfloat import _problem  # noqa: E402
+
+from serdes.com import mmse_float  # noqa: E402
+from serdes.com.params import preset  # noqa: E402
+from serdes.kernels import com_mmse_search as K  # noqa: E402
 
 p = dataclasses.replace(preset("802.3dj-kr"), rx_ffe_n_wg=2, n_qb=0, mlsd=False)
 n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
@@ -33,20 +41,10 @@ lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
 chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
 
 
-def problem(rng, c0=12, m=160):
-    """UI samples: cursor, decaying tail, 1-3 echoes in the span, colored noise."""
-    h = np.zeros(m)
-    h[c0] = 1.0
-    h[c0 + 1:c0 + 20] = rng.normal(size=19) * 0.3 * np.exp(-np.arange(19) / 3)
-    h[c0 - 3:c0] = rng.normal(size=3) * 0.05
-    for _ in range(rng.integers(1, 4)):
-        h[c0 + rng.integers(9, n - dw)] += rng.normal() * 0.08
-    av = np.array([h[:m - k] @ h[k:] for k in range(n)])
-    rn = np.zeros(n)
-    rn[:3] = np.array([1.0, 0.3, 0.1]) * rng.uniform(1e-3, 3e-2)
-    rows = (c0 + dw + np.arange(nb + 1))[:, None] - np.arange(n)[None, :]
-    hr = np.where((rows >= 0) & (rows < m), h[np.clip(rows, 0, m - 1)], 0.0)
-    return av, rn, np.ascontiguousarray(hr)
+def problem(rng):
+    """UI samples: cursor, decaying tail, 1-3 echoes in the span, colored noise (the
+    generator of tests/test_com_rxfloat.py)."""
+    return tuple(np.ascontiguousarray(x) for x in _problem(rng, p))
 
 
 def chol(pr):
@@ -61,15 +59,26 @@ def lev(pr):
 def exact(pr):
     return K._float_solve(*pr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin, wmax, bmin,
                           bmax, var_x, p.rlm, L, R, lo, Y, G, y, z, w, b, np.arange(n), chosen,
-                          valid)
+                          valid, -np.inf, np.empty(0))
+
+
+hist, pb = np.empty((n, nb + 1, nb + 1)), np.empty(n)
+
+
+def pruned(pr):
+    """The exact placement with the exact pass's prefix-bound pruning (no threshold)."""
+    K._prefix_bounds(*pr, n, nb, bmin, bmax, var_x, p.rlm, L, lv, gram, G, b, hist, pb)
+    return K._float_solve(*pr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin, wmax, bmin,
+                          bmax, var_x, p.rlm, L, R, lo, Y, G, y, z, w, b, np.arange(n), chosen,
+                          valid, -np.inf, pb)
 
 
 rng = np.random.default_rng(3)
 probs = [problem(rng) for _ in range(200)]
-vals = {f.__name__: np.array([f(pr) for pr in probs]) for f in (chol, lev, exact)}   # compile
-times = {"chol": [], "lev": [], "exact": []}
+vals = {f.__name__: np.array([f(pr) for pr in probs]) for f in (chol, lev, exact, pruned)}
+times = {"chol": [], "lev": [], "exact": [], "pruned": []}
 for rep in range(5):
-    for f in (chol, lev) + ((exact,) if rep < 2 else ()):
+    for f in (chol, lev) + ((exact, pruned) if rep < 2 else ()):
         c0 = time.process_time()
         for pr in probs:
             f(pr)
@@ -78,6 +87,9 @@ med = {k: float(np.median(v)) for k, v in times.items()}
 print(json.dumps({"us_per_solve_median": med, "runs_us": times,
                   "ratio_chol_over_lev": [c / l for c, l in zip(times["chol"], times["lev"])],
                   "ratio_exact_over_lev": med["exact"] / med["lev"],
+                  "ratio_exact_over_pruned": [e / q for e, q in zip(times["exact"],
+                                                                    times["pruned"])],
+                  "pruned_equals_exact": bool(np.array_equal(vals["pruned"], vals["exact"])),
                   "max_abs_bound_diff_db": float(np.max(np.abs(vals["lev"] - vals["chol"]))),
                   "min_bound_minus_exact_db": float(np.min(vals["lev"] - vals["exact"])),
                   "load": os.getloadavg()[0]}))

@@ -79,7 +79,7 @@ def _exhaustive(p, parts, ctles, C, CC, offs, kw):
         t = parts.at(ctle_weights(a, b))
         args = (C, CC, t.gv, t.gj, t.gf, t.r_base, t.acf_next, t.t0, t.S, t.idx0, offs)
         ub.append(mmse_block(*args, qmode=1, **qkw)[0])
-        f, ts, _ = mmse_block(*args, qmode=2, **qkw)
+        f, ts, _ = mmse_block(*args, qmode=2, prune=False, **qkw)
         ex.append(f)
         tss.append(ts)
     ub, ex = np.array(ub), np.array(ex)

@@ -256,7 +256,7 @@ def test_span_bound_is_above_every_placement(kw, n_prob):
         clipped += bool(b[0] == bmax[0])
         fe = K._float_solve(av, rn, hr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin,
                             wmax, bmin, bmax, var_x, p.rlm, float(L), R, lo, Y, G, y, z, w, b,
-                            cols, chosen, valid)
+                            cols, chosen, valid, -np.inf, np.empty(0))
         diffs.append(fb - fr)
         gaps.append(fb - fe)
     assert np.max(np.abs(diffs)) < 1e-9
@@ -288,3 +288,102 @@ def test_pruned_float_search_is_the_exhaustive_one(monkeypatch, channels_dir):
     assert np.array_equal(pruned.tx_taps, full.tx_taps)
     assert pruned.fom_db == pytest.approx(full.fom_db, abs=1e-9)
     assert np.all(ub >= ex) and pruned.n_exact < ex.size
+
+
+@pytest.mark.parametrize("kw, n_prob", [(dict(), 150), (dict(rx_ffe_n_max=40, rx_ffe_n_wf=3,
+                                                                rx_ffe_n_wg=3, dfe_max=(0.2,)), 300)])
+def test_prefix_bounds_prune_placements_exactly(kw, n_prob):
+    """The exact pass's pruning inside one floating placement (docs/com.md, "Pruning the
+    exact pass"): every prefix bound of _prefix_bounds equals the relaxed Cholesky solve
+    over that prefix (_solve_one, relaxed; 1e-9 dB) and the whole span's equals
+    _relaxed_span; the pruned _float_solve returns the FOM and positions of the
+    exhaustive one (the same solves: to the bit) with no threshold and with a threshold
+    just below the FOM, and a value below a threshold just above it, on random problems
+    (D3.3 sizes, and 3 groups of 3 in a 40-tap span with a binding DFE limit)."""
+    from serdes.kernels import com_mmse_search as K
+
+    p = _p(**kw)
+    n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
+    wmin, wmax = mmse_float.limits(p)
+    L = float(p.levels)
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
+    R, lo = np.empty((n, n)), np.empty((n, n))
+    Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
+    y, z, w = np.empty(n), np.empty(n), np.empty(n)
+    lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
+    hist, pb = np.empty((n, nb + 1, nb + 1)), np.empty(n)
+    chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    sk = (n - 1, nfix + 3, (n + nfix) // 2)
+    ng = p.rx_ffe_n_wg * p.rx_ffe_n_wf
+    rng = np.random.default_rng(5)
+    d_pre = []
+    for i in range(n_prob):
+        av, rn, hr = _problem(rng, p)
+        rn[0] += rng.choice([0.0, rng.uniform(0, 1e-2)])
+        hr = np.ascontiguousarray(hr)
+        args = (av, rn, hr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin, wmax, bmin,
+                bmax, var_x, p.rlm, L, R, lo, Y, G, y, z, w, b)
+        K._prefix_bounds(av, rn, hr, n, nb, bmin, bmax, var_x, p.rlm, L, lv, gram, G, b, hist,
+                         pb)
+        pb = pb.copy()
+        for k in sk[:1] if i % 10 else sk:
+            cols = np.arange(n)
+            d_pre.append(pb[k] - K._solve_one(av, rn, hr, cols, k + 1, dw, nb, wmin, wmax, bmin,
+                                               bmax, var_x, p.rlm, L, R, lo, Y, G, y, z, w, b,
+                                               True))
+        assert pb[-1] == pytest.approx(K._relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x,
+                                                       p.rlm, L, lv, gram, G, b), abs=1e-9)
+        assert np.all(np.diff(pb[nfix:]) >= -1e-9)       # a longer prefix: more taps free
+        cf = np.arange(n)
+        fe = K._float_solve(*args, cf, chosen, valid, -np.inf, np.empty(0))
+        ce = cf[:nfix + ng].copy()
+        for thr in (-np.inf, fe - 1e-6):
+            cp = np.arange(n)
+            assert K._float_solve(*args, cp, chosen, valid, thr, pb) == fe
+            assert np.array_equal(cp[:nfix + ng], ce)
+        assert K._float_solve(*args, np.arange(n), chosen, valid, fe + 1e-6, pb) < fe + 1e-6
+    assert np.max(np.abs(d_pre)) < 1e-9
+
+
+def test_pruned_exact_pass_equals_the_exhaustive_one(channels_dir):
+    """The exact pass (kernel qmode 2) with its pruning (sampling times in descending
+    order of their bound against the row's best, placements against prefix bounds) gives
+    every row's FOM and sampling time of the exhaustive pass when the row reaches the
+    threshold, and a value below it otherwise: DPO_12in with 1 FEXT and 1 NEXT, floating
+    taps and quantization noise on, one CTLE setting x 8 TX settings, thresholds -inf and
+    the median of the exact FOMs."""
+    from serdes.com import quant
+    from serdes.com.fom import ctle_weights
+    from serdes.kernels.com_mmse import mmse_block
+    from test_com_dj import _dpo12_vtfs
+
+    p = apply_overrides(preset("802.3dj-kr"), {
+        "f_step_ghz": "0.05", "g_dc": "-12", "g_dc2": "-3", "rx_ffe_n_wg": "2",
+        "mlsd": "false", "tx_step": "0,0,0.17,0.1,0,0"})
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=1, n_next=1)
+    seen = {}
+
+    def spy(p_, parts, ctles, C, CC, offs, kw):
+        seen.update(parts=parts, ctles=ctles, C=C, CC=CC, offs=offs, kw=kw)
+        return real(p_, parts, ctles, C, CC, offs, kw)
+
+    real = quant.search_quant
+    quant.search_quant = spy
+    try:
+        mmse_grid.search_grid_numba(p, g, v, kinds)
+    finally:
+        quant.search_quant = real
+    kw = dict(seen["kw"], n_qb=p.n_qb, p_qc=p.p_qc, k_rj=seen["kw"]["var_x"] * p.sigma_rj ** 2)
+    t = seen["parts"].at(ctle_weights(*seen["ctles"][0][2:4]))
+    args = (seen["C"], seen["CC"], t.gv, t.gj, t.gf, t.r_base, t.acf_next, t.t0, t.S, t.idx0,
+            seen["offs"])
+    assert len(seen["C"]) == 8
+    f0, t0_, _ = mmse_block(*args, qmode=2, prune=False, **kw)
+    for thr in (-np.inf, float(np.median(f0))):
+        th = np.full(len(f0), thr)
+        f1, t1, _ = mmse_block(*args, qmode=2, thr=th, prune=True, **kw)
+        hit = f0 >= thr
+        assert np.array_equal(f1[hit], f0[hit]) and np.array_equal(t1[hit], t0_[hit])
+        assert np.all(f1[~hit] < thr)
+        assert hit.sum() >= (len(f0) + 1) // 2

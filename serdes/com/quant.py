@@ -51,9 +51,11 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
     cache = {}
     pos = 0
     while pos < len(order) and flat[order[pos]] >= best[0]:
-        batch = order[pos:pos + BATCH]
+        # the first candidate alone: its FOM is the incumbent the next batch prunes with
+        size = BATCH if best[1] >= 0 else 1
+        batch = order[pos:pos + size]
         batch = batch[flat[batch] >= best[0]]
-        pos += BATCH
+        pos += size
         for n in np.unique(batch // len(C)):
             rows = np.sort(batch[batch // len(C) == n] % len(C))
             if n not in cache:

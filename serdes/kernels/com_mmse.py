@@ -16,7 +16,8 @@ __all__ = ["mmse_block"]
 
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
-               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0):
+               p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0,
+               prune=True):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -33,7 +34,13 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     positions ``nw`` .. ``n_span`` - 1, ``nw`` the fixed taps): the tables then cover
     N_w = ``n_span`` lags and ``wmin`` / ``wmax`` the whole span (the floating taps'
     limits after the fixed ones); the groups are placed per sampling time as the IEEE
-    COM code places them (kernel ``_float_solve``)."""
+    COM code places them (kernel ``_float_solve``).
+
+    ``prune`` (qmode 2): the sampling times in descending order of their bound, each
+    evaluated exactly only while its bound reaches thr and the row's best exact FOM so
+    far, and the floating placements pruned with prefix bounds (docs/com.md, "Pruning
+    the exact pass"); False: every sampling time and placement (the same FOM and sampling
+    time for every row that reaches thr)."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -97,7 +104,7 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
         _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
         ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),
         n_lower(int(levels), p_qc), p_qc / 2.0, _a.integer("npts_q", npts_q, lo=3) | 1,
-        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf)
+        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf, bool(prune))
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)

@@ -300,8 +300,17 @@ def _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
     return -np.inf
 
 
+@njit(cache=True)
+def _gram_keep(gram, nr, t0, out):
+    """out = the symmetric Gram of the upper triangle of gram, divided by t0."""
+    for r in range(nr):
+        for q in range(r, nr):
+            out[r, q] = gram[r, q] / t0
+            out[q, r] = out[r, q]
+
+
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def _toeplitz_gram(t0, rr, n, rhs, nr, gram, ya, yb, ee):
+def _toeplitz_gram(t0, rr, n, rhs, nr, gram, ya, yb, ee, hist):
     """gram[r, s] = rhs_r^T T^-1 rhs_s (r, s < nr) for the symmetric Toeplitz
     T = t0 toeplitz(rr[:n]) (rr[0] = 1), from Durbin's recursion alone: with y_k the
     order-k solution of T_k y = -rr[1 .. k] and beta_k its prediction error, the
@@ -311,12 +320,19 @@ def _toeplitz_gram(t0, rr, n, rhs, nr, gram, ya, yb, ee):
     bound needs only these products). The reversed y_k is kept (ya, yb: scratch of n,
     swapped each step) so that every dot product runs forwards; they may be reassociated
     (rounding-level differences, covered by the bound's _SLACK_DB). ee: scratch (nr).
-    False if T is not positive definite (a step with beta <= 0)."""
+    hist (n x nr x nr, or empty): hist[k] = the Gram of the leading k + 1 rows (the
+    order-(k + 1) prefix), NaN from the first step that failed. False if T is not
+    positive definite (a step with beta <= 0)."""
     if not t0 > 0.0:
         return False
+    keep = hist.shape[0] > 0
+    if keep:
+        hist[:n] = np.nan
     for r in range(nr):
         for q in range(nr):
             gram[r, q] = rhs[r, 0] * rhs[q, 0]
+    if keep:
+        _gram_keep(gram, nr, t0, hist[0])
     if n > 1:
         ya[0] = -rr[1]
         alpha = ya[0]
@@ -350,6 +366,8 @@ def _toeplitz_gram(t0, rr, n, rhs, nr, gram, ya, yb, ee):
             for r in range(nr):
                 for q in range(r, nr):
                     gram[r, q] += ee[r] * ee[q] * ib
+            if keep:
+                _gram_keep(gram, nr, t0, hist[k])
             if k < n - 1:
                 alpha = -(a + rr[k + 1]) * ib
                 # reversed y_(k+1): [alpha, A[j - 1] + alpha A[k - j] for j = 1 .. k]
@@ -383,8 +401,38 @@ def _relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G
     t0 = lv[0, 0]
     for k in range(n):
         lv[0, k] = lv[0, k] / t0
-    if not _toeplitz_gram(t0, lv[0], n, hr, nb + 1, gram, lv[1], lv[2], lv[0, n:]):
+    if not _toeplitz_gram(t0, lv[0], n, hr, nb + 1, gram, lv[1], lv[2], lv[0, n:],
+                          np.empty((0, 0, 0))):
         return np.inf
+    return _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+
+
+@njit(cache=True)
+def _prefix_bounds(av, rn, hr, n, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b,
+                   hist, pb):
+    """pb[k] = _relaxed_span's bound over the leading k + 1 positions of the span, for
+    every k < n, from one Durbin recursion (the Gram of each prefix is a step of it;
+    +inf where R's prefix is not found positive definite). A placement whose last tap
+    is at position k has every tap in that prefix, so its FOM is at most pb[k]."""
+    for k in range(n):
+        lv[0, k] = av[k] + rn[k] / var_x
+    t0 = lv[0, 0]
+    for k in range(n):
+        lv[0, k] = lv[0, k] / t0
+    if not t0 > 0.0:
+        pb[:n] = np.inf
+        return
+    _toeplitz_gram(t0, lv[0], n, hr, nb + 1, gram, lv[1], lv[2], lv[0, n:], hist)
+    for k in range(n):
+        if np.isnan(hist[k, 0, 0]):
+            pb[k] = np.inf
+        else:
+            pb[k] = _gram_fom(hist[k], nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+
+
+@njit(cache=True)
+def _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b):
+    """The relaxed FOM of _relaxed_span from the Gram [h0, h_1..]^T R^-1 [h0, h_1..]."""
     # the unclipped DFE solution w ~ z + Y v with (I - H_b Y) v = H_b z (Woodbury, as
     # _solve_one); nb is 0 or 1 here in the presets, any nb by Gauss elimination
     for r in range(nb):
@@ -441,7 +489,7 @@ def _relaxed_span(av, rn, hr, n, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G
 
 @njit(cache=True)
 def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bmax, var_x,
-                 rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen, valid):
+                 rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen, valid, thr, pb):
     """MMSE FOM with nwg floating groups of nwf contiguous taps among positions
     nfix .. nmax - 1 beside the nfix fixed taps (802.3dj 178A.1.8.1), placed as the IEEE
     COM code's FOM_rxffe_floating_taps places them: one group at a time, each start
@@ -449,7 +497,15 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
     MMSE solve each), the first best FOM kept; then the next nwf entries of the list of
     valid starts from the chosen one on, and the starts nwf - 1 .. 1 before it, are
     removed. Returns the FOM of the last placement (w, b its taps; cols[:nfix + n]
-    the positions, n the floating taps placed)."""
+    the positions, n the floating taps placed).
+
+    Pruning (pb: _prefix_bounds of this problem, or empty: none): a placement whose last
+    tap is at position k has FOM at most pb[k] + _SLACK_DB; it is not solved when that
+    is below the best FOM of its round so far (it cannot be that round's first best),
+    nor, in the last round, below thr (the FOM returned is the best of the last round,
+    which then cannot reach thr). When no placement of the last round can reach thr the
+    value returned is below thr (not the FOM) and w, b are not set."""
+    nprune = pb.shape[0] > 0
     nval = nmax - nfix - nwf + 1
     for k in range(max(nval, 0)):
         valid[k] = k
@@ -466,8 +522,14 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
         bestf = -np.inf
         bk = 0
         n = nfix + nch + nwf
+        last = g == nwg - 1
+        top = nfix + chosen[nch - 1] if nch else 0     # last placed tap (chosen ascending)
         for k in range(nval):
             st = valid[k]
+            if nprune:
+                fb = pb[max(top, nfix + st + nwf - 1)] + _SLACK_DB
+                if fb < bestf or (last and fb < thr):
+                    continue
             # positions: the fixed taps, then the placed and the new group's, ascending
             i = 0
             j = 0
@@ -483,6 +545,8 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
             if f > bestf:
                 bestf = f
                 bk = k
+        if nprune and last and not bestf >= thr:
+            return bestf if bestf < thr else -np.inf
         st = valid[bk]
         # chosen += st .. st + nwf - 1, kept ascending
         for j in range(nwf):
@@ -532,7 +596,7 @@ def _slope_e0(CC, gj, r, ph, nw, P):
 def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
                  var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden, m_lb, p_half,
                  npts_q, dvar, a1, thr, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv,
-                 gram):
+                 gram, hist, pb):
     """FOM with the quantization noise Delta^2 / 12 (Delta = 2 V_qc / qden) added to the
     noise at the FFE input (lag 0 of rn). qmode 1: an upper bound (V_qc's lower bound from
     _QWIN UIs around the cursor, the step bounded with sum |c_k| sum |t0[ph]|, the relaxed
@@ -540,7 +604,9 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     and the full steps, else the bound (below thr). With floating groups (nwg > 0) the
     bound's relaxed solve has every position of the span nwt free (so it bounds every
     placement; _relaxed_span, by Durbin's recursion, plus _SLACK_DB for rounding) and the
-    exact FOM is _float_solve's."""
+    exact FOM is _float_solve's; with hist, pb not empty (scratch of _prefix_bounds) its
+    placements are pruned with the prefix bounds at the exact V_qc (a value below thr is
+    returned when the whole span's cannot reach thr)."""
     K = offs.shape[0]
     N = t0.shape[1]
     rn0 = rn[0]
@@ -579,9 +645,19 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     v = _v_qc(hq, sig, np.int64(levels), p_half, npts_q)
     d = 2.0 * v / qden
     rn[0] = rn0 + d * d / 12.0
-    if nwg:
+    if nwg and pb.shape[0] > 0:
+        _prefix_bounds(av, rn, hr, nwt, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b,
+                       hist, pb)
+        if pb[nwt - 1] + _SLACK_DB < thr:
+            fo = pb[nwt - 1] + _SLACK_DB
+        else:
+            fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin, bmax,
+                              var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen,
+                              valid, thr, pb)
+    elif nwg:
         fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin, bmax,
-                          var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen, valid)
+                          var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen, valid,
+                          thr, pb)
     else:
         fo = _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
                         levels, R, lo, Y, G, y, z, w, b)
@@ -589,10 +665,40 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     return fo
 
 
+@njit(cache=True)
+def _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt, k_j, av, rn,
+               hr):
+    """Row r's tables at the sampling time of phase ph, UI dh: the victim's UI-sample
+    autocorrelation av, the noise's rn (RX, TX, jitter, crosstalk axt) and the cursor and
+    DFE rows hr of the convolution matrix."""
+    K = C.shape[1]
+    P = CC.shape[1]
+    N = t0.shape[1]
+    for lag in range(nwt):
+        e1 = 0.0
+        e2 = 0.0
+        for q in range(P):
+            e1 += CC[r, q] * gv[ph * nwt + lag, q]
+            e2 += CC[r, q] * gj[ph * nwt + lag, q]
+        av[lag] = e1
+        rn[lag] = r_base[ph, lag] + k_j * e2 + axt[lag]
+    for rr in range(nb + 1):
+        for i in range(nwt):
+            e = 0.0
+            for k in range(K):
+                col = dh + dw + rr - i - offs[k]
+                if col < 0:
+                    col += N
+                elif col >= N:
+                    col -= N
+                e += C[r, k] * t0[ph, col]
+            hr[rr, i] = e
+
+
 @njit(cache=True, parallel=True)
 def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                 wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
-                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf):
+                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf, prune):
     n = C.shape[0]
     K = C.shape[1]
     P = CC.shape[1]
@@ -622,6 +728,10 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
         hq = np.empty(N if qmode == 2 else _QWIN)
         lv = np.empty((3, nwt + nb + 1))
         gram = np.empty((nb + 1, nb + 1))
+        npb = nwt if prune and qmode == 2 else 0
+        hist = np.empty((npb, nb + 1, nb + 1))
+        pb = np.empty(npb)
+        fbs = np.empty(2 * (m // 2) + 1)
         for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
             best_s = -np.inf
             kk = 0
@@ -657,34 +767,59 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                     axt[lag] += var_x * e
             fbest = -np.inf
             tbest = -1
+            if qmode == 2 and prune:
+                # every sampling time's bound, then the exact FOM in descending order of
+                # the bound while it can reach thr or the best exact FOM so far (a time
+                # whose bound is below that cannot be the row's first best)
+                for dt in range(-(m // 2), m // 2 + 1):
+                    ts = pk + dt
+                    dh = ts // m
+                    ph = ts - dh * m
+                    _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt,
+                               k_j, av, rn, hr)
+                    cnt[ci] += 1
+                    fbs[dt + m // 2] = _quant_solve(
+                        C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
+                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, 1, qden, m_lb,
+                        p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
+                        thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram,
+                        hist[:0], pb[:0])
+                order = np.argsort(-fbs, kind="mergesort")
+                for oi in range(order.shape[0]):
+                    dt = order[oi] - m // 2
+                    th = max(thr[r], fbest)
+                    if fbs[order[oi]] < th:
+                        break
+                    ts = pk + dt
+                    dh = ts // m
+                    ph = ts - dh * m
+                    _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt,
+                               k_j, av, rn, hr)
+                    fo = _quant_solve(
+                        C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
+                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, 2, qden, m_lb,
+                        p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
+                        th, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram, hist, pb)
+                    if fo > fbest or (fo == fbest and ts < tbest):
+                        fbest = fo
+                        tbest = ts
+                if fbest == -np.inf and fbs[order[0]] < thr[r]:   # the best bound, < thr
+                    fbest = fbs[order[0]]
+                    tbest = pk + order[0] - m // 2
+                fom_out[r] = fbest
+                ts_out[r] = tbest
+                continue
             for dt in range(-(m // 2), m // 2 + 1):
                 ts = pk + dt
                 dh = ts // m
                 ph = ts - dh * m
-                for lag in range(nwt):
-                    e1 = 0.0
-                    e2 = 0.0
-                    for q in range(P):
-                        e1 += CC[r, q] * gv[ph * nwt + lag, q]
-                        e2 += CC[r, q] * gj[ph * nwt + lag, q]
-                    av[lag] = e1
-                    rn[lag] = r_base[ph, lag] + k_j * e2 + axt[lag]
-                for rr in range(nb + 1):
-                    for i in range(nwt):
-                        e = 0.0
-                        for k in range(K):
-                            col = dh + dw + rr - i - offs[k]
-                            if col < 0:
-                                col += N
-                            elif col >= N:
-                                col -= N
-                            e += C[r, k] * t0[ph, col]
-                        hr[rr, i] = e
+                _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt, k_j,
+                           av, rn, hr)
                 cnt[ci] += 1
                 if qmode == 0 and nwg:
                     fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin,
                                       bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols,
-                                      chosen, valid)
+                                      chosen, valid, -np.inf, pb[:0])
                 elif qmode == 0:
                     fo = _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x,
                                     rlm, levels, R, lo, Y, G, y, z, w, b)
@@ -694,7 +829,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                                       z, w, b, qmode, qden, m_lb, p_half, npts_q,
                                       (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
                                       thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid,
-                                      lv, gram)
+                                      lv, gram, hist[:0], pb[:0])
                 if fo > fbest:
                     fbest = fo
                     tbest = ts
