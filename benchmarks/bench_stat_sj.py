@@ -22,14 +22,13 @@ time (BER, openings or vertical, horizontal) says where the time goes.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_tree, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,11 +71,8 @@ print("%.4f %.17e %.4f %.4f %.4f %.17e" % (t4 - t0, b.ber, t1 - t0, t2 - t1, t3 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=2)
+    ap = parser(__doc__, pairs=2)
     ap.add_argument("--cases", default="norj,rj")
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     ap.add_argument("--bathtubs", action="store_true",
                     help="time the whole bathtubs, not the report's calls")
     args = ap.parse_args(argv)

@@ -16,13 +16,12 @@ calibrated case's time over the uncalibrated one in the new tree.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_tree, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,11 +46,8 @@ print("%.4f %.17e" % (T() - t0, b.ber))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=2)
+    ap = parser(__doc__, pairs=2)
     ap.add_argument("--cases", default="cal,raw")
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     args = ap.parse_args(argv)
     best = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,14 +20,13 @@ clock.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_tree, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,13 +66,10 @@ print("%.4f %.4f %.6e %.4f" % (wave, warm[len(warm) // 2], b, first))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=3)
+    ap = parser(__doc__, pairs=3)
     ap.add_argument("--reps", type=int, default=3,
                     help="warm SJ report calls per process (their median is taken)")
     ap.add_argument("--symbols", type=int, default=200_000)
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         old = export_tree(args.rev, Path(tmp) / "old", "serdes")

@@ -11,13 +11,12 @@ best of several pairs, and the NumPy convolution of the same run as the yardstic
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_tree, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,10 +53,7 @@ print("%.3f %.3f %.3f" % tuple(out))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
+    ap = parser(__doc__, pairs=3)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         old = export_tree(args.rev, Path(tmp) / "old")

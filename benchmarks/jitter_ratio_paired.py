@@ -13,14 +13,13 @@ issue's goal 1: <= 1.3) for both trees and this / earlier with RJ.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_tree, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,11 +39,8 @@ print(time.process_time() - t, r.bit_errors)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = parser(__doc__, rounds=5)
     ap.add_argument("--symbols", type=int, default=10_000_000)
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin every run to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         old = export_tree(args.rev, Path(tmp) / "old")

@@ -1,14 +1,28 @@
-"""What the benchmarks that time this tree against an earlier revision share: the
-earlier tree exported with ``git archive`` into a folder, and the ``taskset`` prefix
-that pins both runs of a pair to the same CPU (empty where ``taskset`` is absent)."""
+"""What the benchmarks that time this tree against an earlier revision share: their
+command line's common part, the earlier tree exported with ``git archive`` into a
+folder, and the ``taskset`` prefix that pins both runs of a pair to the same CPU (empty
+where ``taskset`` is absent)."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def parser(doc: str, **counts: int) -> argparse.ArgumentParser:
+    """The command line every revision benchmark starts from: its first ``doc`` line as
+    the description, the earlier revision, ``--cpu`` and its repeat counts, each a
+    keyword with its default (``pairs=3`` gives ``--pairs``, 3 unless told)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
+    for name, default in counts.items():
+        ap.add_argument(f"--{name}", type=int, default=default)
+    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin every run to")
+    return ap
 
 
 def export_tree(rev: str, dest: Path, *paths: str) -> Path:
