@@ -120,6 +120,22 @@ def _dfe_run(z, taps, levels, thresholds, hist):
     return dec, v_out
 
 
+@njit(cache=True, inline="always")
+def _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit):
+    """One LMS step of the FFE taps (window x[top], x[top - 1], ...) and of the DFE taps
+    (clipped to +-b_limit) on the error e; inlined into both equalizer kernels, so each
+    loop compiles as if written out."""
+    for i in range(w.shape[0]):
+        w[i] -= mu_w * e * x[top - i]
+    for m in range(b.shape[0]):
+        bm = b[m] + mu_b * e * hist[m]
+        if bm > b_limit:
+            bm = b_limit
+        elif bm < -b_limit:
+            bm = -b_limit
+        b[m] = bm
+
+
 @njit(cache=True)
 def _ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_limit):
     """FFE + DFE adapted by LMS, sample by sample (_ffe_dfe_rc without a canceller).
@@ -146,15 +162,7 @@ def _ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_
         d = _slice_one(v, thresholds)
         target = ref[k] if k < n_train else levels[d]
         e = v - target
-        for i in range(nw):
-            w[i] -= mu_w * e * x[top - i]
-        for m in range(nb):
-            bm = b[m] + mu_b * e * hist[m]
-            if bm > b_limit:
-                bm = b_limit
-            elif bm < -b_limit:
-                bm = -b_limit
-            b[m] = bm
+        _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit)
         dec[k] = d
         v_out[k] = v
         for m in range(nb - 1, 0, -1):
@@ -220,15 +228,7 @@ def _ffe_dfe_rc(x, ref, eq, rc, sl, p):
         target = ref[k] if k < n_train else levels[d]
         e = v - target
         if adapt_eq:
-            for i in range(nw):
-                w[i] -= mu_w * e * x[top - i]
-            for m in range(nb):
-                bm = b[m] + mu_b * e * hist[m]
-                if bm > b_limit:
-                    bm = b_limit
-                elif bm < -b_limit:
-                    bm = -b_limit
-                b[m] = bm
+            _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit)
         if st[1] == 1:
             if cnt >= p.search_start:
                 for j in range(p.search_lo, corr.shape[0]):
