@@ -30,6 +30,24 @@ def test_pulse_sum_rows_is_the_lagrange_sum(seed):
                                atol=1e-12)
 
 
+def test_each_lane_of_the_lane_sum_is_the_one_lane_sum_to_the_bit():
+    """serdes.kernels.adc_ti.lane_pulse_sum_rows runs the same kernel with lane
+    l = (lane0 + k) mod N's rows: its outputs on lane l are pulse_sum_rows with that
+    lane's rows, bit for bit (offsets beyond the rows held clip alike)."""
+    from serdes.kernels.adc_ti import lane_pulse_sum_rows
+
+    rng = np.random.default_rng(4)
+    m, n_ui, n_lanes, first, count = 8, 6, 3, 2, 30
+    rows = rng.normal(size=(n_lanes, count, n_ui))
+    a = rng.choice(LEVELS, size=80)
+    off = rng.uniform(-20.0, 20.0, size=len(a) - n_ui + 1)
+    got = lane_pulse_sum_rows(a, rows, first, 16.5, off, 2)
+    for lane in range(n_lanes):
+        k = np.arange((lane - 2) % n_lanes, got.shape[0], n_lanes)
+        want = kj.pulse_sum_rows(a, rows[lane], first, 16.5, off)[k]
+        np.testing.assert_array_equal(got[k], want)
+
+
 @pytest.mark.parametrize("n_ui", [1, 5, 64, 77])
 def test_pulse_sum_taylor_is_its_definition_and_chunk_invariant(n_ui):
     rng = np.random.default_rng(n_ui)

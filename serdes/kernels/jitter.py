@@ -25,18 +25,22 @@ from serdes.kernels.fir import interp_cubic
 
 
 @njit(cache=True, fastmath=True)
-def _pulse_sum_rows(a, rows, first, phase, offsets):
-    """Exact jittered pulse sum from polyphase rows.
+def _pulse_sum_rows(a, rows, first, phase, offsets, lane0):
+    """Exact jittered pulse sum from polyphase rows, per lane.
 
-    rows[r, i] = p_fine[first + r + (n_ui - 1 - i) * m] (taps reversed so the symbol
-    window runs forward); a carries n_ui - 1 symbols of history. The integer position
-    is clipped to the rows held, as the fine-grid kernel clips to its padded pulse.
+    rows[l, r, i] = p_l[first + r + (n_ui - 1 - i) * m] (taps reversed so the symbol
+    window runs forward) for lane l; sample k takes lane (lane0 + k) mod N, so one lane
+    (rows of shape (1, n_rows, n_ui), lane0 = 0) is the plain sum and N lanes the
+    time-interleaved ADC's (serdes.kernels.adc_ti). a carries n_ui - 1 symbols of
+    history. The integer position is clipped to the rows held, as the fine-grid kernel
+    clips to its padded pulse.
     """
-    n_rows, n_ui = rows.shape
+    n_lanes, n_rows, n_ui = rows.shape
     n = a.shape[0] - n_ui + 1
     y = np.empty(max(n, 0), dtype=np.float64)
     lo = first + 1
     hi = first + n_rows - 3
+    lane = lane0
     for k in range(n):
         pos = phase + offsets[k]
         i = int(np.floor(pos))
@@ -46,10 +50,10 @@ def _pulse_sum_rows(a, rows, first, phase, offsets):
             i = hi
         t = pos - i
         r = i - 1 - first
-        r0 = rows[r]
-        r1 = rows[r + 1]
-        r2 = rows[r + 2]
-        r3 = rows[r + 3]
+        r0 = rows[lane, r]
+        r1 = rows[lane, r + 1]
+        r2 = rows[lane, r + 2]
+        r3 = rows[lane, r + 3]
         c0 = 0.0
         c1 = 0.0
         c2 = 0.0
@@ -64,6 +68,9 @@ def _pulse_sum_rows(a, rows, first, phase, offsets):
                 + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * c1
                 - (t + 1.0) * t * (t - 2.0) / 2.0 * c2
                 + (t + 1.0) * t * (t - 1.0) / 6.0 * c3)
+        lane += 1
+        if lane == n_lanes:
+            lane = 0
     return y
 
 
@@ -152,7 +159,7 @@ def _rj_offsets(z, rj, m, neg):
 
 # ------------------------------------------------------------------ NumPy helpers
 def pulse_rows(p_fine, m: int, n_ui: int, first: int, count: int) -> np.ndarray:
-    """The polyphase rows of :func:`_pulse_sum_rows`: rows[r, i] =
+    """The polyphase rows of :func:`_pulse_sum_rows` (one lane): rows[r, i] =
     p_fine[first + r + (n_ui - 1 - i) m], r = 0 .. count - 1."""
     p_fine = args.array("p_fine", p_fine)
     if first < 0 or first + count - 1 + (n_ui - 1) * m >= p_fine.shape[0] or count < 4:
@@ -223,8 +230,8 @@ def pulse_sum_rows(a, rows, first, phase, offsets) -> np.ndarray:
     n = a.shape[0] - n_ui + 1
     if offsets.shape[0] != n:
         raise ConfigError(f"offsets: needs one value per output ({n}), got {offsets.shape[0]}")
-    return _pulse_sum_rows(a, rows, args.integer("first", first, lo=0),
-                           args.real("phase", phase), offsets)
+    return _pulse_sum_rows(a, rows[None], args.integer("first", first, lo=0),
+                           args.real("phase", phase), offsets, 0)
 
 
 def taylor_taps(derivs, phase, m, n_ui, slow) -> np.ndarray:
