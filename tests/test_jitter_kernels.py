@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import naive
+from pulse_cases import jittered_case
 from serdes.build import build
 from serdes.config import Config
 from serdes.errors import ConfigError
@@ -16,12 +17,8 @@ LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 
 @pytest.mark.parametrize("seed", range(3))
 def test_pulse_sum_rows_is_the_lagrange_sum(seed):
-    rng = np.random.default_rng(seed)
     m, n_ui = 8, 6
-    pad = 3 * m
-    p = np.concatenate([np.zeros(pad), rng.normal(size=n_ui * m), np.zeros(pad)])
-    a = rng.choice(LEVELS, size=60)
-    off = rng.uniform(-1.5 * m, 1.5 * m, size=len(a) - n_ui + 1)
+    p, a, off, pad = jittered_case(seed, m, n_ui)
     phase = pad + 3.0
     first = int(np.floor(phase - 1.5 * m)) - 1
     rows = kj.pulse_rows(p, m, n_ui, first, int(np.floor(phase + 1.5 * m)) + 3 - first)
@@ -37,7 +34,7 @@ def test_each_lane_of_the_lane_sum_is_the_one_lane_sum_to_the_bit():
     from serdes.kernels.adc_ti import lane_pulse_sum_rows
 
     rng = np.random.default_rng(4)
-    m, n_ui, n_lanes, first, count = 8, 6, 3, 2, 30
+    n_ui, n_lanes, first, count = 6, 3, 2, 30
     rows = rng.normal(size=(n_lanes, count, n_ui))
     a = rng.choice(LEVELS, size=80)
     off = rng.uniform(-20.0, 20.0, size=len(a) - n_ui + 1)

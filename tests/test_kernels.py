@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import naive
+from pulse_cases import jittered_case
 from serdes.kernels import adc as kadc
 from serdes.kernels import fir as kfir
 from serdes.kernels import slicer as ksl
@@ -22,12 +23,8 @@ def test_fir_valid(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_pulse_sum_jitter(seed):
-    rng = np.random.default_rng(seed)
     m, n_ui = 8, 6
-    pad = 3 * m
-    p = np.concatenate([np.zeros(pad), rng.normal(size=n_ui * m), np.zeros(pad)])
-    a = rng.choice(LEVELS, size=60)
-    off = rng.uniform(-1.5 * m, 1.5 * m, size=len(a) - n_ui + 1)
+    p, a, off, pad = jittered_case(seed, m, n_ui)
     got = kfir.pulse_sum_jitter(a, p, m, float(pad + 3), off, n_ui)
     ref = naive.pulse_sum_jitter(a, p, m, pad + 3, off, n_ui)
     np.testing.assert_allclose(got, ref, atol=1e-12)
