@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, parser, pinned
+from revision import export_with_script, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,9 +51,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     best = {}
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+        old, script = export_with_script(args.rev, tmp, MEASURE, "serdes")
         for case in args.cases.split(","):
             rows = {"old": [], "new": []}
             for _ in range(args.pairs):

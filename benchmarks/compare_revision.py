@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, parser, pinned
+from revision import export_with_script, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,9 +56,7 @@ def main(argv=None) -> int:
     ap = parser(__doc__, pairs=3)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+        old, script = export_with_script(args.rev, tmp, MEASURE)
         pin = pinned(args.cpu)
         rows = {"earlier": [], "this": []}
         for _ in range(args.pairs):

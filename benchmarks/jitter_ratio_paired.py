@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, parser, pinned
+from revision import export_with_script, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,9 +43,7 @@ def main(argv=None) -> int:
     ap.add_argument("--symbols", type=int, default=10_000_000)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+        old, script = export_with_script(args.rev, tmp, MEASURE)
         pin = pinned(args.cpu)
         runs = [("earlier", old, "rj"), ("this", ROOT, "rj"), ("this", ROOT, "flat"),
                 ("earlier", old, "flat")]

@@ -35,6 +35,14 @@ def export_tree(rev: str, dest: Path, *paths: str) -> Path:
     return dest
 
 
+def export_with_script(rev: str, tmp, text: str, *paths: str) -> tuple[Path, Path]:
+    """Revision ``rev`` (only ``paths`` if given) exported into ``tmp``/old and the
+    measuring script ``text`` written to ``tmp``/measure.py: (the tree, the script)."""
+    script = Path(tmp) / "measure.py"
+    script.write_text(text)
+    return export_tree(rev, Path(tmp) / "old", *paths), script
+
+
 def pinned(cpu: int) -> list[str]:
     """The command prefix that runs a process on CPU ``cpu`` alone."""
     return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
