@@ -1,11 +1,13 @@
 """What the interleaved-ADC clock-recovery tests (tests/test_cdr_lanes*.py) share: the
-noisy link, the TX jitter, a front end driven in chunks, the skew override and the
-detector's measured S-curve."""
+noisy link, the TX jitter, a front end driven in chunks, the skew override, the
+detector's measured S-curve and the recovered phase's shift under a skew pattern."""
 
 import numpy as np
 
 from serdes.build import build
 from serdes.config import Config
+from serdes.engines.cdr import CdrFrontEnd
+from serdes.engines.cdr_lanes import TiCdrFrontEnd
 from serdes.kernels.fir import fir_valid
 
 UI = 1 / 53.125e9
@@ -46,3 +48,22 @@ def s_curve(fe, phases):
                                   g.standard_normal(n - fe.hist)]), fe.noise_fir)
     return np.array([np.mean(fe._open_loop(a, np.zeros(n), w, p)) - fe.cal.bias
                      for p in phases])
+
+
+def skew_shift(mode, tau):
+    """The ``mode`` loop's recovered phase with lanes skewed by ``tau`` (UI) minus the
+    phase without skew (same seed: common random numbers), 1 << 20 UI after 1 << 16 of
+    settling: (mean difference, its standard error from batch means of 16384 UI, the
+    curvature term -(S'' / 2 S') var(tau) of the measured S-curve at +-0.05 UI)."""
+    ref_sys = noisy_system(mode)
+    sk_sys = noisy_system(mode, f"adc.lanes={len(tau)}", skews(tau, ref_sys.link.ui_s))
+    f0 = CdrFrontEnd(ref_sys.link, 1, ref_sys.cdr)
+    f1 = TiCdrFrontEnd(sk_sys.link, 1, sk_sys.cdr, calibration=f0.cal)
+    n, settle = 1 << 20, 1 << 16
+    d = (drive(f1, n, 1 << 16)[1] - drive(f0, n, 1 << 16)[1])[settle:]
+    batch = 1 << 14
+    bm = d[:d.shape[0] // batch * batch].reshape(-1, batch).mean(axis=1)
+    se = bm.std(ddof=1) / np.sqrt(bm.shape[0])
+    sm, s0, sp = s_curve(f0, [-0.05, 0.0, 0.05])
+    s1, s2 = (sp - sm) / 0.1, (sp - 2 * s0 + sm) / 0.05 ** 2
+    return d.mean(), se, -s2 / (2 * s1) * tau.var()
