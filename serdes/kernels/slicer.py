@@ -121,6 +121,18 @@ def _dfe_run(z, taps, levels, thresholds, hist):
 
 
 @njit(cache=True, inline="always")
+def _ffe_dfe_out(w, b, hist, x, top):
+    """The FFE output over the window x[top], x[top - 1], ... minus the DFE's feedback
+    of the decided levels ``hist``; inlined as _lms_step."""
+    v = 0.0
+    for i in range(w.shape[0]):
+        v += w[i] * x[top - i]
+    for m in range(b.shape[0]):
+        v -= b[m] * hist[m]
+    return v
+
+
+@njit(cache=True, inline="always")
 def _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit):
     """One LMS step of the FFE taps (window x[top], x[top - 1], ...) and of the DFE taps
     (clipped to +-b_limit) on the error e; inlined into both equalizer kernels, so each
@@ -154,11 +166,7 @@ def _ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_
     v_out = np.empty(n, dtype=np.float64)
     for k in range(n):
         top = k + nw - 1
-        v = 0.0
-        for i in range(nw):
-            v += w[i] * x[top - i]
-        for m in range(nb):
-            v -= b[m] * hist[m]
+        v = _ffe_dfe_out(w, b, hist, x, top)
         d = _slice_one(v, thresholds)
         target = ref[k] if k < n_train else levels[d]
         e = v - target
@@ -217,11 +225,7 @@ def _ffe_dfe_rc(x, ref, eq, rc, sl, p):
     cnt = st[0]
     for k in range(n):
         top = k + nw - 1
-        v = 0.0
-        for i in range(nw):
-            v += w[i] * x[top - i]
-        for m in range(nb):
-            v -= b[m] * hist[m]
+        v = _ffe_dfe_out(w, b, hist, x, top)
         for i in range(nc):
             v -= c[i] * ring[(cnt - lags[i]) & mask]
         d = _slice_one(v, thresholds)
