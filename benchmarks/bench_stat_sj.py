@@ -23,12 +23,11 @@ time (BER, openings or vertical, horizontal) says where the time goes.
 from __future__ import annotations
 
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_with_script, parser, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,10 +83,8 @@ def main(argv=None) -> int:
             trees = (("old", old), ("new", ROOT))
             for i in range(args.pairs):
                 for name, tree in (trees if i % 2 == 0 else trees[::-1]):
-                    out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script),
-                                         str(tree), cases[case],
-                                         "1" if args.bathtubs else "0"], check=True,
-                                         capture_output=True, text=True).stdout.split()
+                    out = measure(args.cpu, script, tree, cases[case],
+                                  "1" if args.bathtubs else "0")
                     r = tuple(float(x) for x in out)
                     rows[name].append(r)
                     print(f"{case} {name}: {r[0]:.2f} s CPU (BER {r[1]:.10e}, eye height "

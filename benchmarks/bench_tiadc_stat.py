@@ -16,12 +16,11 @@ calibrated case's time over the uncalibrated one in the new tree.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_with_script, parser, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,9 +55,7 @@ def main(argv=None) -> int:
             rows = {"old": [], "new": []}
             for _ in range(args.pairs):
                 for name, tree in (("old", old), ("new", ROOT)):
-                    out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script),
-                                         str(tree), case], check=True,
-                                         capture_output=True, text=True).stdout.split()
+                    out = measure(args.cpu, script, tree, case)
                     r = (float(out[0]), float(out[1]))
                     rows[name].append(r)
                     print(f"{case} {name}: {r[0]:.2f} s CPU (BER {r[1]:.10e})", flush=True)

@@ -21,12 +21,11 @@ clock.
 from __future__ import annotations
 
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_with_script, parser, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,9 +76,7 @@ def main(argv=None) -> int:
         pairs = (("old", old), ("new", ROOT))
         for i in range(args.pairs):
             for name, tree in (pairs if i % 2 == 0 else pairs[::-1]):
-                out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script), str(tree),
-                                     str(args.symbols), str(args.reps)], check=True,
-                                     capture_output=True, text=True).stdout.split()
+                out = measure(args.cpu, script, tree, args.symbols, args.reps)
                 rows[name].append(tuple(float(v) for v in out))
                 print(name, "waveform %.3f M symbols/s, SJ stat report %.3f s warm (BER "
                       "%.6e), first call in the process %.3f s" % rows[name][-1], flush=True)

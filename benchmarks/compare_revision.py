@@ -11,12 +11,11 @@ best of several pairs, and the NumPy convolution of the same run as the yardstic
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_with_script, parser, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,13 +56,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         old, script = export_with_script(args.rev, tmp, MEASURE)
-        pin = pinned(args.cpu)
         rows = {"earlier": [], "this": []}
         for _ in range(args.pairs):
             for name, tree in (("earlier", old), ("this", ROOT)):
-                res = subprocess.run(pin + [sys.executable, str(script), str(tree)],
-                                     capture_output=True, text=True, check=True)
-                rows[name].append([float(v) for v in res.stdout.split()])
+                rows[name].append([float(v) for v in measure(args.cpu, script, tree)])
     print(f"{'tree':8s} {'no jitter (M sym/s)':>20s} {'RJ 0.01 UI (M sym/s)':>21s} "
           f"{'numpy.convolve (M/s)':>21s}   best of {args.pairs} pairs")
     for name, runs in rows.items():

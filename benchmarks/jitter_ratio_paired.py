@@ -14,12 +14,11 @@ issue's goal 1: <= 1.3) for both trees and this / earlier with RJ.
 from __future__ import annotations
 
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_with_script, parser, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,16 +43,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         old, script = export_with_script(args.rev, tmp, MEASURE)
-        pin = pinned(args.cpu)
         runs = [("earlier", old, "rj"), ("this", ROOT, "rj"), ("this", ROOT, "flat"),
                 ("earlier", old, "flat")]
         t = {(name, kind): [] for name, _, kind in runs}
         errors = {}
         for r in range(args.rounds):
             for name, tree, kind in runs[r % 4:] + runs[:r % 4]:
-                out = subprocess.run(pin + [sys.executable, str(script), str(tree), kind,
-                                            str(args.symbols)],
-                                     capture_output=True, text=True, check=True).stdout.split()
+                out = measure(args.cpu, script, tree, kind, args.symbols)
                 t[name, kind].append(float(out[0]))
                 errors.setdefault((name, kind), set()).add(int(out[1]))
     med = {k: statistics.median(v) for k, v in t.items()}

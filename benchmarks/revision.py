@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,3 +47,11 @@ def export_with_script(rev: str, tmp, text: str, *paths: str) -> tuple[Path, Pat
 def pinned(cpu: int) -> list[str]:
     """The command prefix that runs a process on CPU ``cpu`` alone."""
     return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
+
+
+def measure(cpu: int, script, tree, *args) -> list[str]:
+    """The words the measuring ``script`` prints for ``tree`` (and its ``args``), run in
+    a fresh interpreter pinned to CPU ``cpu``."""
+    return subprocess.run(pinned(cpu) + [sys.executable, str(script), str(tree),
+                                         *map(str, args)],
+                          check=True, capture_output=True, text=True).stdout.split()
