@@ -7,7 +7,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
-from serdes.kernels.jitter import _pulse_sum_rows
+from serdes.kernels.jitter import _lane_pulse_sum_rows
 
 
 @njit(cache=True)
@@ -113,8 +113,7 @@ def lane_fir(a, taps, lane0) -> np.ndarray:
 
 
 def lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0) -> np.ndarray:
-    """Per-lane exact jittered pulse sum (serdes.kernels.jitter._pulse_sum_rows, whose
-    lanes these are)."""
+    """Per-lane exact jittered pulse sum (see serdes.kernels.jitter._lane_pulse_sum_rows)."""
     rows = args.array("rows", rows, ndim=3, finite=True)
     if rows.shape[1] < 4:
         raise ConfigError(f"rows: need at least 4 rows per lane, got {rows.shape[1]}")
@@ -122,8 +121,9 @@ def lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0) -> np.ndarray:
     offsets = args.array("offsets", offsets, finite=True)
     if offsets.shape[0] != a.shape[0] - rows.shape[2] + 1:
         raise ConfigError("offsets: one per output sample")
-    return _pulse_sum_rows(a, rows, args.integer("first", first), args.real("phase", phase),
-                           offsets, args.integer("lane0", lane0, lo=0, hi=rows.shape[0] - 1))
+    return _lane_pulse_sum_rows(a, rows, args.integer("first", first), args.real("phase", phase),
+                                offsets, args.integer("lane0", lane0, lo=0,
+                                                      hi=rows.shape[0] - 1))
 
 
 def lane_pulse_sum_taylor(a, taps, delta, lane0) -> np.ndarray:
