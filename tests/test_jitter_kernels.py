@@ -28,8 +28,8 @@ def test_pulse_sum_rows_is_the_lagrange_sum(seed):
 
 
 def test_each_lane_of_the_lane_sum_is_the_one_lane_sum_to_the_bit():
-    """serdes.kernels.adc_ti.lane_pulse_sum_rows runs the same kernel with lane
-    l = (lane0 + k) mod N's rows: its outputs on lane l are pulse_sum_rows with that
+    """serdes.kernels.adc_ti.lane_pulse_sum_rows shares the exact kernel's steps with
+    lane l = (lane0 + k) mod N's rows: its outputs on lane l are pulse_sum_rows with that
     lane's rows, bit for bit (offsets beyond the rows held clip alike)."""
     from serdes.kernels.adc_ti import lane_pulse_sum_rows
 
