@@ -95,6 +95,16 @@ def _slice_one(v, thresholds):
     return d
 
 
+@njit(cache=True, inline="always")
+def _push(hist, n, level):
+    """Shift the first n decided levels of the history one place (newest first) and put
+    ``level`` in front; inlined into both equalizer kernels."""
+    for m in range(n - 1, 0, -1):
+        hist[m] = hist[m - 1]
+    if n > 0:
+        hist[0] = level
+
+
 @njit(cache=True)
 def _dfe_run(z, taps, levels, thresholds, hist):
     """Decision-feedback equalizer and slicer.
@@ -174,10 +184,7 @@ def _ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_
         _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit)
         dec[k] = d
         v_out[k] = v
-        for m in range(nb - 1, 0, -1):
-            hist[m] = hist[m - 1]
-        if nb > 0:
-            hist[0] = target
+        _push(hist, nb, target)
     return dec, v_out
 
 
@@ -247,10 +254,7 @@ def _ffe_dfe_rc(x, ref, eq, rc, sl, p):
                 c[i] += mu_c * e * ring[(cnt - lags[i]) & mask]
         dec[k] = d
         v_out[k] = v
-        for m in range(nb - 1, 0, -1):
-            hist[m] = hist[m - 1]
-        if nb > 0:
-            hist[0] = target
+        _push(hist, nb, target)
         ring[cnt & mask] = target
         cnt += 1
     st[0] = cnt
