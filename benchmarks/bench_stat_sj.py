@@ -22,14 +22,12 @@ time (BER, openings or vertical, horizontal) says where the time goes.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,28 +70,21 @@ print("%.4f %.17e %.4f %.4f %.4f %.17e" % (t4 - t0, b.ber, t1 - t0, t2 - t1, t3 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=2)
+    ap = parser(__doc__, pairs=2)
     ap.add_argument("--cases", default="norj,rj")
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     ap.add_argument("--bathtubs", action="store_true",
                     help="time the whole bathtubs, not the report's calls")
     args = ap.parse_args(argv)
     cases = {"norj": "0", "rj": "0.01"}
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+        old, script = export_with_script(args.rev, tmp, MEASURE, "serdes")
         for case in args.cases.split(","):
             rows = {"old": [], "new": []}
             trees = (("old", old), ("new", ROOT))
             for i in range(args.pairs):
                 for name, tree in (trees if i % 2 == 0 else trees[::-1]):
-                    out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script),
-                                         str(tree), cases[case],
-                                         "1" if args.bathtubs else "0"], check=True,
-                                         capture_output=True, text=True).stdout.split()
+                    out = measure(args.cpu, script, tree, cases[case],
+                                  "1" if args.bathtubs else "0")
                     r = tuple(float(x) for x in out)
                     rows[name].append(r)
                     print(f"{case} {name}: {r[0]:.2f} s CPU (BER {r[1]:.10e}, eye height "

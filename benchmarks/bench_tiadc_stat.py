@@ -16,13 +16,11 @@ calibrated case's time over the uncalibrated one in the new tree.
 
 from __future__ import annotations
 
-import argparse
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,24 +45,17 @@ print("%.4f %.17e" % (T() - t0, b.ber))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=2)
+    ap = parser(__doc__, pairs=2)
     ap.add_argument("--cases", default="cal,raw")
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     args = ap.parse_args(argv)
     best = {}
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+        old, script = export_with_script(args.rev, tmp, MEASURE, "serdes")
         for case in args.cases.split(","):
             rows = {"old": [], "new": []}
             for _ in range(args.pairs):
                 for name, tree in (("old", old), ("new", ROOT)):
-                    out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script),
-                                         str(tree), case], check=True,
-                                         capture_output=True, text=True).stdout.split()
+                    out = measure(args.cpu, script, tree, case)
                     r = (float(out[0]), float(out[1]))
                     rows[name].append(r)
                     print(f"{case} {name}: {r[0]:.2f} s CPU (BER {r[1]:.10e})", flush=True)

@@ -14,14 +14,13 @@ without aggressors (the victim alone) as the yardstick: its ratio should stay ~1
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_tree, parser, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,10 +51,7 @@ def _rate(tree: Path, k: int, n: int, cpu: int) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev")
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--cpu", type=int, default=1)
+    ap = parser(__doc__, pairs=5)
     ap.add_argument("--symbols", type=int, default=1_000_000)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -24,17 +23,8 @@ from serdes.com import mmse, mmse_grid
 from serdes.com.params import apply_overrides, preset
 from serdes.com.pulse import ComGrid, channel_vtf, read_channel, xsinc
 
-CH = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
-KR = CH / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
-CR = CH / "ieee8023ck_CR_mellitz_3ck_04_1119"
-SETS = {
-    "dpo12": (KR / "DPO_12in_Meg7_THRU.s4p",
-              [KR / f"DPO_12in_Meg7_{n}.s4p" for n in ("FENG89", "FENG1415", "FENH89",
-                                                       "FENH1112", "FENH1415")],
-              [KR / f"DPO_12in_Meg7_{n}.s4p" for n in ("NENF89", "NENF1112", "NENF1415")]),
-    "ca": (CR / "CA_19p75dB_thru.s4p", [CR / f"CA_19p75dB_fext{n}.s4p" for n in range(1, 8)],
-           [CR / f"CA_19p75dB_next{n}.s4p" for n in range(1, 9)]),
-}
+from com_dj_full import SETS  # the same two channel sets
+
 #: TX sub-grid of part 1 (2,568 settings, all four moving taps of the preset)
 SUB = {"tx_min": "-0.06,0,-0.3,-0.2,0,0", "tx_max": "0,0.12,0,0,0,0",
        "tx_step": "0.02,0.04,0.02,0.02,0,0"}

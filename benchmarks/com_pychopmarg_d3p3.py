@@ -29,19 +29,17 @@ import dataclasses
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 os.environ.setdefault("PYCHOPMARG_PROCS", "1")
-from pychopmarg.com import COM  # noqa: E402
 from pychopmarg.config.ieee_8023dj_d3p3 import com_params, kr_c2c_device  # noqa: E402
 
 from serdes.com.core import compute_com  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from com_pychopmarg_dj import CH, SETS  # noqa: E402
+from com_pychopmarg_dj import CH, SETS, pcm_com, pcm_fields  # noqa: E402
 
 #: the reduced grid both programs search (every point): 3 x 2 CTLE x 9 TX settings
 GRID = {"g_dc": [-12.0, -8.0, -4.0], "g_dc2": [-2.0, 0.0],
@@ -73,20 +71,11 @@ def pcm_params(grid, quant=False, floating=False):
 
 def pcm_run(thru, fext, nxt, grid, test, quant=False, pkg_class="A", floating=False):
     cp = pcm_params(grid, quant, floating)
-    t = time.perf_counter()
-    com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)},
-              tx_device=kr_c2c_device(pkg_class, test, False),
-              rx_device=kr_c2c_device(pkg_class, test, True))
-    com.n_procs = 1
-    val = com()
-    el = time.perf_counter() - t
-    r, f = com.com_rslts, com.fom_rslts
-    return {"com_db": float(val), "a_s_v": float(r["As"]), "a_ni_v": float(r["Ani"]),
-            "fom_db": float(f["FOM"]), "g_dc_db": float(com.gDC), "g_dc2_db": float(com.gDC2),
-            "tx_taps": [float(x) for x in com._tx_combs[com.tx_ix]],
-            "rx_ffe_taps": [float(x) for x in com.rx_taps],
-            "dfe_taps": [float(x) for x in com.dfe_taps], "elapsed_s": el,
-            "sigma_quant_v": float(r.get("sigma_Q", 0.0))}
+    com, val, el = pcm_com(cp, thru, fext, nxt,
+                           tx_device=kr_c2c_device(pkg_class, test, False),
+                           rx_device=kr_c2c_device(pkg_class, test, True))
+    return {**pcm_fields(com, val), "elapsed_s": el,
+            "sigma_quant_v": float(com.com_rslts.get("sigma_Q", 0.0))}
 
 
 def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=False):

@@ -60,18 +60,29 @@ def pcm_run(thru, fext, nxt, grid):
                              tx_taps_min=list(grid["tx_min"]), tx_taps_max=list(grid["tx_max"]),
                              tx_taps_step=list(grid["tx_step"]),
                              fstep=float(grid.get("f_step_ghz", IEEE_8023dj.fstep)))
+    com, val, el = pcm_com(cp, thru, fext, nxt)
+    return {**pcm_fields(com, val), "fom_evaluations": int(com.n_fom_evals), "elapsed_s": el}
+
+
+def pcm_com(cp, thru, fext, nxt, **devices):
+    """PyChOpMarg's COM of one channel set with the parameters ``cp`` (and its device
+    keywords), in one process: (the COM object, COM in dB, wall seconds)."""
     t = time.perf_counter()
-    com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)})
+    com = COM(cp, {"THRU": [thru], "FEXT": list(fext), "NEXT": list(nxt)}, **devices)
     com.n_procs = 1
     val = com()
-    el = time.perf_counter() - t
+    return com, val, time.perf_counter() - t
+
+
+def pcm_fields(com, val):
+    """What the PyChOpMarg comparisons report of a finished run: COM, signal and noise
+    amplitudes, FOM, the CTLE, TX, RX FFE and DFE settings it chose."""
     r, f = com.com_rslts, com.fom_rslts
     return {"com_db": float(val), "a_s_v": float(r["As"]), "a_ni_v": float(r["Ani"]),
             "fom_db": float(f["FOM"]), "g_dc_db": float(com.gDC), "g_dc2_db": float(com.gDC2),
             "tx_taps": [float(x) for x in com._tx_combs[com.tx_ix]],
             "rx_ffe_taps": [float(x) for x in com.rx_taps],
-            "dfe_taps": [float(x) for x in com.dfe_taps], "fom_evaluations": int(com.n_fom_evals),
-            "elapsed_s": el}
+            "dfe_taps": [float(x) for x in com.dfe_taps]}
 
 
 def compare(key, grid=GRID):

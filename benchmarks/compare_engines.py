@@ -22,14 +22,12 @@ clock.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,26 +70,19 @@ print("%.4f %.4f %.6e %.4f" % (wave, warm[len(warm) // 2], b, first))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=3)
+    ap = parser(__doc__, pairs=3)
     ap.add_argument("--reps", type=int, default=3,
                     help="warm SJ report calls per process (their median is taken); "
                          "0: the waveform engine alone")
     ap.add_argument("--symbols", type=int, default=200_000)
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old", "serdes")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+        old, script = export_with_script(args.rev, tmp, MEASURE, "serdes")
         rows = {"old": [], "new": []}
         pairs = (("old", old), ("new", ROOT))
         for i in range(args.pairs):
             for name, tree in (pairs if i % 2 == 0 else pairs[::-1]):
-                out = subprocess.run(pinned(args.cpu) + [sys.executable, str(script), str(tree),
-                                     str(args.symbols), str(args.reps)], check=True,
-                                     capture_output=True, text=True).stdout.split()
+                out = measure(args.cpu, script, tree, args.symbols, args.reps)
                 rows[name].append(tuple(float(v) for v in out))
                 print(name, "waveform %.3f M symbols/s, SJ stat report %.3f s warm (BER "
                       "%.6e), first call in the process %.3f s" % rows[name][-1], flush=True)

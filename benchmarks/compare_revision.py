@@ -11,13 +11,11 @@ best of several pairs, and the NumPy convolution of the same run as the yardstic
 
 from __future__ import annotations
 
-import argparse
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,22 +52,14 @@ print("%.3f %.3f %.3f" % tuple(out))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin both runs to")
+    ap = parser(__doc__, pairs=3)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
-        pin = pinned(args.cpu)
+        old, script = export_with_script(args.rev, tmp, MEASURE)
         rows = {"earlier": [], "this": []}
         for _ in range(args.pairs):
             for name, tree in (("earlier", old), ("this", ROOT)):
-                res = subprocess.run(pin + [sys.executable, str(script), str(tree)],
-                                     capture_output=True, text=True, check=True)
-                rows[name].append([float(v) for v in res.stdout.split()])
+                rows[name].append([float(v) for v in measure(args.cpu, script, tree)])
     print(f"{'tree':8s} {'no jitter (M sym/s)':>20s} {'RJ 0.01 UI (M sym/s)':>21s} "
           f"{'numpy.convolve (M/s)':>21s}   best of {args.pairs} pairs")
     for name, runs in rows.items():

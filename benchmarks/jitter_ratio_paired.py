@@ -13,14 +13,12 @@ issue's goal 1: <= 1.3) for both trees and this / earlier with RJ.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from revision import export_tree, pinned
+from revision import export_with_script, measure, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,26 +38,18 @@ print(time.process_time() - t, r.bit_errors)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = parser(__doc__, rounds=5)
     ap.add_argument("--symbols", type=int, default=10_000_000)
-    ap.add_argument("--cpu", type=int, default=1, help="CPU to pin every run to")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        old = export_tree(args.rev, Path(tmp) / "old")
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
-        pin = pinned(args.cpu)
+        old, script = export_with_script(args.rev, tmp, MEASURE)
         runs = [("earlier", old, "rj"), ("this", ROOT, "rj"), ("this", ROOT, "flat"),
                 ("earlier", old, "flat")]
         t = {(name, kind): [] for name, _, kind in runs}
         errors = {}
         for r in range(args.rounds):
             for name, tree, kind in runs[r % 4:] + runs[:r % 4]:
-                out = subprocess.run(pin + [sys.executable, str(script), str(tree), kind,
-                                            str(args.symbols)],
-                                     capture_output=True, text=True, check=True).stdout.split()
+                out = measure(args.cpu, script, tree, kind, args.symbols)
                 t[name, kind].append(float(out[0]))
                 errors.setdefault((name, kind), set()).add(int(out[1]))
     med = {k: statistics.median(v) for k, v in t.items()}

@@ -21,26 +21,11 @@ from serdes.errors import ConfigError
 from serdes.tiadc.lanes import LanePulses
 from serdes.tiadc.stat import statistical_engine
 
-# the noisy link of tests/test_tiadc_ber.py (BER ~1e-4..1e-3 with mismatch), the MM loop
-BASE = ["noise.rj_ui=0", "channel.loss_db=30", "tx.snr_db=21", "ctle.auto=false",
-        "ctle.g_dc_db=-19", "ctle.g_dc2_db=-2", "cdr.mode=mm"]
-TXJ = ["tx_jitter.rj_ui=0.01", "tx_jitter.sj_ui=0.1", "tx_jitter.sj_hz=1e6"]
+from cdr_lanes_cases import TXJ, drive, noisy_system, skew_shift, skews
 
 
 def _system(*over):
-    return build(Config.default().with_overrides([*BASE, *over]))
-
-
-def _skews(values_ui, ui_s):
-    return "adc.skews_s=[" + ",".join(f"{v * ui_s:.9e}" for v in values_ui) + "]"
-
-
-def _drive(fe, n, chunk, seed=3):
-    g = np.random.default_rng(seed)
-    a = fe.levels[g.integers(0, fe.levels.shape[0], n)]
-    fe.trace = []
-    x = np.concatenate([fe(a[k:k + chunk], k) for k in range(0, n, chunk)])
-    return x, np.concatenate(fe.trace)
+    return noisy_system("mm", *over)
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +43,10 @@ def test_lanes_without_mismatch_are_the_single_converter_cdr(single, cal):
     sampling phases as the single-converter CDR, bit for bit, with TX RJ and SJ, at any
     chunk size."""
     lanes = _system(*TXJ, "adc.lanes=64")
-    ref = _drive(CdrFrontEnd(single.link, 1, single.cdr, single.tx_jitter, cal), 60000, 7001)
+    ref = drive(CdrFrontEnd(single.link, 1, single.cdr, single.tx_jitter, cal), 60000, 7001)
     for chunk in (7001, 4096, 60000):
         fe = TiCdrFrontEnd(lanes.link, 1, lanes.cdr, lanes.tx_jitter, cal)
-        x, ph = _drive(fe, 60000, chunk)
+        x, ph = drive(fe, 60000, chunk)
         assert np.array_equal(x, ref[0]) and np.array_equal(ph, ref[1]), chunk
 
 
@@ -80,7 +65,7 @@ def test_full_combination_is_chunk_invariant_and_seeded():
 
     def run(seed, chunk):
         fe = TiCdrFrontEnd(system.link, seed, system.cdr, system.tx_jitter)
-        return _drive(fe, 50000, chunk)
+        return drive(fe, 50000, chunk)
 
     ref = run(1, 50000)
     for chunk in (7001, 4096):
@@ -111,7 +96,7 @@ def test_open_loop_lane_samples_are_the_lane_pulse_sums():
     (1 / (8 Q^2)) sum_j |a| max |p''| per tap."""
     over = ["adc.lanes=8", "adc.bw_hz=60e9", "adc.bw_rms_rel=0.1", "cdr.mode=off"]
     skew = np.array([0.1, -0.05, 0.02, -0.12, 0.07, 0.0, -0.03, 0.01])
-    system = _system(*over, _skews(skew, 1 / 53.125e9))
+    system = _system(*over, skews(skew, 1 / 53.125e9))
     link = system.link
     assert link.adc.bw_mismatch and link.adc.analog
     fe = TiCdrFrontEnd(link, 1, dataclasses.replace(system.cdr, mode="off"),
@@ -153,20 +138,6 @@ def _d2(fe):
                                   TABLE_Q)[2] for f in fines])
 
 
-def _s_curve(fe, phases):
-    """The detector's mean output (bias removed) at fixed phases, on the calibration's
-    data (common random numbers)."""
-    g = np.random.default_rng(12345)
-    n = (1 << 17) + fe.hist
-    a = fe.levels[g.integers(0, 4, n)]
-    from serdes.kernels.fir import fir_valid
-
-    w = fir_valid(np.concatenate([np.zeros(fe.noise_fir.shape[0] - 1),
-                                  g.standard_normal(n - fe.hist)]), fe.noise_fir)
-    return np.array([np.mean(fe._open_loop(a, np.zeros(n), w, p)) - fe.cal.bias
-                     for p in phases])
-
-
 def test_skew_pattern_shifts_the_recovered_phase_by_the_mean_skew():
     """Eight lanes skewed by 0.08 UI on average (spread 0.035 UI rms): the loop holds the
     lanes' mean detector output at zero, mean_l S(phi + tau_l) = 0, so the recovered
@@ -174,21 +145,10 @@ def test_skew_pattern_shifts_the_recovered_phase_by_the_mean_skew():
     measured S-curve at +-0.05 UI). Same seed with and without the skews (common random
     numbers); the tolerance is 4 standard errors of the mean phase difference from
     batch means (batches of 16384 UI, ~8 loop correlation times)."""
-    ref_sys = _system()
-    ui = ref_sys.link.ui_s
     tau = np.array([0.10, 0.06, 0.02, 0.10, 0.14, 0.06, 0.10, 0.06])
-    sk_sys = _system("adc.lanes=8", _skews(tau, ui))
-    f0 = CdrFrontEnd(ref_sys.link, 1, ref_sys.cdr)
-    f1 = TiCdrFrontEnd(sk_sys.link, 1, sk_sys.cdr, calibration=f0.cal)
-    n, settle = 1 << 20, 1 << 16
-    d = (_drive(f1, n, 1 << 16)[1] - _drive(f0, n, 1 << 16)[1])[settle:]
-    batch = 1 << 14
-    bm = d[:d.shape[0] // batch * batch].reshape(-1, batch).mean(axis=1)
-    se = bm.std(ddof=1) / np.sqrt(bm.shape[0])
-    sm, s0, sp = _s_curve(f0, [-0.05, 0.0, 0.05])
-    s1, s2 = (sp - sm) / 0.1, (sp - 2 * s0 + sm) / 0.05 ** 2
-    expected = -tau.mean() - s2 / (2 * s1) * tau.var()
-    assert abs(d.mean() - expected) < 4 * se, (d.mean(), expected, se)
+    mean, se, curv = skew_shift("mm", tau)
+    expected = -tau.mean() + curv
+    assert abs(mean - expected) < 4 * se, (mean, expected, se)
     # the first-order shift alone is off by the curvature term, many standard errors
     assert abs(expected + tau.mean()) > 4 * se
 
@@ -206,7 +166,7 @@ def test_lock_from_20_random_phases_with_lane_mismatch():
     system = build(Config.default().with_overrides(["cdr.mode=mm", *fixed_ctle, *mm]))
     assert system.link.adc.interleaved
     fe0 = TiCdrFrontEnd(system.link, 1, system.cdr)
-    _, ph = _drive(fe0, 1 << 20, 1 << 16)
+    _, ph = drive(fe0, 1 << 20, 1 << 16)
     ref = float(np.mean(ph[1 << 16:]))
     corr = 1 / (2 * np.pi * system.cdr.bandwidth_hz * system.link.ui_s)
     dither = fe0.model()["dither_rms_ui"]
@@ -215,7 +175,7 @@ def test_lock_from_20_random_phases_with_lane_mismatch():
     for phase in np.random.default_rng(2025).uniform(-0.5, 0.5, 20):
         s = dataclasses.replace(system.cdr, initial_phase_ui=float(phase), acquire_gear=1.0)
         fe = TiCdrFrontEnd(system.link, 1, s, calibration=fe0.cal)
-        _, ph = _drive(fe, lock + 8192, 8192, seed=int(abs(phase) * 1e6) % 1000)
+        _, ph = drive(fe, lock + 8192, 8192, seed=int(abs(phase) * 1e6) % 1000)
         dist = ph[lock:] - np.round(ph[lock:] - ref)
         assert np.all(np.abs(dist - ref) < 0.1), (phase, np.abs(dist - ref).max())
         assert abs(np.mean(dist) - ref) < tol, (phase, np.mean(dist), ref, tol)
@@ -232,7 +192,7 @@ def test_counted_ber_64_lanes_with_cdr_agrees_with_statistical():
     z -= z.mean()
     tau = 0.08 + 0.05 * z
     system = _system("adc.lanes=64", "adc.offset_rms_v=3e-3", "adc.gain_rms=0.03",
-                     _skews(tau, ui))
+                     skews(tau, ui))
     sl = stat_link(system)
     shift = sl.impairments.offset_ui - CdrFrontEnd(system.link, system.run.seed,
                                                    system.cdr).cal.lock_ui

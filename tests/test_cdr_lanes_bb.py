@@ -16,26 +16,11 @@ from serdes.engines import run as run_mod
 from serdes.engines.cdr import CdrFrontEnd
 from serdes.engines.cdr_lanes import TiCdrFrontEnd
 
-UI = 1 / 53.125e9
-BASE = ["noise.rj_ui=0", "channel.loss_db=30", "tx.snr_db=21", "ctle.auto=false",
-        "ctle.g_dc_db=-19", "ctle.g_dc2_db=-2", "cdr.mode=bb"]
-TXJ = ["tx_jitter.rj_ui=0.01", "tx_jitter.sj_ui=0.1", "tx_jitter.sj_hz=1e6"]
+from cdr_lanes_cases import TXJ, drive, noisy_system, skew_shift
 
 
 def _system(*over):
-    return build(Config.default().with_overrides([*BASE, *over]))
-
-
-def _skews(values_ui):
-    return "adc.skews_s=[" + ",".join(f"{v * UI:.9e}" for v in values_ui) + "]"
-
-
-def _drive(fe, n, chunk, seed=3):
-    g = np.random.default_rng(seed)
-    a = fe.levels[g.integers(0, fe.levels.shape[0], n)]
-    fe.trace = []
-    x = np.concatenate([fe(a[k:k + chunk], k) for k in range(0, n, chunk)])
-    return x, np.concatenate(fe.trace)
+    return noisy_system("bb", *over)
 
 
 def test_bb_lanes_without_mismatch_are_the_single_converter_bb_loop():
@@ -43,10 +28,10 @@ def test_bb_lanes_without_mismatch_are_the_single_converter_bb_loop():
     single converter's bang-bang loop, bit for bit, at any chunk size."""
     single, lanes = _system(*TXJ), _system(*TXJ, "adc.lanes=64")
     cal = CdrFrontEnd(single.link, 1, single.cdr, single.tx_jitter).cal
-    ref = _drive(CdrFrontEnd(single.link, 1, single.cdr, single.tx_jitter, cal), 40000, 7001)
+    ref = drive(CdrFrontEnd(single.link, 1, single.cdr, single.tx_jitter, cal), 40000, 7001)
     for chunk in (7001, 40000):
         fe = TiCdrFrontEnd(lanes.link, 1, lanes.cdr, lanes.tx_jitter, cal)
-        x, ph = _drive(fe, 40000, chunk)
+        x, ph = drive(fe, 40000, chunk)
         assert np.array_equal(x, ref[0]) and np.array_equal(ph, ref[1]), chunk
 
 
@@ -56,23 +41,9 @@ def test_bb_with_every_mismatch_is_chunk_invariant():
             "adc.aperture_jitter_s=50e-15"]
     system = _system(*over)
     cal = CdrFrontEnd(system.link, 1, system.cdr, system.tx_jitter).cal
-    ref = _drive(TiCdrFrontEnd(system.link, 1, system.cdr, system.tx_jitter, cal), 30000, 30000)
-    x, ph = _drive(TiCdrFrontEnd(system.link, 1, system.cdr, system.tx_jitter, cal), 30000, 4096)
+    ref = drive(TiCdrFrontEnd(system.link, 1, system.cdr, system.tx_jitter, cal), 30000, 30000)
+    x, ph = drive(TiCdrFrontEnd(system.link, 1, system.cdr, system.tx_jitter, cal), 30000, 4096)
     assert np.array_equal(x, ref[0]) and np.array_equal(ph, ref[1])
-
-
-def _s_curve(fe, phases):
-    """The bang-bang detector's mean output (bias removed) at fixed phases on the
-    calibration's data (common random numbers), the edge noise of its open loop."""
-    from serdes.kernels.fir import fir_valid
-
-    g = np.random.default_rng(12345)
-    n = (1 << 17) + fe.hist
-    a = fe.levels[g.integers(0, 4, n)]
-    w = fir_valid(np.concatenate([np.zeros(fe.noise_fir.shape[0] - 1),
-                                  g.standard_normal(n - fe.hist)]), fe.noise_fir)
-    return np.array([np.mean(fe._open_loop(a, np.zeros(n), w, p)) - fe.cal.bias
-                     for p in phases])
 
 
 def test_bb_skew_pattern_shifts_the_recovered_phase_by_the_mean_skew():
@@ -81,21 +52,10 @@ def test_bb_skew_pattern_shifts_the_recovered_phase_by_the_mean_skew():
     measured bang-bang S-curve at +-0.05 UI). Same seed with and without the skews
     (common random numbers); tolerance 4 standard errors of the mean phase difference
     from batch means (batches of 16384 UI)."""
-    ref_sys = _system()
     tau = np.array([0.10, 0.06, 0.02, 0.10, 0.14, 0.06, 0.10, 0.06])
-    sk_sys = _system("adc.lanes=8", _skews(tau))
-    f0 = CdrFrontEnd(ref_sys.link, 1, ref_sys.cdr)
-    f1 = TiCdrFrontEnd(sk_sys.link, 1, sk_sys.cdr, calibration=f0.cal)
-    n, settle = 1 << 20, 1 << 16
-    d = (_drive(f1, n, 1 << 16)[1] - _drive(f0, n, 1 << 16)[1])[settle:]
-    batch = 1 << 14
-    bm = d[:d.shape[0] // batch * batch].reshape(-1, batch).mean(axis=1)
-    se = bm.std(ddof=1) / np.sqrt(bm.shape[0])
-    sm, s0, sp = _s_curve(f0, [-0.05, 0.0, 0.05])
-    s1, s2 = (sp - sm) / 0.1, (sp - 2 * s0 + sm) / 0.05 ** 2
-    curv = -s2 / (2 * s1) * tau.var()
+    mean, se, curv = skew_shift("bb", tau)
     expected = -tau.mean() + curv
-    assert abs(d.mean() - expected) < 4 * se, (d.mean(), expected, se)
+    assert abs(mean - expected) < 4 * se, (mean, expected, se)
     # the first-order shift alone is off by the curvature term, many standard errors
     assert abs(curv) > 4 * se
 
@@ -113,13 +73,13 @@ def test_bb_lock_from_random_phases_with_lane_mismatch():
         ["cdr.mode=bb", *fixed, "adc.lanes=16", "adc.skew_rms_s=1e-12",
          "adc.offset_rms_v=3e-3", "adc.gain_rms=0.03"]))
     fe0 = TiCdrFrontEnd(system.link, 1, system.cdr)
-    _, ph = _drive(fe0, 1 << 18, 1 << 16)
+    _, ph = drive(fe0, 1 << 18, 1 << 16)
     ref = float(np.mean(ph[1 << 16:]))
     lock = 49152
     for phase in np.random.default_rng(2027).uniform(-0.5, 0.5, 12):
         s = dataclasses.replace(system.cdr, initial_phase_ui=float(phase), acquire_gear=1.0)
         fe = TiCdrFrontEnd(system.link, 1, s, calibration=fe0.cal)
-        _, ph = _drive(fe, lock + 8192, 8192, seed=int(abs(phase) * 1e6) % 1000)
+        _, ph = drive(fe, lock + 8192, 8192, seed=int(abs(phase) * 1e6) % 1000)
         dist = ph[lock:] - np.round(ph[lock:] - ref)
         assert np.all(np.abs(dist - ref) < 0.1), (phase, np.abs(dist - ref).max())
 

@@ -22,23 +22,14 @@ from serdes.engines.cdr import CdrFrontEnd
 from serdes.engines.cdr_lanes import TiCdrFrontEnd, loop_skews_ui
 from serdes.tiadc.cal_residual import skew_covariance
 
-UI = 1 / 53.125e9
-# the noisy link of tests/test_ti_cal.py with the MM loop
-NOISY = ["noise.rj_ui=0", "channel.loss_db=30", "tx.snr_db=21", "ctle.auto=false",
-         "ctle.g_dc_db=-19", "ctle.g_dc2_db=-2", "cdr.mode=mm"]
+from cdr_lanes_cases import UI, drive, noisy_system
+
+
 MISMATCH = ["adc.offset_rms_v=3e-3", "adc.gain_rms=0.03", "adc.skew_rms_s=1e-12"]
 
 
 def _system(*over):
-    return build(Config.default().with_overrides([*NOISY, *over]))
-
-
-def _drive(fe, n, chunk, seed=3):
-    g = np.random.default_rng(seed)
-    a = fe.levels[g.integers(0, fe.levels.shape[0], n)]
-    fe.trace = []
-    x = np.concatenate([fe(a[k:k + chunk], k) for k in range(0, n, chunk)])
-    return x, np.concatenate(fe.trace)
+    return noisy_system("mm", *over)
 
 
 def _lanes(values):
@@ -58,14 +49,14 @@ def test_exact_corrections_give_the_mismatch_free_lanes_bit_for_bit():
     free = _system("adc.lanes=4", "adc_cal.enabled=true")
     assert not free.link.adc.digital_mismatch and not np.any(free.link.adc.skews_s)
     cal = CdrFrontEnd(free.link, 1, free.cdr).cal
-    ref = _drive(TiCdrFrontEnd(free.link, 1, free.cdr, calibration=cal), 40000, 8192)
+    ref = drive(TiCdrFrontEnd(free.link, 1, free.cdr, calibration=cal), 40000, 8192)
     adc = mis.link.adc
-    raw = _drive(TiCdrFrontEnd(mis.link, 1, mis.cdr, calibration=cal), 40000, 8192)
+    raw = drive(TiCdrFrontEnd(mis.link, 1, mis.cdr, calibration=cal), 40000, 8192)
     assert not np.array_equal(raw[1], ref[1])
     adc.skew_trim_s[:] = adc.skews_s
     adc.cal_offsets_v[:] = adc.offsets_v
     adc.cal_gains[:] = 1.0 / adc.gains
-    got = _drive(TiCdrFrontEnd(mis.link, 1, mis.cdr, calibration=cal), 40000, 8192)
+    got = drive(TiCdrFrontEnd(mis.link, 1, mis.cdr, calibration=cal), 40000, 8192)
     assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
 
 

@@ -25,6 +25,7 @@ from serdes.engines.stat import StatisticalEngine
 from serdes.errors import ConfigError
 from serdes.kernels.xtalk import xtalk_add
 from serdes.report import crosstalk_fields
+from xtalk_cases import counted_ffe_variance
 
 EX2 = "pychopmarg_example2_vita682"
 
@@ -425,13 +426,7 @@ def test_aggressor_tx_noise_and_jitter_variance_counted_vs_statistical():
                          dict(kind="fext", model="copy", coupling_db=-16, delay_ui=2.0)],
                         "noise.rj_ui=0.1", "tx.snr_db=12"))
     link = system.link
-    w = StatisticalEngine(system).w
-    n, batches = 400_000, 40
-    x = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 11))(0, n)
-    y = np.convolve(x, w)[len(w):n]
-    y = y[: (y.shape[0] // batches) * batches].reshape(batches, -1)
-    bvar = np.var(y, axis=1)
-    count, se = float(bvar.mean()), float(bvar.std(ddof=1) / np.sqrt(batches))
+    w, count, se = counted_ffe_variance(system)
     _, _, var, gauss = X.stat_components(link, w, 0.0, 0.0)
     es = link.level_power
     g2 = sum(float(np.sum(np.convolve(w, p.taps(p.agg.phase_ui)) ** 2)) for p in link.aggressor_pulses)

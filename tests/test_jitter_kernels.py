@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import naive
+from pulse_cases import jittered_case
 from serdes.build import build
 from serdes.config import Config
 from serdes.errors import ConfigError
@@ -16,18 +17,32 @@ LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])
 
 @pytest.mark.parametrize("seed", range(3))
 def test_pulse_sum_rows_is_the_lagrange_sum(seed):
-    rng = np.random.default_rng(seed)
     m, n_ui = 8, 6
-    pad = 3 * m
-    p = np.concatenate([np.zeros(pad), rng.normal(size=n_ui * m), np.zeros(pad)])
-    a = rng.choice(LEVELS, size=60)
-    off = rng.uniform(-1.5 * m, 1.5 * m, size=len(a) - n_ui + 1)
+    p, a, off, pad = jittered_case(seed, m, n_ui)
     phase = pad + 3.0
     first = int(np.floor(phase - 1.5 * m)) - 1
     rows = kj.pulse_rows(p, m, n_ui, first, int(np.floor(phase + 1.5 * m)) + 3 - first)
     got = kj.pulse_sum_rows(a, rows, first, phase, off)
     np.testing.assert_allclose(got, naive.pulse_sum_jitter(a, p, m, phase, off, n_ui),
                                atol=1e-12)
+
+
+def test_each_lane_of_the_lane_sum_is_the_one_lane_sum_to_the_bit():
+    """serdes.kernels.adc_ti.lane_pulse_sum_rows shares the exact kernel's steps with
+    lane l = (lane0 + k) mod N's rows: its outputs on lane l are pulse_sum_rows with that
+    lane's rows, bit for bit (offsets beyond the rows held clip alike)."""
+    from serdes.kernels.adc_ti import lane_pulse_sum_rows
+
+    rng = np.random.default_rng(4)
+    n_ui, n_lanes, first, count = 6, 3, 2, 30
+    rows = rng.normal(size=(n_lanes, count, n_ui))
+    a = rng.choice(LEVELS, size=80)
+    off = rng.uniform(-20.0, 20.0, size=len(a) - n_ui + 1)
+    got = lane_pulse_sum_rows(a, rows, first, 16.5, off, 2)
+    for lane in range(n_lanes):
+        k = np.arange((lane - 2) % n_lanes, got.shape[0], n_lanes)
+        want = kj.pulse_sum_rows(a, rows[lane], first, 16.5, off)[k]
+        np.testing.assert_array_equal(got[k], want)
 
 
 @pytest.mark.parametrize("n_ui", [1, 5, 64, 77])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import naive
+from pulse_cases import jittered_case
 from serdes.kernels import adc as kadc
 from serdes.kernels import fir as kfir
 from serdes.kernels import slicer as ksl
@@ -22,12 +23,8 @@ def test_fir_valid(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_pulse_sum_jitter(seed):
-    rng = np.random.default_rng(seed)
     m, n_ui = 8, 6
-    pad = 3 * m
-    p = np.concatenate([np.zeros(pad), rng.normal(size=n_ui * m), np.zeros(pad)])
-    a = rng.choice(LEVELS, size=60)
-    off = rng.uniform(-1.5 * m, 1.5 * m, size=len(a) - n_ui + 1)
+    p, a, off, pad = jittered_case(seed, m, n_ui)
     got = kfir.pulse_sum_jitter(a, p, m, float(pad + 3), off, n_ui)
     ref = naive.pulse_sum_jitter(a, p, m, pad + 3, off, n_ui)
     np.testing.assert_allclose(got, ref, atol=1e-12)
@@ -137,6 +134,7 @@ from serdes.errors import ConfigError  # noqa: E402
 from serdes.kernels import precode as kpre  # noqa: E402
 from serdes.kernels import prbs as kprbs  # noqa: E402
 from serdes.kernels import stat as kstat  # noqa: E402
+from serdes.kernels import stat_batch as kstat_batch  # noqa: E402
 from serdes.kernels import viterbi as kvit  # noqa: E402
 
 
@@ -199,7 +197,7 @@ def _cases():
                                 ksl.slicer(LEVELS, THRESH),
                                 ksl.Adapt(100, 1e-3, 1e-3, 1e-3, 1.0, True, 3, 10, 100, 5 / 9)],
                        [0, 1]),
-        "isi_pmf": (kstat.isi_pmf, kstat._isi_pmf, lambda: [values, probs, 0.01], [0, 1]),
+        "isi_pmf": (kstat.isi_pmf, kstat_batch._convolve, lambda: [values, probs, 0.01], [0, 1]),
         "tail_points": (kstat.tail_points, kstat._tail_points,
                         lambda: [pmf, k0, 0.01, ygrid, 0.05, True], [0, 3]),
         "tail_grid": (kstat.tail_grid, kstat._tail_grid,
@@ -351,3 +349,26 @@ def test_normal_state_must_be_a_uint64_array_of_four():
 
     with pytest.raises(ConfigError, match="state: state needs 4 values, got 3"):
         gauss.pcg64_normals(np.zeros(3, dtype=np.uint64), 5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_isi_pmf_and_the_batched_rows_convolve_alike_to_the_bit(seed):
+    """kernels.stat.isi_pmf and every row of kernels.stat_batch.gauss_rows run one
+    convolution kernel: the same cursors give the same PMF and offset to the bit (equal
+    widths included, whose order is the stable one)."""
+    rng = np.random.default_rng(seed)
+    c = rng.normal(scale=0.05, size=12)
+    c[6:9] = c[0], -c[0], c[1]                    # ties in the components' widths
+    c[10] = 1e-7                                   # at or below ``tiny``: left out
+    resid = np.vstack([c, np.roll(c, 3) * 1.7])
+    delta = np.array([1e-3, 2.5e-3])
+    levels = np.array(LEVELS, dtype=float)
+    pmfs, lengths, k0s = kstat_batch.gauss_rows(
+        resid, [1e-6, 1e-6], delta, levels, THRESH, [], [1.0, 1.0], [1e-4, 1e-4],
+        [1e-3, 1e-3])[:3]
+    for r in range(2):
+        keep = resid[r][np.abs(resid[r]) > 1e-6]
+        pmf, k0 = kstat.isi_pmf(keep[:, None] * levels, np.full((keep.size, 4), 0.25),
+                                delta[r])
+        assert k0 == k0s[r]
+        np.testing.assert_array_equal(pmfs[r, :lengths[r]], pmf)

@@ -25,6 +25,7 @@ from serdes.engines.run import front_end, simulate
 from serdes.engines.stat import StatisticalEngine
 from serdes.errors import ConfigError
 from serdes.txjitter import TxJitterSource
+from xtalk_cases import counted_ffe_variance
 
 JIT = dict(tx_rj_ui=0.03, tx_dcd_ui=0.04, tx_buj_ui=0.05, tx_sj_ui=0.06, tx_sj_hz=0.7e9)
 AGGS = [dict(kind="next", model="copy", coupling_db=-20, **JIT),
@@ -152,13 +153,7 @@ def test_counted_variance_against_the_statistical_terms(jit):
     system = build(_cfg([dict(kind="next", model="copy", coupling_db=-12, phase_ui=0.3, **jit),
                          dict(kind="fext", model="copy", coupling_db=-16, delay_ui=2.0, **jit)]))
     link = system.link
-    w = StatisticalEngine(system).w
-    n, batches = 400_000, 40
-    x = engine_xt.CrosstalkFrontEnd(link, Jitter(link, 11))(0, n)
-    y = np.convolve(x, w)[len(w):n]
-    y = y[: (y.shape[0] // batches) * batches].reshape(batches, -1)
-    bvar = np.var(y, axis=1)
-    count, se = float(bvar.mean()), float(bvar.std(ddof=1) / np.sqrt(batches))
+    w, count, se = counted_ffe_variance(system)
     _, _, var, gauss = X.stat_components(link, w, 0.0, 0.0)
     power = link.level_power + link.tx_noise_sigma ** 2
     tj = sum(p.agg.tx_jitter_var * power

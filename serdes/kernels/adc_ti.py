@@ -7,6 +7,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jitter import _lane_pulse_sum_rows
 
 
 @njit(cache=True)
@@ -51,50 +52,6 @@ def _lane_fir(a, taps, lane0):
         for i in range(n_ui):
             c += a[k + i] * t[i]
         y[k] = c
-        lane += 1
-        if lane == n_lanes:
-            lane = 0
-    return y
-
-
-@njit(cache=True, fastmath=True)
-def _lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0):
-    """The exact jittered pulse sum of serdes.kernels.jitter (4-point Lagrange between
-    polyphase rows), with the rows of lane l = (lane0 + k) mod N: rows[l, r, i] =
-    p_l[first + r + (n_ui - 1 - i) m]."""
-    n_lanes, n_rows, n_ui = rows.shape
-    n = a.shape[0] - n_ui + 1
-    y = np.empty(max(n, 0), dtype=np.float64)
-    lo = first + 1
-    hi = first + n_rows - 3
-    lane = lane0
-    for k in range(n):
-        pos = phase + offsets[k]
-        i = int(np.floor(pos))
-        if i < lo:
-            i = lo
-        elif i > hi:
-            i = hi
-        t = pos - i
-        r = i - 1 - first
-        r0 = rows[lane, r]
-        r1 = rows[lane, r + 1]
-        r2 = rows[lane, r + 2]
-        r3 = rows[lane, r + 3]
-        c0 = 0.0
-        c1 = 0.0
-        c2 = 0.0
-        c3 = 0.0
-        for j in range(n_ui):
-            v = a[k + j]
-            c0 += v * r0[j]
-            c1 += v * r1[j]
-            c2 += v * r2[j]
-            c3 += v * r3[j]
-        y[k] = (-t * (t - 1.0) * (t - 2.0) / 6.0 * c0
-                + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * c1
-                - (t + 1.0) * t * (t - 2.0) / 2.0 * c2
-                + (t + 1.0) * t * (t - 1.0) / 6.0 * c3)
         lane += 1
         if lane == n_lanes:
             lane = 0
@@ -156,7 +113,7 @@ def lane_fir(a, taps, lane0) -> np.ndarray:
 
 
 def lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0) -> np.ndarray:
-    """Per-lane exact jittered pulse sum (see _lane_pulse_sum_rows)."""
+    """Per-lane exact jittered pulse sum (see serdes.kernels.jitter._lane_pulse_sum_rows)."""
     rows = args.array("rows", rows, ndim=3, finite=True)
     if rows.shape[1] < 4:
         raise ConfigError(f"rows: need at least 4 rows per lane, got {rows.shape[1]}")

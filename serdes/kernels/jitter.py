@@ -24,46 +24,73 @@ from serdes.kernels import args
 from serdes.kernels.fir import interp_cubic
 
 
+@njit(cache=True, fastmath=True, inline="always")
+def _lagrange_rows(a, k, r0, r1, r2, r3, t):
+    """sum_q w_q(t) sum_j a[k + j] r_q[j]: the 4-point Lagrange weights at t in [0, 1)
+    (nodes -1, 0, 1, 2) on four dot products with consecutive polyphase rows, four
+    independent accumulators; inlined into both exact kernels below."""
+    c0 = 0.0
+    c1 = 0.0
+    c2 = 0.0
+    c3 = 0.0
+    for j in range(r0.shape[0]):
+        v = a[k + j]
+        c0 += v * r0[j]
+        c1 += v * r1[j]
+        c2 += v * r2[j]
+        c3 += v * r3[j]
+    return (-t * (t - 1.0) * (t - 2.0) / 6.0 * c0
+            + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * c1
+            - (t + 1.0) * t * (t - 2.0) / 2.0 * c2
+            + (t + 1.0) * t * (t - 1.0) / 6.0 * c3)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _row_at(pos, first, n_rows):
+    """(r, t): the first of the four rows around fine position ``pos`` and the fraction
+    past the second, the integer position clipped to the rows held (as the fine-grid
+    kernel clips to its padded pulse)."""
+    i = int(np.floor(pos))
+    if i < first + 1:
+        i = first + 1
+    elif i > first + n_rows - 3:
+        i = first + n_rows - 3
+    return i - 1 - first, pos - i
+
+
 @njit(cache=True, fastmath=True)
 def _pulse_sum_rows(a, rows, first, phase, offsets):
     """Exact jittered pulse sum from polyphase rows.
 
     rows[r, i] = p_fine[first + r + (n_ui - 1 - i) * m] (taps reversed so the symbol
-    window runs forward); a carries n_ui - 1 symbols of history. The integer position
-    is clipped to the rows held, as the fine-grid kernel clips to its padded pulse.
+    window runs forward); a carries n_ui - 1 symbols of history.
     """
     n_rows, n_ui = rows.shape
     n = a.shape[0] - n_ui + 1
     y = np.empty(max(n, 0), dtype=np.float64)
-    lo = first + 1
-    hi = first + n_rows - 3
     for k in range(n):
-        pos = phase + offsets[k]
-        i = int(np.floor(pos))
-        if i < lo:
-            i = lo
-        elif i > hi:
-            i = hi
-        t = pos - i
-        r = i - 1 - first
-        r0 = rows[r]
-        r1 = rows[r + 1]
-        r2 = rows[r + 2]
-        r3 = rows[r + 3]
-        c0 = 0.0
-        c1 = 0.0
-        c2 = 0.0
-        c3 = 0.0
-        for j in range(n_ui):
-            v = a[k + j]
-            c0 += v * r0[j]
-            c1 += v * r1[j]
-            c2 += v * r2[j]
-            c3 += v * r3[j]
-        y[k] = (-t * (t - 1.0) * (t - 2.0) / 6.0 * c0
-                + (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0 * c1
-                - (t + 1.0) * t * (t - 2.0) / 2.0 * c2
-                + (t + 1.0) * t * (t - 1.0) / 6.0 * c3)
+        r, t = _row_at(phase + offsets[k], first, n_rows)
+        y[k] = _lagrange_rows(a, k, rows[r], rows[r + 1], rows[r + 2], rows[r + 3], t)
+    return y
+
+
+@njit(cache=True, fastmath=True)
+def _lane_pulse_sum_rows(a, rows, first, phase, offsets, lane0):
+    """_pulse_sum_rows with the rows of lane l = (lane0 + k) mod N for sample k (the
+    time-interleaved ADC, serdes.kernels.adc_ti): rows[l, r, i] =
+    p_l[first + r + (n_ui - 1 - i) m]. A kernel of its own: run with one lane, the
+    lane bookkeeping cost the single converter 6-8 % of CPU time."""
+    n_lanes, n_rows, n_ui = rows.shape
+    n = a.shape[0] - n_ui + 1
+    y = np.empty(max(n, 0), dtype=np.float64)
+    lane = lane0
+    for k in range(n):
+        r, t = _row_at(phase + offsets[k], first, n_rows)
+        y[k] = _lagrange_rows(a, k, rows[lane, r], rows[lane, r + 1], rows[lane, r + 2],
+                              rows[lane, r + 3], t)
+        lane += 1
+        if lane == n_lanes:
+            lane = 0
     return y
 
 

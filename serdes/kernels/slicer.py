@@ -11,7 +11,8 @@ the largest |correlation| are the echo positions and corr_j / (n s2) their value
 With no canceller taps (K = 0) :func:`_ffe_dfe_rc` does what :func:`_ffe_dfe_lms` does
 (tests check that they agree); the LMS path keeps its own kernel because the general one
 measured 10-15 % slower on FFE 24 + DFE 1 LMS (its ring, search and canceller branches
-stay in the loop).
+stay in the loop). The two share their per-sample FFE/DFE output and LMS step through
+helpers inlined at compile time (``inline="always"``: the same machine code as written out).
 
 State travels in small named tuples of arrays (numba types them as records of arrays),
 each array updated in place so that a run in chunks gives the same decisions as one
@@ -94,6 +95,16 @@ def _slice_one(v, thresholds):
     return d
 
 
+@njit(cache=True, inline="always")
+def _push(hist, n, level):
+    """Shift the first n decided levels of the history one place (newest first) and put
+    ``level`` in front; inlined into both equalizer kernels."""
+    for m in range(n - 1, 0, -1):
+        hist[m] = hist[m - 1]
+    if n > 0:
+        hist[0] = level
+
+
 @njit(cache=True)
 def _dfe_run(z, taps, levels, thresholds, hist):
     """Decision-feedback equalizer and slicer.
@@ -120,6 +131,34 @@ def _dfe_run(z, taps, levels, thresholds, hist):
     return dec, v_out
 
 
+@njit(cache=True, inline="always")
+def _ffe_dfe_out(w, b, hist, x, top):
+    """The FFE output over the window x[top], x[top - 1], ... minus the DFE's feedback
+    of the decided levels ``hist``; inlined as _lms_step."""
+    v = 0.0
+    for i in range(w.shape[0]):
+        v += w[i] * x[top - i]
+    for m in range(b.shape[0]):
+        v -= b[m] * hist[m]
+    return v
+
+
+@njit(cache=True, inline="always")
+def _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit):
+    """One LMS step of the FFE taps (window x[top], x[top - 1], ...) and of the DFE taps
+    (clipped to +-b_limit) on the error e; inlined into both equalizer kernels, so each
+    loop compiles as if written out."""
+    for i in range(w.shape[0]):
+        w[i] -= mu_w * e * x[top - i]
+    for m in range(b.shape[0]):
+        bm = b[m] + mu_b * e * hist[m]
+        if bm > b_limit:
+            bm = b_limit
+        elif bm < -b_limit:
+            bm = -b_limit
+        b[m] = bm
+
+
 @njit(cache=True)
 def _ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_limit):
     """FFE + DFE adapted by LMS, sample by sample (_ffe_dfe_rc without a canceller).
@@ -138,29 +177,14 @@ def _ffe_dfe_lms(x, w, b, levels, thresholds, hist, ref, n_train, mu_w, mu_b, b_
     v_out = np.empty(n, dtype=np.float64)
     for k in range(n):
         top = k + nw - 1
-        v = 0.0
-        for i in range(nw):
-            v += w[i] * x[top - i]
-        for m in range(nb):
-            v -= b[m] * hist[m]
+        v = _ffe_dfe_out(w, b, hist, x, top)
         d = _slice_one(v, thresholds)
         target = ref[k] if k < n_train else levels[d]
         e = v - target
-        for i in range(nw):
-            w[i] -= mu_w * e * x[top - i]
-        for m in range(nb):
-            bm = b[m] + mu_b * e * hist[m]
-            if bm > b_limit:
-                bm = b_limit
-            elif bm < -b_limit:
-                bm = -b_limit
-            b[m] = bm
+        _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit)
         dec[k] = d
         v_out[k] = v
-        for m in range(nb - 1, 0, -1):
-            hist[m] = hist[m - 1]
-        if nb > 0:
-            hist[0] = target
+        _push(hist, nb, target)
     return dec, v_out
 
 
@@ -209,26 +233,14 @@ def _ffe_dfe_rc(x, ref, eq, rc, sl, p):
     cnt = st[0]
     for k in range(n):
         top = k + nw - 1
-        v = 0.0
-        for i in range(nw):
-            v += w[i] * x[top - i]
-        for m in range(nb):
-            v -= b[m] * hist[m]
+        v = _ffe_dfe_out(w, b, hist, x, top)
         for i in range(nc):
             v -= c[i] * ring[(cnt - lags[i]) & mask]
         d = _slice_one(v, thresholds)
         target = ref[k] if k < n_train else levels[d]
         e = v - target
         if adapt_eq:
-            for i in range(nw):
-                w[i] -= mu_w * e * x[top - i]
-            for m in range(nb):
-                bm = b[m] + mu_b * e * hist[m]
-                if bm > b_limit:
-                    bm = b_limit
-                elif bm < -b_limit:
-                    bm = -b_limit
-                b[m] = bm
+            _lms_step(w, b, hist, x, top, e, mu_w, mu_b, b_limit)
         if st[1] == 1:
             if cnt >= p.search_start:
                 for j in range(p.search_lo, corr.shape[0]):
@@ -242,10 +254,7 @@ def _ffe_dfe_rc(x, ref, eq, rc, sl, p):
                 c[i] += mu_c * e * ring[(cnt - lags[i]) & mask]
         dec[k] = d
         v_out[k] = v
-        for m in range(nb - 1, 0, -1):
-            hist[m] = hist[m - 1]
-        if nb > 0:
-            hist[0] = target
+        _push(hist, nb, target)
         ring[cnt & mask] = target
         cnt += 1
     st[0] = cnt

@@ -3,7 +3,8 @@
 Distributions live on a uniform grid of spacing ``delta``: ``pmf[n]`` is the
 probability of the value ``(k0 + n) * delta``.
 
-* :func:`_isi_pmf` convolves independent discrete components (one per cursor: the
+* :func:`isi_pmf` (the kernel ``stat_batch._convolve``, shared with the batched rows)
+  convolves independent discrete components (one per cursor: the
   values ``c_j * a`` of the PAM levels ``a``, equiprobable) into one PMF. Each
   component is put on the grid by the linear (mean-preserving) split of every point
   between its two neighbouring grid points, then convolved exactly on the grid.
@@ -23,6 +24,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.stat_batch import _convolve, _stable_order  # noqa: F401 (_stable_order: tests)
 
 # Q(z) is 1.0 in double precision below -Z_LO, and terms with z above Z_HI are below
 # 1e-30 of their weight (ignored).
@@ -50,117 +52,6 @@ def _zskew(t, beta):
 @njit(cache=True)
 def _tskew(z, beta):
     return z + beta * (z * z - 1.0)
-
-
-@njit(cache=True)
-def _stable_order(keys):
-    """np.argsort(keys, kind="stable") of non-negative integer keys, by counting: the
-    same order (numba's merge sort was about 3.5 s of a first run's compilation)."""
-    n = keys.shape[0]
-    kmax = 0
-    for j in range(n):
-        if keys[j] > kmax:
-            kmax = keys[j]
-    pos = np.zeros(kmax + 2, dtype=np.int64)
-    for j in range(n):
-        pos[keys[j] + 1] += 1
-    for k in range(kmax + 1):
-        pos[k + 1] += pos[k]
-    order = np.empty(n, dtype=np.int64)
-    for j in range(n):
-        order[pos[keys[j]]] = j
-        pos[keys[j]] += 1
-    return order
-
-
-@njit(cache=True)
-def _isi_pmf(values, probs, delta):
-    """PMF of the sum of independent components on a grid of spacing ``delta``.
-
-    values, probs  (n_comp, K) arrays: component j takes values[j, m] with
-                   probability probs[j, m] (rows sum to 1; zero-probability points
-                   are ignored)
-    Returns (pmf, k0): pmf[n] is the probability of (k0 + n) * delta.
-    """
-    n_comp, K = values.shape
-    lo = np.empty(n_comp, dtype=np.int64)
-    hi = np.empty(n_comp, dtype=np.int64)
-    k0 = 0
-    total = 1
-    for j in range(n_comp):
-        a = 1 << 62
-        b = -(1 << 62)
-        for m in range(K):
-            if probs[j, m] > 0.0:
-                f = int(math.floor(values[j, m] / delta))
-                if f < a:
-                    a = f
-                if f + 1 > b:
-                    b = f + 1
-        if b < a:  # empty component: a point mass at 0
-            a = 0
-            b = 0
-        lo[j] = a
-        hi[j] = b
-        k0 += a
-        total += b - a
-    pmf = np.zeros(total)
-    tmp = np.zeros(total)
-    pmf[0] = 1.0
-    width = 1
-    idx = np.empty(2 * K, dtype=np.int64)
-    wts = np.empty(2 * K)
-    # narrow components first: the running PMF stays narrow until the wide ones (the
-    # work is the sum of width x points; the result is the same up to rounding, every
-    # term being positive)
-    order = _stable_order(hi - lo)
-    for jj in range(n_comp):
-        j = order[jj]
-        # the component's binned points (at most 2K, merged by position)
-        nnz = 0
-        for m in range(K):
-            p = probs[j, m]
-            if p <= 0.0:
-                continue
-            u = values[j, m] / delta
-            f = math.floor(u)
-            t = u - f
-            b0 = int(f) - lo[j]
-            for s in range(2):
-                bb = b0 + s
-                ww = p * (1.0 - t) if s == 0 else p * t
-                if ww == 0.0:
-                    continue
-                found = False
-                for q in range(nnz):
-                    if idx[q] == bb:
-                        wts[q] += ww
-                        found = True
-                        break
-                if not found:
-                    idx[nnz] = bb
-                    wts[nnz] = ww
-                    nnz += 1
-        w = hi[j] - lo[j] + 1
-        new_width = width + w - 1
-        for n in range(new_width):
-            tmp[n] = 0.0
-        for q in range(nnz):
-            off = idx[q]
-            wq = wts[q]
-            for n in range(width):
-                tmp[n + off] += wq * pmf[n]
-        for n in range(new_width):
-            pmf[n] = tmp[n]
-        width = new_width
-    # trim exact zeros at both ends
-    first = 0
-    while first < width - 1 and pmf[first] == 0.0:
-        first += 1
-    last = width - 1
-    while last > first and pmf[last] == 0.0:
-        last -= 1
-    return pmf[first:last + 1].copy(), k0 + first
 
 
 @njit(cache=True)
@@ -252,12 +143,13 @@ def _tail_grid(pmf, k0, delta, y0_steps, stride, n_out, frac, sigma, upper, beta
 # ------------------------------------------------------------------ public wrappers
 def isi_pmf(values, probs, delta):
     """PMF of a sum of independent discrete components on a grid of ``delta``; returns
-    (pmf, k0) with pmf[n] the probability of (k0 + n) * delta (see _isi_pmf)."""
+    (pmf, k0) with pmf[n] the probability of (k0 + n) * delta (see
+    serdes.kernels.stat_batch._convolve, which the batched rows share)."""
     values = args.array("values", values, ndim=2, finite=True)
     probs = args.array("probs", probs, ndim=2, finite=True)
     if values.shape != probs.shape:
         raise ConfigError(f"probs: shape {probs.shape} differs from values {values.shape}")
-    return _isi_pmf(values, probs, args.real("delta", delta, positive=True))
+    return _convolve(values, probs, values.shape[0], args.real("delta", delta, positive=True))
 
 
 def _pmf_args(pmf, k0, delta, sigma):

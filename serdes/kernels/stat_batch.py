@@ -5,11 +5,10 @@ the checking wrapper ``gauss_rows`` (see serdes.kernels.args).
 Per row the steps of ``StatisticalEngine.distribution``: the residual cursors above
 ``tiny`` (values ``c a`` of the M levels) and the ADC's per-tap uniform quantization
 errors of at least one grid step (a K-point midpoint rule, the variance it lacks moved
-to the Gaussian) convolved on the row's grid (the linear split of
-``kernels.stat._isi_pmf``, narrow components first), the grid's excess variance taken
-off the Gaussian, and the tails of every level at every slicer threshold that the
-decision matrix and the per-eye error rates use (the sums of
-``kernels.stat._tail_points`` with beta = 0).
+to the Gaussian) convolved on the row's grid (:func:`_convolve`, which is also the
+kernel of ``kernels.stat.isi_pmf``), the grid's excess variance taken off the Gaussian,
+and the tails of every level at every slicer threshold that the decision matrix and the
+per-eye error rates use (the sums of ``kernels.stat._tail_points`` with beta = 0).
 """
 
 import math
@@ -25,9 +24,36 @@ Z_HI = 11.5
 
 
 @njit(cache=True)
+def _stable_order(keys):
+    """np.argsort(keys, kind="stable") of non-negative integer keys, by counting: the
+    same order (numba's merge sort was about 3.5 s of a first run's compilation)."""
+    n = keys.shape[0]
+    kmax = 0
+    for j in range(n):
+        if keys[j] > kmax:
+            kmax = keys[j]
+    pos = np.zeros(kmax + 2, dtype=np.int64)
+    for j in range(n):
+        pos[keys[j] + 1] += 1
+    for k in range(kmax + 1):
+        pos[k + 1] += pos[k]
+    order = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        order[pos[keys[j]]] = j
+        pos[keys[j]] += 1
+    return order
+
+
+@njit(cache=True)
 def _convolve(values, probs, n_comp, delta):
-    """(pmf, k0): the PMF of the first n_comp rows of (values, probs) on the grid
-    ``delta``, with the arithmetic of kernels.stat._isi_pmf."""
+    """PMF of the sum of independent components on a grid of spacing ``delta``: the
+    kernel of ``kernels.stat.isi_pmf`` and of every row here.
+
+    values, probs  (>= n_comp, K) arrays: component j < n_comp takes values[j, m] with
+                   probability probs[j, m] (rows sum to 1; zero-probability points
+                   are ignored)
+    Returns (pmf, k0): pmf[n] is the probability of (k0 + n) * delta.
+    """
     K = values.shape[1]
     lo = np.empty(n_comp, dtype=np.int64)
     hi = np.empty(n_comp, dtype=np.int64)
@@ -43,7 +69,7 @@ def _convolve(values, probs, n_comp, delta):
                     a = f
                 if f + 1 > b:
                     b = f + 1
-        if b < a:
+        if b < a:  # empty component: a point mass at 0
             a = 0
             b = 0
         lo[j] = a
@@ -56,9 +82,13 @@ def _convolve(values, probs, n_comp, delta):
     width = 1
     idx = np.empty(2 * K, dtype=np.int64)
     wts = np.empty(2 * K)
-    order = np.argsort(hi - lo, kind="mergesort")
+    # narrow components first: the running PMF stays narrow until the wide ones (the
+    # work is the sum of width x points; the result is the same up to rounding, every
+    # term being positive)
+    order = _stable_order(hi - lo)
     for jj in range(n_comp):
         j = order[jj]
+        # the component's binned points (at most 2K, merged by position)
         nnz = 0
         for m in range(K):
             p = probs[j, m]
@@ -95,6 +125,7 @@ def _convolve(values, probs, n_comp, delta):
         for n in range(new_width):
             pmf[n] = tmp[n]
         width = new_width
+    # trim exact zeros at both ends
     first = 0
     while first < width - 1 and pmf[first] == 0.0:
         first += 1

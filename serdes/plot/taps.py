@@ -26,35 +26,30 @@ def ffe_taps(taps, pre: int, ax=None, *, label: str | None = None, shift: float 
     if main == 0.0:
         raise ValueError("the main FFE tap is 0: nothing to normalise to")
     k = np.arange(w.shape[0]) - pre
-    stem = ax.stem(k + shift, w / main, basefmt=" ",
-                   label=f"{label or 'FFE'} (main {main:.3g} /V)")
-    if colour is not None:
-        stem.markerline.set_color(colour)
-        stem.stemlines.set_color(colour)
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("FFE tap, UI from the main tap")
-    ax.set_ylabel("tap / main tap")
-    ax.set_title("FFE taps (relative to the main tap)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return ax
+    return _stems(ax, k + shift, w / main, f"{label or 'FFE'} (main {main:.3g} /V)", colour,
+                  "FFE tap, UI from the main tap", "tap / main tap",
+                  "FFE taps (relative to the main tap)")
 
 
 def dfe_taps(taps, ax=None, *, label: str | None = None, shift: float = 0.0, colour=None):
     """Stem plot of DFE taps (post-cursors 1, 2, ...) in units of the main cursor."""
     ax = new_axes(ax)
     b = np.asarray(taps, dtype=np.float64)
-    stem = ax.stem(np.arange(1, b.shape[0] + 1) + shift, b, basefmt=" ",
-                   label=label or "DFE")
+    return _stems(ax, np.arange(1, b.shape[0] + 1) + shift, b, label or "DFE", colour,
+                  "DFE tap (post-cursor, UI)", "tap / main cursor", "DFE taps")
+
+
+def _stems(ax, x, y, label, colour, xlabel, ylabel, title):
+    """The stem plot both tap plots draw: integer ticks, a zero line, grid and legend."""
+    stem = ax.stem(x, y, basefmt=" ", label=label)
     if colour is not None:
         stem.markerline.set_color(colour)
         stem.stemlines.set_color(colour)
     ax.axhline(0, color="grey", lw=0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("DFE tap (post-cursor, UI)")
-    ax.set_ylabel("tap / main cursor")
-    ax.set_title("DFE taps")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return ax
