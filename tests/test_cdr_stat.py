@@ -159,7 +159,7 @@ def test_illinois_solves_both_ways():
     bracket's passing end, never one failing by more than that tolerance."""
     import math
 
-    from serdes.jtol import illinois
+    from serdes.rootfind import illinois
 
     for r in (0.07, 2.3, 2100.0):
         calls = []

@@ -186,7 +186,7 @@ class LockPointJtol:
     def solve(self, f_hz: float, target: float, start_ui: float) -> tuple[float, int]:
         """(the largest TX SJ amplitude with the weighted BER at or below ``target``,
         evaluations): bracketed from ``start_ui`` (0 when the loop fails without SJ)."""
-        from serdes.jtol import illinois
+        from serdes.rootfind import illinois
 
         evals = 0
 
