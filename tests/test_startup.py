@@ -161,7 +161,7 @@ def test_the_top_selection_equals_numpys_sort_of_the_top():
 def test_the_stable_order_equals_numpys_stable_argsort():
     import numpy as np
 
-    from serdes.kernels.stat import _stable_order
+    from serdes.kernels.stat_batch import _stable_order
 
     rng = np.random.default_rng(6)
     for keys in (np.zeros(1, np.int64), rng.integers(0, 5, 200), rng.integers(0, 3000, 700),

@@ -24,7 +24,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
-from serdes.kernels.stat_batch import _convolve, _stable_order  # noqa: F401 (_stable_order: tests)
+from serdes.kernels.stat_batch import _convolve
 
 # Q(z) is 1.0 in double precision below -Z_LO, and terms with z above Z_HI are below
 # 1e-30 of their weight (ignored).
