@@ -197,7 +197,7 @@ def _cases():
                                 ksl.slicer(LEVELS, THRESH),
                                 ksl.Adapt(100, 1e-3, 1e-3, 1e-3, 1.0, True, 3, 10, 100, 5 / 9)],
                        [0, 1]),
-        "isi_pmf": (kstat.isi_pmf, kstat_batch._convolve, lambda: [values, probs, 0.01], [0, 1]),
+        "isi_pmf": (kstat.isi_pmf, kstat_batch._isi_pmf, lambda: [values, probs, 0.01], [0, 1]),
         "tail_points": (kstat.tail_points, kstat._tail_points,
                         lambda: [pmf, k0, 0.01, ygrid, 0.05, True], [0, 3]),
         "tail_grid": (kstat.tail_grid, kstat._tail_grid,

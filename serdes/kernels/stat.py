@@ -24,7 +24,7 @@ from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
-from serdes.kernels.stat_batch import _convolve
+from serdes.kernels.stat_batch import _isi_pmf
 
 # Q(z) is 1.0 in double precision below -Z_LO, and terms with z above Z_HI are below
 # 1e-30 of their weight (ignored).
@@ -149,7 +149,7 @@ def isi_pmf(values, probs, delta):
     probs = args.array("probs", probs, ndim=2, finite=True)
     if values.shape != probs.shape:
         raise ConfigError(f"probs: shape {probs.shape} differs from values {values.shape}")
-    return _convolve(values, probs, values.shape[0], args.real("delta", delta, positive=True))
+    return _isi_pmf(values, probs, args.real("delta", delta, positive=True))
 
 
 def _pmf_args(pmf, k0, delta, sigma):

@@ -45,6 +45,14 @@ def _stable_order(keys):
 
 
 @njit(cache=True)
+def _isi_pmf(values, probs, delta):
+    """``kernels.stat.isi_pmf``'s kernel: every row of ``values`` a component. Its own
+    entry point, so the Python callers keep one specialization while the rows' kernels
+    below call ``_convolve`` with their own argument types."""
+    return _convolve(values, probs, values.shape[0], delta)
+
+
+@njit(cache=True)
 def _convolve(values, probs, n_comp, delta):
     """PMF of the sum of independent components on a grid of spacing ``delta``: the
     kernel of ``kernels.stat.isi_pmf`` and of every row here.
