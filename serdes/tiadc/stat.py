@@ -31,7 +31,7 @@ from scipy.linalg import toeplitz
 from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
 from serdes.engines.stat.results import StatBer
-from serdes.engines.stat.rj import RandomJitterModel, resample
+from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 
@@ -99,6 +99,8 @@ class InterleavedStatistics(StatisticalEngine):
             self.rj_ui = rj
             self.rj = (RandomJitterModel(self.pulse, self.w, self.d, self.levels, rj)
                        if rj > 0 else None)
+        if self.rj is not None:   # thousands of rows per phase: the classes on a grid
+            self.rj.class_grid_ui = CLASS_GRID_UI
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
             # every supply tone, with the link's own SJ: one multi-tone quadrature
