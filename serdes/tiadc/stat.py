@@ -219,18 +219,42 @@ class InterleavedStatistics(StatisticalEngine):
             for s in range(0, J.weights.shape[0], ROW_BLOCK):
                 block = J.offsets[s:s + ROW_BLOCK]
                 offs = (offset_ui + block) + self.skew_ui[lanes][None, :]   # as response()
-                self._prefetch_lanes(np.broadcast_to(lanes, offs.shape).ravel(), offs.ravel())
+                fs, jvars = self._block_responses(offs)
                 skew = (self.cal_skew.variance_many(offset_ui, block)
                         if self.cal_skew is not None else [None] * block.shape[0])
-                try:
-                    for wq, row, sv in zip(J.weights[s:s + ROW_BLOCK], block, skew):
-                        self._skew_given = None if sv is None else float(sv)
-                        rows.append((wq, self.distribution(offset_ui, row,
-                                                           grid_step=grid_step)))
-                finally:
-                    self._skew_given = None
+                for wq, row, f, jv, sv in zip(J.weights[s:s + ROW_BLOCK], block, fs, jvars,
+                                              skew):
+                    if sv is not None:
+                        self._skew_var = float(sv)
+                    rows.append((wq, self._distribution_of(f, jv, offset_ui, row, None,
+                                                           grid_step)))
         self._rows_kept = (key, rows)
         return rows
+
+    def _block_responses(self, offs):
+        """:meth:`response` of every row of a block, (R, n + L - 1) and (R, n, L), from the
+        rows' sampling offsets ``offs`` (R, n) (skew included), in one kernel call
+        (:func:`serdes.kernels.stat_rows.lane_row_responses`: the same arithmetic,
+        equal to rounding)."""
+        from serdes.engines.stat.rj import hermite_points
+        from serdes.kernels.stat_rows import lane_row_responses
+
+        lanes = self._lane_of_tap
+        uniq, tap_fine = [], np.empty(lanes.shape[0], dtype=np.int64)
+        for i, lane in enumerate(lanes):   # one row per distinct lane pulse array
+            fine = self.lane_pulses[int(lane)].fine
+            for k, u in enumerate(uniq):
+                if u is fine:
+                    tap_fine[i] = k
+                    break
+            else:
+                tap_fine[i] = len(uniq)
+                uniq.append(fine)
+        p = self.pulse
+        x, gw = hermite_points(self.rj.points) if self.rj is not None else ((0.0,), (1.0,))
+        return lane_row_responses(np.stack(uniq), tap_fine, self.gains[lanes], p.fine,
+                                  p.phase, p.m, p.n_ui, offs, self.w,
+                                  self.rj.rj_ui if self.rj is not None else 0.0, x, gw)
 
     def _rows_key(self, offset_ui, grid_step) -> tuple:
         """What the rows depend on: the phase, the offset, the lanes' values and (by
