@@ -314,34 +314,8 @@ def class_points(cnt, s1, s2, s3, counts, m: int, nc: int):
 
 BETA_LIMIT = 0.04   # serdes.kernels.stat.BETA_MAX
 MERGE_REL = 1e-3    # components closer than this in sigma (and beta) are merged
-
-
-def merge_close(sigma: np.ndarray, beta: np.ndarray, weights: np.ndarray):
-    """Merge the components of each level whose sigma differ by less than MERGE_REL
-    relative and beta by less than MERGE_REL (variance-weighted, weights added): the
-    tail at z changes by ~ (z^2 MERGE_REL)^2 / 8, below 1e-3 to z = 9. Returns arrays
-    padded with zero weights."""
-    m, K = sigma.shape
-    out_s, out_b, out_w = np.ones((m, K)), np.zeros((m, K)), np.zeros((m, K))
-    for i in range(m):
-        o = np.argsort(sigma[i])
-        c = -1
-        ref_s = ref_b = None
-        for k in o:
-            if weights[i, k] <= 0:
-                continue
-            if (ref_s is not None and sigma[i, k] <= ref_s * (1 + MERGE_REL)
-                    and abs(beta[i, k] - ref_b) <= MERGE_REL):
-                w0, w1 = out_w[i, c], weights[i, k]
-                out_s[i, c] = np.sqrt((w0 * out_s[i, c] ** 2 + w1 * sigma[i, k] ** 2)
-                                      / (w0 + w1))
-                out_b[i, c] = (w0 * out_b[i, c] + w1 * beta[i, k]) / (w0 + w1)
-                out_w[i, c] = w0 + w1
-                continue
-            c += 1
-            out_s[i, c], out_b[i, c], out_w[i, c] = sigma[i, k], beta[i, k], weights[i, k]
-            ref_s, ref_b = sigma[i, k], beta[i, k]
-    return out_s, out_b, out_w
+# (serdes.kernels.stat_joint.merge_close_rows: every level's components, any number of
+# rows, in one call; the tail at z changes by ~ (z^2 MERGE_REL)^2 / 8, below 1e-3 to z = 9)
 
 
 def skewed_components(total_var: np.ndarray, k3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
