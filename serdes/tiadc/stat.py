@@ -16,8 +16,9 @@ the ADC clock, averaged over their phases (:mod:`serdes.tiadc.multitone`). A cal
 ADC keeps the residual mismatch of :mod:`serdes.tiadc.cal_residual` (its lanes
 otherwise alike). The front end's supply gain modulation is a Gaussian term of
 variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
-classes use the common pulse; RX noise is scaled by each lane's gain, not filtered by
-its T/H mismatch.
+classes use the common pulse, interpolated between the nodes of a grid of offsets
+(:data:`serdes.engines.stat.rj.CLASS_GRID_UI`); RX noise is scaled by each lane's gain,
+not filtered by its T/H mismatch.
 """
 
 from __future__ import annotations
