@@ -810,3 +810,31 @@ def rj_joint_classes(v, k3, lev, x, m: int, tail_edges,
                 continue
             out[:, bi, i] = _rj_joint_cell(vo[s:e], ko[s:e], tail_edges, K, MIN_CLASS)
     return edges, out[0], out[1], out[2]
+
+
+def merge_close(sigma, beta, weights, rel=1e-3):
+    """Merge the components of each level whose sigma differ by less than rel
+    relative and beta by less than rel (variance-weighted, weights added): the
+    tail at z changes by ~ (z^2 rel)^2 / 8, below 1e-3 to z = 9. Returns arrays
+    padded with zero weights."""
+    m, K = sigma.shape
+    out_s, out_b, out_w = np.ones((m, K)), np.zeros((m, K)), np.zeros((m, K))
+    for i in range(m):
+        o = np.argsort(sigma[i])
+        c = -1
+        ref_s = ref_b = None
+        for k in o:
+            if weights[i, k] <= 0:
+                continue
+            if (ref_s is not None and sigma[i, k] <= ref_s * (1 + rel)
+                    and abs(beta[i, k] - ref_b) <= rel):
+                w0, w1 = out_w[i, c], weights[i, k]
+                out_s[i, c] = np.sqrt((w0 * out_s[i, c] ** 2 + w1 * sigma[i, k] ** 2)
+                                      / (w0 + w1))
+                out_b[i, c] = (w0 * out_b[i, c] + w1 * beta[i, k]) / (w0 + w1)
+                out_w[i, c] = w0 + w1
+                continue
+            c += 1
+            out_s[i, c], out_b[i, c], out_w[i, c] = sigma[i, k], beta[i, k], weights[i, k]
+            ref_s, ref_b = sigma[i, k], beta[i, k]
+    return out_s, out_b, out_w

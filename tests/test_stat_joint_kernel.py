@@ -78,9 +78,23 @@ def test_merge_close_rows_equal_merge_close():
     w = rng.random(s.shape) * (rng.random(s.shape) > 0.2)
     got = sj.merge_close_rows(s, b, w, rjm.MERGE_REL)
     for i in range(s.shape[0]):
-        ref = rjm.merge_close(s[i], b[i], w[i])
+        ref = naive.merge_close(s[i], b[i], w[i], rjm.MERGE_REL)
         for g, r in zip(got, ref):
             np.testing.assert_array_equal(g[i], r)
+
+
+def test_merge_close_rows_equal_merge_close_on_a_level_mixture(eng):
+    """The level-only classes' mixture as the engines with their own ISI components
+    merge it (StatisticalEngine._distribution_of): bit for bit the NumPy form."""
+    for off in (0.0, 0.1):
+        mean = eng.rj.mean_var(np.broadcast_to(eng.rj.moments(off)[3],
+                                               (eng.w.shape[0], eng.pulse.n_ui)))
+        mix = eng.rj.mixture(off, mean)
+        s, b = rjm.skewed_components(1e-4 + mix.var, mix.k3)
+        got = sj.merge_close_rows(s, b, mix.weights, rjm.MERGE_REL)
+        ref = naive.merge_close(s, b, mix.weights, rjm.MERGE_REL)
+        for g, r in zip(got, ref):
+            np.testing.assert_array_equal(g, r)
 
 
 def test_wrapper_names_the_wrong_argument(eng):

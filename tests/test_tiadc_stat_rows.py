@@ -1,6 +1,6 @@
 """The interleaved engine's jitter rows re-sampled in blocks and kept for the phase
 (serdes.tiadc.stat.InterleavedStatistics.row_distributions): the same distributions
-(to rounding; bit for bit on this machine) as the row-by-row path of StatisticalEngine
+(to rounding) as the row-by-row path of StatisticalEngine
 (each row's lane pulses and skew-residual variance computed when its response is
 formed), with and without random jitter; and the eye
 openings of a calibrated ADC with a supply tone (rows = tone points x the skew
@@ -29,14 +29,16 @@ def _one_by_one(eng, offset_ui):
 
 
 def _same(rows, ref):
-    """Equal to rounding (bit for bit here; the skew residual's batched Gram products may
-    round differently on another BLAS)."""
+    """Equal to rounding: the blocked rows' responses come from one kernel
+    (stat_rows.lane_row_responses, its sums in another order than NumPy's dot), and the
+    ISI pmf's far tails (1e-130, products of many cursors) carry that rounding up to
+    ~1e-11 relative."""
     assert len(rows) == len(ref)
     for (wa, a), (wb, b) in zip(rows, ref):
         assert wa == wb
         assert a.k0 == b.k0 and a.pmf.shape == b.pmf.shape
         np.testing.assert_allclose(a.delta, b.delta, rtol=1e-12, atol=0)
-        np.testing.assert_allclose(a.pmf, b.pmf, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(a.pmf, b.pmf, rtol=1e-9, atol=1e-300)
         np.testing.assert_allclose(a.sigmas, b.sigmas, rtol=1e-12, atol=0)
         np.testing.assert_allclose(a.ber_per_eye(), b.ber_per_eye(), rtol=1e-12, atol=0)
 
@@ -57,8 +59,10 @@ def _engine(overrides, rows=None):
 
 
 def test_blocked_rows_equal_row_by_row():
+    bw = ["adc.bw_hz=60e9", "adc.bw_rms_rel=0.05", "adc.gain_rms=0.02"]   # lane pulses differ
     for overrides, phase in ((CAL + ["noise.rj_ui=0.01"], 0), (RAW + ["noise.rj_ui=0.01"], 3),
-                             (CAL + ["noise.rj_ui=0"], 0)):
+                             (CAL + ["noise.rj_ui=0"], 0),
+                             (RAW + bw + ["noise.rj_ui=0.01"], 5)):
         new = _engine(overrides, rows=12)
         old = _engine(overrides, rows=12)
         new._set_phase(phase)

@@ -359,8 +359,10 @@ def rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs, 
 
 @njit(cache=True)
 def _merge_close(sigma, beta, weights, order, rel, out_s, out_b, out_w):
-    """serdes.engines.stat.rj.merge_close on every row at once, rows' components taken
-    in ``order`` (np.argsort of each row's sigma)."""
+    """Merge each row's components whose sigma differ by less than ``rel`` relative and
+    beta by less than ``rel`` (variance-weighted, weights added), every row at once,
+    rows' components taken in ``order`` (np.argsort of each row's sigma); the NumPy
+    form is tests/naive.py's merge_close."""
     R, K = sigma.shape
     for r in range(R):
         c = -1
@@ -383,8 +385,8 @@ def _merge_close(sigma, beta, weights, order, rel, out_s, out_b, out_w):
 
 
 def merge_close_rows(sigma, beta, weights, rel):
-    """(sigma, beta, weights) of serdes.engines.stat.rj.merge_close for arrays (..., K):
-    every row merged, padded with zero weights (sigma 1)."""
+    """(sigma, beta, weights) of the merged components (see _merge_close) for arrays
+    (..., K): every row merged, padded with zero weights (sigma 1)."""
     sigma = np.asarray(sigma, dtype=np.float64)
     shape = sigma.shape
     s = args.array("sigma", sigma.reshape(-1, shape[-1]), ndim=2, finite=True)

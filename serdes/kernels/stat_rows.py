@@ -79,6 +79,50 @@ def _row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui, gh_x, gh_w):
     return f, jvar
 
 
+@njit(cache=True)
+def _lane_row_responses(fines, tap_fine, tap_gain, common, phase, m, n_ui, offsets_ui, w,
+                        rj_ui, gh_x, gh_w):
+    """_row_responses for an interleaved ADC: FFE tap i reads lane pulse
+    ``fines[tap_fine[i]]`` with gain ``tap_gain[i]``; with random jitter its samples are
+    moved by the jitter's mean shift of the ``common`` pulse (h_lane + (pbar - h_common)),
+    and their jitter variance is the common pulse's times the gain squared (the
+    arithmetic of InterleavedStatistics.response, summed in the same order)."""
+    R, n = offsets_ui.shape
+    L = n_ui
+    Q = gh_x.shape[0]
+    f = np.zeros((R, n + L - 1))
+    jvar = np.zeros((R, n, L))
+    h = np.empty(L)
+    hq = np.empty((Q, L))
+    for r in range(R):
+        for i in range(n):
+            o = offsets_ui[r, i]
+            lane = fines[tap_fine[i]]
+            g = tap_gain[i]
+            base = phase + o * m
+            for j in range(L):
+                h[j] = _lagrange(lane, base + m * j)
+            if rj_ui > 0.0:
+                for q in range(Q):
+                    bq = phase + (o + rj_ui * gh_x[q]) * m
+                    for j in range(L):
+                        hq[q, j] = _lagrange(common, bq + m * j)
+                for j in range(L):
+                    pb = 0.0
+                    for q in range(Q):
+                        pb += gh_w[q] * hq[q, j]
+                    v = 0.0
+                    for q in range(Q):
+                        dv = hq[q, j] - pb
+                        v += gh_w[q] * dv * dv
+                    h[j] = h[j] + (pb - _lagrange(common, base + m * j))
+                    jvar[r, i, j] = v * g * g
+            wg = w[i] * g
+            for j in range(L):
+                f[r, i + j] += wg * h[j]
+    return f, jvar
+
+
 # ------------------------------------------------------------------ public wrappers
 def row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui=0.0, gh_x=(0.0,),
                   gh_w=(1.0,)):
@@ -331,3 +375,30 @@ def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
         raise ConfigError("fracs: quantile fractions must be in [0, 1]")
     nc = args.integer("nc", nc, lo=fracs.shape[0] + 1)
     return _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc)
+
+
+def lane_row_responses(fines, tap_fine, tap_gain, common, phase, m, n_ui, offsets_ui, w,
+                       rj_ui=0.0, gh_x=(0.0,), gh_w=(1.0,)):
+    """(f, jvar) of quadrature rows through an interleaved ADC's lanes (see
+    _lane_row_responses): ``fines`` (lane pulses, one per row), ``tap_fine`` the lane
+    pulse and ``tap_gain`` the gain each FFE tap reads."""
+    m = args.integer("m", m, lo=1)
+    n_ui = args.integer("n_ui", n_ui, lo=1)
+    fines = args.array("fines", fines, ndim=2, finite=True)
+    common = args.array("common", common, finite=True, min_len=1)
+    offsets_ui = args.array("offsets_ui", offsets_ui, ndim=2, finite=True)
+    w = args.array("w", w, finite=True)
+    n = w.shape[0]
+    tap_fine = args.array("tap_fine", tap_fine, dtype=np.int64)
+    tap_gain = args.array("tap_gain", tap_gain, finite=True)
+    if offsets_ui.shape[1] != n or tap_fine.shape != (n,) or tap_gain.shape != (n,):
+        raise ConfigError(f"offsets_ui, tap_fine, tap_gain: need {n} columns (FFE taps)")
+    if n and (tap_fine.min() < 0 or tap_fine.max() >= fines.shape[0]):
+        raise ConfigError(f"tap_fine: lane pulse indices in 0..{fines.shape[0] - 1}")
+    gh_x = args.array("gh_x", gh_x, finite=True, min_len=1)
+    gh_w = args.array("gh_w", gh_w, finite=True, min_len=1)
+    if gh_x.shape != gh_w.shape:
+        raise ConfigError(f"gh_w: {gh_w.shape[0]} weights for {gh_x.shape[0]} nodes")
+    return _lane_row_responses(fines, tap_fine, tap_gain, common,
+                               args.real("phase", phase), m, n_ui, offsets_ui, w,
+                               args.real("rj_ui", rj_ui, nonneg=True), gh_x, gh_w)

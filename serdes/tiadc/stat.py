@@ -16,8 +16,9 @@ the ADC clock, averaged over their phases (:mod:`serdes.tiadc.multitone`). A cal
 ADC keeps the residual mismatch of :mod:`serdes.tiadc.cal_residual` (its lanes
 otherwise alike). The front end's supply gain modulation is a Gaussian term of
 variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
-classes use the common pulse; RX noise is scaled by each lane's gain, not filtered by
-its T/H mismatch.
+classes use the common pulse, interpolated between the nodes of a grid of offsets
+(:data:`serdes.engines.stat.rj.CLASS_GRID_UI`); RX noise is scaled by each lane's gain,
+not filtered by its T/H mismatch.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from scipy.linalg import toeplitz
 from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
 from serdes.engines.stat.results import StatBer
-from serdes.engines.stat.rj import RandomJitterModel, resample
+from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 
@@ -99,6 +100,8 @@ class InterleavedStatistics(StatisticalEngine):
             self.rj_ui = rj
             self.rj = (RandomJitterModel(self.pulse, self.w, self.d, self.levels, rj)
                        if rj > 0 else None)
+        if self.rj is not None:   # thousands of rows per phase: the classes on a grid
+            self.rj.class_grid_ui = CLASS_GRID_UI
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
             # every supply tone, with the link's own SJ: one multi-tone quadrature
@@ -217,18 +220,42 @@ class InterleavedStatistics(StatisticalEngine):
             for s in range(0, J.weights.shape[0], ROW_BLOCK):
                 block = J.offsets[s:s + ROW_BLOCK]
                 offs = (offset_ui + block) + self.skew_ui[lanes][None, :]   # as response()
-                self._prefetch_lanes(np.broadcast_to(lanes, offs.shape).ravel(), offs.ravel())
+                fs, jvars = self._block_responses(offs)
                 skew = (self.cal_skew.variance_many(offset_ui, block)
                         if self.cal_skew is not None else [None] * block.shape[0])
-                try:
-                    for wq, row, sv in zip(J.weights[s:s + ROW_BLOCK], block, skew):
-                        self._skew_given = None if sv is None else float(sv)
-                        rows.append((wq, self.distribution(offset_ui, row,
-                                                           grid_step=grid_step)))
-                finally:
-                    self._skew_given = None
+                for wq, row, f, jv, sv in zip(J.weights[s:s + ROW_BLOCK], block, fs, jvars,
+                                              skew):
+                    if sv is not None:
+                        self._skew_var = float(sv)
+                    rows.append((wq, self._distribution_of(f, jv, offset_ui, row, None,
+                                                           grid_step)))
         self._rows_kept = (key, rows)
         return rows
+
+    def _block_responses(self, offs):
+        """:meth:`response` of every row of a block, (R, n + L - 1) and (R, n, L), from the
+        rows' sampling offsets ``offs`` (R, n) (skew included), in one kernel call
+        (:func:`serdes.kernels.stat_rows.lane_row_responses`: the same arithmetic,
+        equal to rounding)."""
+        from serdes.engines.stat.rj import hermite_points
+        from serdes.kernels.stat_rows import lane_row_responses
+
+        lanes = self._lane_of_tap
+        uniq, tap_fine = [], np.empty(lanes.shape[0], dtype=np.int64)
+        for i, lane in enumerate(lanes):   # one row per distinct lane pulse array
+            fine = self.lane_pulses[int(lane)].fine
+            for k, u in enumerate(uniq):
+                if u is fine:
+                    tap_fine[i] = k
+                    break
+            else:
+                tap_fine[i] = len(uniq)
+                uniq.append(fine)
+        p = self.pulse
+        x, gw = hermite_points(self.rj.points) if self.rj is not None else ((0.0,), (1.0,))
+        return lane_row_responses(np.stack(uniq), tap_fine, self.gains[lanes], p.fine,
+                                  p.phase, p.m, p.n_ui, offs, self.w,
+                                  self.rj.rj_ui if self.rj is not None else 0.0, x, gw)
 
     def _rows_key(self, offset_ui, grid_step) -> tuple:
         """What the rows depend on: the phase, the offset, the lanes' values and (by

@@ -53,13 +53,14 @@ from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray
 from serdes.engines.stat.jitter import jitter_quadrature
 from serdes.engines.stat.rows import xtalk_sj_rows
 from serdes.engines.stat.results import DEFAULT_TARGETS, Bathtub, EyeOpening, StatBer, StatEye
-from serdes.engines.stat.rj import (RandomJitterModel, merge_close, resample,
+from serdes.engines.stat.rj import (MERGE_REL, RandomJitterModel, resample,
                                     skewed_components)
 from serdes.engines.stat.rj_joint import rj_joint_distribution
 from serdes.engines.stat.txjitter import ParityMixture, TxJitterModel
 from serdes.impairments import (adc_enob_variance, adc_quantization_variance,
                                 rx_thermal_autocorr, tx_sigma)
 from serdes.kernels.stat import isi_pmf
+from serdes.kernels.stat_joint import merge_close_rows
 
 
 class StatisticalEngine:
@@ -326,7 +327,7 @@ class StatisticalEngine:
             mix = self.rj.mixture(common, rj_mean)
             total = np.maximum((eff - rj_mean)[:, None] + mix.var, floor ** 2)
             mix_s, mix_b = skewed_components(total, mix.k3)
-            mix_s, mix_b, mix_w = merge_close(mix_s, mix_b, mix.weights)
+            mix_s, mix_b, mix_w = merge_close_rows(mix_s, mix_b, mix.weights, MERGE_REL)
         return SlicerDistribution(mix_sigmas=mix_s, mix_weights=mix_w, mix_betas=mix_b,
                                   pmf=pmf, k0=int(k0), delta=float(delta),
                                   means=fd * self.levels, sigmas=np.sqrt(eff),

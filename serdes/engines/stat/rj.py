@@ -50,6 +50,10 @@ _TAIL_EDGES = (0.0, 2e-4, 2e-3, 0.02, 0.15, 1.0)
 ISI_QUANTILES = (1e-3, 1e-2, 0.05, 0.25, 0.75, 0.95, 0.99, 0.999)
 MIN_CLASS = 8      # fewer samples: the class merges into the next one inward
 MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next bin inward
+# RandomJitterModel.class_grid_ui for engines with many jitter rows per phase (the
+# interleaved ADC's): the level-only classes' sums at multiples of this offset (UI),
+# linear in between; 4 nodes per step of a 64-phase bathtub, so the phases share them
+CLASS_GRID_UI = 1.0 / 256
 
 
 @functools.lru_cache(maxsize=16)
@@ -114,6 +118,9 @@ class RandomJitterModel:
         self.a = self.levels[self.idx]
         self._cache: dict = {}
         self._normal = None   # the Gaussian draw of joint()'s other terms (fixed seed)
+        # > 0: mixture() interpolates the classes' sums between offsets on this grid (UI)
+        self.class_grid_ui = 0.0
+        self._nodes: dict = {}   # grid node -> the classes' sums there
 
     def moments(self, offset_ui: float):
         key = round(float(offset_ui), 12)
@@ -188,13 +195,16 @@ class RandomJitterModel:
         points, mean -+ std of V in the class (weights 1/2: the error rate is convex in
         V, one point per class would be optimistic); V scaled to the exact per-level
         mean ``mean`` (K3 with it)."""
-        key = ("mix", round(float(offset_ui), 12))
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._classes(offset_ui)
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[key] = hit
+        if self.class_grid_ui > 0:   # interpolated between grid nodes
+            hit = self._grid_classes(offset_ui)
+        else:
+            key = ("mix", round(float(offset_ui), 12))
+            hit = self._cache.get(key)
+            if hit is None:
+                hit = self._classes(offset_ui)
+                if len(self._cache) > 4096:
+                    self._cache.clear()
+                self._cache[key] = hit
         var, wts, kk = hit
         mv = np.sum(var * wts, axis=1)
         scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
@@ -238,15 +248,44 @@ class RandomJitterModel:
         """(var, weights, k3) of the classes at one offset: the samples of
         :meth:`samples`, their per-level quantiles, class sums and counts in one kernel
         call (``tests/naive.py``: the NumPy steps, same numbers up to rounding)."""
+        m = self.levels.shape[0]
+        nc = len(_TAIL_EDGES) - 1
+        return class_points(*self._class_sums(offset_ui), m, nc)
+
+    def _grid_classes(self, offset_ui: float):
+        """(var, weights, k3) of the classes at an offset from the group counts and sums
+        at the two grid nodes (:attr:`class_grid_ui`) around it, interpolated linearly
+        (the pooled samples of both, weighted 1 - t and t): the classes depend on the
+        offset only through the pulse's deviations there, which change little within a
+        node step. At a node, that node's classes. The nodes are kept for the model's
+        life (every phase of a bathtub reuses them). Its error against :meth:`_classes`
+        row by row: ``tests/test_tiadc_stat_grid.py``."""
+        h = self.class_grid_ui
+        pos = float(offset_ui) / h
+        k = int(np.floor(pos))
+        t = pos - k
+        a = self._node(k)
+        if t > 0:
+            b = self._node(k + 1)
+            a = tuple((1.0 - t) * x + t * y for x, y in zip(a[:4], b[:4])) + (a[4],)
+        return class_points(*a, self.levels.shape[0], len(_TAIL_EDGES) - 1)
+
+    def _node(self, k: int):
+        hit = self._nodes.get(k)
+        if hit is None:
+            hit = self._nodes[k] = self._class_sums(k * self.class_grid_ui)
+        return hit
+
+    def _class_sums(self, offset_ui: float):
+        """(count, sum V, sum V^2, sum K3) per group and the count per level at an
+        offset (:func:`serdes.kernels.stat_rows.rj_classes`)."""
         _, dev, wq, jv = self.moments(offset_ui)
         lo, hi = self._support(jv)
         m = self.levels.shape[0]
         nc = len(_TAIL_EDGES) - 1
         w3 = self.w2 * np.sqrt(self.w2) * self.wsign
-        cnt, s1, s2, s3, counts = rj_classes(self.a, self.idx, dev, lo, hi, wq, self.w2,
-                                             w3, self.d, m,
-                                             1.0 - np.asarray(_TAIL_EDGES[1:-1]), nc)
-        return class_points(cnt, s1, s2, s3, counts, m, nc)
+        return rj_classes(self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d, m,
+                          1.0 - np.asarray(_TAIL_EDGES[1:-1]), nc)
 
     @staticmethod
     def _support(jv: np.ndarray) -> tuple[int, int]:
@@ -260,8 +299,9 @@ class RandomJitterModel:
 
 def class_points(cnt, s1, s2, s3, counts, m: int, nc: int):
     """Two points per class (mean -+ std of V), their weights and the class's K3, from
-    the group counts and sums (groups (level nc + class) 2 + (K3 < 0))."""
-    c = np.maximum(cnt, 1.0)
+    the group counts and sums (groups (level nc + class) 2 + (K3 < 0)); the counts
+    may be interpolated (not whole): an empty group's sums are 0."""
+    c = np.where(cnt > 0, cnt, 1.0)
     mu = s1 / c
     sd = np.sqrt(np.maximum(s2 / c - mu * mu, 0.0))
     kk = s3 / c
@@ -274,34 +314,8 @@ def class_points(cnt, s1, s2, s3, counts, m: int, nc: int):
 
 BETA_LIMIT = 0.04   # serdes.kernels.stat.BETA_MAX
 MERGE_REL = 1e-3    # components closer than this in sigma (and beta) are merged
-
-
-def merge_close(sigma: np.ndarray, beta: np.ndarray, weights: np.ndarray):
-    """Merge the components of each level whose sigma differ by less than MERGE_REL
-    relative and beta by less than MERGE_REL (variance-weighted, weights added): the
-    tail at z changes by ~ (z^2 MERGE_REL)^2 / 8, below 1e-3 to z = 9. Returns arrays
-    padded with zero weights."""
-    m, K = sigma.shape
-    out_s, out_b, out_w = np.ones((m, K)), np.zeros((m, K)), np.zeros((m, K))
-    for i in range(m):
-        o = np.argsort(sigma[i])
-        c = -1
-        ref_s = ref_b = None
-        for k in o:
-            if weights[i, k] <= 0:
-                continue
-            if (ref_s is not None and sigma[i, k] <= ref_s * (1 + MERGE_REL)
-                    and abs(beta[i, k] - ref_b) <= MERGE_REL):
-                w0, w1 = out_w[i, c], weights[i, k]
-                out_s[i, c] = np.sqrt((w0 * out_s[i, c] ** 2 + w1 * sigma[i, k] ** 2)
-                                      / (w0 + w1))
-                out_b[i, c] = (w0 * out_b[i, c] + w1 * beta[i, k]) / (w0 + w1)
-                out_w[i, c] = w0 + w1
-                continue
-            c += 1
-            out_s[i, c], out_b[i, c], out_w[i, c] = sigma[i, k], beta[i, k], weights[i, k]
-            ref_s, ref_b = sigma[i, k], beta[i, k]
-    return out_s, out_b, out_w
+# (serdes.kernels.stat_joint.merge_close_rows: every level's components, any number of
+# rows, in one call; the tail at z changes by ~ (z^2 MERGE_REL)^2 / 8, below 1e-3 to z = 9)
 
 
 def skewed_components(total_var: np.ndarray, k3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
