@@ -43,23 +43,7 @@ from serdes.engines.run import design_equalizer, pipeline
 from serdes.engines.stat import StatisticalEngine
 from serdes.metrics.ber import ErrorCounter
 
-
-class ErrorPositions:
-    """Observer: the TX symbol index of every bit error."""
-
-    def __init__(self):
-        self.pos = []
-
-    def observe(self, rec):
-        idx = np.nonzero(rec.bit_err)[0]
-        self.pos.append(np.repeat(rec.first - rec.delay + idx, rec.bit_err[idx]))
-
-    def close(self):
-        return None
-
-    @property
-    def positions(self):
-        return np.concatenate(self.pos) if self.pos else np.zeros(0, dtype=np.int64)
+from cdr_gap_noisy import ErrorPositions  # the same observer as the noisy-link script
 
 
 def count(system, taps, n, seed=None, setup=None):
