@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_com_rxfloat import _problem  # noqa: E402
+from test_com_rxfloat import _problem, _scratch  # noqa: E402
 
 from serdes.com import mmse_float  # noqa: E402
 from serdes.com.params import preset  # noqa: E402
@@ -34,11 +34,7 @@ wmin, wmax = mmse_float.limits(p)
 L = float(p.levels)
 var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
 bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
-R, lo = np.empty((n, n)), np.empty((n, n))
-Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
-y, z, w = np.empty(n), np.empty(n), np.empty(n)
-lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
-chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+R, lo, Y, G, y, z, w, b, lv, gram, hist, pb, chosen, valid = _scratch(n, nb)
 
 
 def problem(rng):
@@ -60,9 +56,6 @@ def exact(pr):
     return K._float_solve(*pr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, dw, nb, wmin, wmax, bmin,
                           bmax, var_x, p.rlm, L, R, lo, Y, G, y, z, w, b, np.arange(n), chosen,
                           valid, -np.inf, np.empty(0))
-
-
-hist, pb = np.empty((n, nb + 1, nb + 1)), np.empty(n)
 
 
 def pruned(pr):

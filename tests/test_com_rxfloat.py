@@ -29,6 +29,18 @@ def _p(**kw):
     return dataclasses.replace(DJ, **{"rx_ffe_n_wg": 2, "mlsd": False, "n_qb": 0, **kw})
 
 
+def _scratch(n, nb):
+    """The floating-tap kernels' scratch arrays for a span of ``n`` taps and ``nb`` DFE
+    taps: R, lo, Y, G, y, z, w, b (the solves' argument order), lv, gram (the relaxed
+    bound's), hist, pb (the prefix bounds') and chosen, valid (the placement's); shared
+    with benchmarks/com_float_bound.py."""
+    return (np.empty((n, n)), np.empty((n, n)), np.empty((nb, n)), np.empty((nb, nb + 1)),
+            np.empty(n), np.empty(n), np.empty(n), np.empty(nb),
+            np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1)),
+            np.empty((n, nb + 1, nb + 1)), np.empty(n),
+            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+
+
 def _problem(rng, p, c0=12, n=160):
     """UI samples with a cursor, a decaying tail and echoes (some beyond the floating
     limit), colored noise; the search's av, rn and cursor / DFE rows over the span."""
@@ -237,11 +249,7 @@ def test_span_bound_is_above_every_placement(kw, n_prob):
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
-    R, lo = np.empty((n, n)), np.empty((n, n))
-    Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
-    y, z, w = np.empty(n), np.empty(n), np.empty(n)
-    lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
-    chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    R, lo, Y, G, y, z, w, b, lv, gram, _, _, chosen, valid = _scratch(n, nb)
     rng = np.random.default_rng(11)
     gaps, diffs, clipped = [], [], 0
     for _ in range(n_prob):
@@ -308,12 +316,7 @@ def test_prefix_bounds_prune_placements_exactly(kw, n_prob):
     L = float(p.levels)
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
-    R, lo = np.empty((n, n)), np.empty((n, n))
-    Y, G, b = np.empty((nb, n)), np.empty((nb, nb + 1)), np.empty(nb)
-    y, z, w = np.empty(n), np.empty(n), np.empty(n)
-    lv, gram = np.empty((3, n + nb + 1)), np.empty((nb + 1, nb + 1))
-    hist, pb = np.empty((n, nb + 1, nb + 1)), np.empty(n)
-    chosen, valid = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    R, lo, Y, G, y, z, w, b, lv, gram, hist, pb, chosen, valid = _scratch(n, nb)
     sk = (n - 1, nfix + 3, (n + nfix) // 2)
     ng = p.rx_ffe_n_wg * p.rx_ffe_n_wf
     rng = np.random.default_rng(5)
