@@ -66,6 +66,7 @@ def test_ctrl_c_prints_the_partial_result_and_exits_130():
     lo, hi = r["ber_ci"]
     assert lo <= r["ber"] <= hi and r["bit_errors"] == round(r["ber"] * r["bits"])
     assert f"interrupted after {r['symbols']:,} counted symbols" in text
+    assert "Ctrl-C: the count stops at its next chunk" in text  # heard at once
 
 
 def test_a_stopped_run_counts_exactly_the_chunks_it_ran():

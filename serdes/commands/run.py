@@ -136,6 +136,11 @@ def _interruptible():
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
+        # the statistical sections after the count do not look at the event: say so,
+        # or a long statistical eye looks as if the Ctrl-C went unheard
+        print("serdes: Ctrl-C: the count stops at its next chunk and the report follows "
+              "(its statistical sections can take minutes); Ctrl-C again to stop at once",
+              file=sys.stderr, flush=True)
 
     previous = signal.signal(signal.SIGINT, handler)
     try:
