@@ -32,6 +32,28 @@ def _lagrange(p, pos):
             - (t + 1.0) * t * (t - 2.0) / 2.0 * y2 + (t + 1.0) * t * (t - 1.0) / 6.0 * y3)
 
 
+@njit(cache=True, inline="always")
+def _gh_moments(p, phase, o, m, rj_ui, gh_x, gh_w, hq, mean, var):
+    """Mean and variance over the Gauss-Hermite nodes of the L symbol-spaced samples of
+    pulse ``p`` (fine grid, m per UI) at offset ``o`` UI with ``rj_ui`` rms jitter, into
+    mean[:L] and var[:L]; hq (Q, L) is scratch. Shared by both row kernels."""
+    Q, L = hq.shape
+    for q in range(Q):
+        base = phase + (o + rj_ui * gh_x[q]) * m
+        for j in range(L):
+            hq[q, j] = _lagrange(p, base + m * j)
+    for j in range(L):
+        pb = 0.0
+        for q in range(Q):
+            pb += gh_w[q] * hq[q, j]
+        v = 0.0
+        for q in range(Q):
+            dv = hq[q, j] - pb
+            v += gh_w[q] * dv * dv
+        mean[j] = pb
+        var[j] = v
+
+
 @njit(cache=True)
 def _row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui, gh_x, gh_w):
     """Combined responses and per-tap jitter variances of quadrature rows.
@@ -55,20 +77,7 @@ def _row_responses(fine, phase, m, n_ui, offsets_ui, w, rj_ui, gh_x, gh_w):
         for i in range(n):
             o = offsets_ui[r, i]
             if rj_ui > 0.0:
-                for q in range(Q):
-                    base = phase + (o + rj_ui * gh_x[q]) * m
-                    for j in range(L):
-                        hq[q, j] = _lagrange(fine, base + m * j)
-                for j in range(L):
-                    pb = 0.0
-                    for q in range(Q):
-                        pb += gh_w[q] * hq[q, j]
-                    v = 0.0
-                    for q in range(Q):
-                        dv = hq[q, j] - pb
-                        v += gh_w[q] * dv * dv
-                    h[j] = pb
-                    jvar[r, i, j] = v
+                _gh_moments(fine, phase, o, m, rj_ui, gh_x, gh_w, hq, h, jvar[r, i])
             else:
                 base = phase + o * m
                 for j in range(L):
@@ -94,6 +103,7 @@ def _lane_row_responses(fines, tap_fine, tap_gain, common, phase, m, n_ui, offse
     jvar = np.zeros((R, n, L))
     h = np.empty(L)
     hq = np.empty((Q, L))
+    mu = np.empty(L)
     for r in range(R):
         for i in range(n):
             o = offsets_ui[r, i]
@@ -103,20 +113,10 @@ def _lane_row_responses(fines, tap_fine, tap_gain, common, phase, m, n_ui, offse
             for j in range(L):
                 h[j] = _lagrange(lane, base + m * j)
             if rj_ui > 0.0:
-                for q in range(Q):
-                    bq = phase + (o + rj_ui * gh_x[q]) * m
-                    for j in range(L):
-                        hq[q, j] = _lagrange(common, bq + m * j)
+                _gh_moments(common, phase, o, m, rj_ui, gh_x, gh_w, hq, mu, jvar[r, i])
                 for j in range(L):
-                    pb = 0.0
-                    for q in range(Q):
-                        pb += gh_w[q] * hq[q, j]
-                    v = 0.0
-                    for q in range(Q):
-                        dv = hq[q, j] - pb
-                        v += gh_w[q] * dv * dv
-                    h[j] = h[j] + (pb - _lagrange(common, base + m * j))
-                    jvar[r, i, j] = v * g * g
+                    h[j] = h[j] + (mu[j] - _lagrange(common, base + m * j))
+                    jvar[r, i, j] = jvar[r, i, j] * g * g
             wg = w[i] * g
             for j in range(L):
                 f[r, i + j] += wg * h[j]
