@@ -189,3 +189,41 @@ def test_long_run_variance_is_the_plain_lag_sum():
     w = np.where(x <= 0.5, 1 - 6 * x ** 2 + 6 * x ** 3, 2 * (1 - x) ** 3)
     plain = ac[0] + 2 * (w[1:] * ac[1:]).sum()
     assert _long_run(e, lags) == pytest.approx(plain, rel=1e-12)
+
+
+def test_s_curve_far_side_matches_a_long_independent_record():
+    """The S-curve the statistical loop models run on (``measure``), beyond the lock
+    point's neighbourhood on the default link with the MM loop (-0.17..-0.11 UI: where
+    the tracking error's early tail lies at 1-1.7 MHz of TX SJ), against the detector's
+    mean output over four independent 2^20-symbol records (their own seeds; the TX
+    noise, RX noise and first-order RX RJ as ``measure`` puts them). Tolerance: 4
+    standard errors of the difference, each mean's from the detector noise's long-run
+    variance there (the reference's four records and ``measure``'s one long record).
+    The S-curve's shape came from a 2^17-symbol record and only its level from the long
+    one: it read 0.0034-0.0036 high at -0.15..-0.13 UI (6 % of S there), which made the
+    restoring force at the early extreme too strong and the modelled tail too light."""
+    from serdes.engines.cdr_stat import NOISE_SYMBOLS, _with_tx_noise
+    from serdes.kernels.fir import fir_valid
+
+    sys_ = build(Config.default().with_overrides(["cdr.mode=mm"]))
+    fe = CdrFrontEnd(sys_.link, 1, sys_.cdr)
+    resp = response_for(sys_, fe)
+    p = fe.pulse
+    slope = (p.at_offset(1.0) - p.at_offset(-1.0)) * p.m / 2.0
+    sd = np.sqrt(sys_.link.impairments.rj_ui ** 2 * float(np.mean(fe.levels ** 2))
+                 * float(slope @ slope))
+    phases = np.array([-0.17, -0.15, -0.13, -0.11])
+    reps, n = 4, 1 << 20
+    ref = np.zeros(phases.shape[0])
+    for rep in range(reps):
+        g = np.random.default_rng(777 + rep)
+        m = n + fe.hist
+        a = _with_tx_noise(fe, fe.levels[g.integers(0, 4, m)], 888 + rep)
+        w = fir_valid(np.concatenate([np.zeros(fe.noise_fir.shape[0] - 1),
+                                      g.standard_normal(n)]), fe.noise_fir)
+        w = w + sd * g.standard_normal(w.shape[0])
+        ref += [float(np.mean(fe._open_loop(a, np.zeros(m), w, fe.cal.lock_ui + x)
+                              - fe.cal.bias)) for x in phases] / np.float64(reps)
+    model = np.interp(phases, resp.grid, resp.s)
+    se = np.sqrt(resp.lr_at(phases) * (1.0 / (reps * n) + 1.0 / NOISE_SYMBOLS))
+    assert np.all(np.abs(model - ref) < 4 * se), (model - ref, se)
