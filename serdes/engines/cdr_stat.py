@@ -64,20 +64,12 @@ JTOL amplitude at 10 MHz (10x in BER at 0.09 UI), for three reasons, each measur
    of the time below -0.08 UI (random data 2.6e-4, white 5.4e-5), BER 2.32e-5 (2.26e-5,
    2.12e-5). The closed loop's further tail is not reproduced yet.
 
-6. The S-curve away from the lock point. The common-random-number record keeps the
-   shape precise near the lock point (the same data at neighbouring phases), but its
-   data decorrelate with the phase, and on the default link it read 0.0034-0.0038
-   (6 %) high at -0.17..-0.13 UI against the mean of four independent 2^20-symbol
-   records (standard error 0.0007 of the difference: tests/test_cdr_stat.py), the
-   flat early side where the tracking error's tail lies under 1-1.7 MHz of TX SJ. The
-   closed loop's own detector output agrees with the long records there (its mean
-   given the offset, 6 seeds x 7.6 M UI at 0.246 UI, 1 MHz: 0.0010-0.0024 below the
-   short record's curve at -0.135..-0.105 UI), and the phase-domain loop fed with the
-   closed loop's recorded detector noise about the short record's curve reproduces
-   the closed loop's tail, with that noise's mean given the offset taken out it lost a
-   third of it. So beyond +-LEVEL_SPAN / 2 the long record's means (its grid of
-   NOISE_STEP) now replace the short record's curve, blended in up to LEVEL_SPAN;
-   nearer the lock point the curve is as before (its slope is the calibration's Kpd).
+6. The S-curve away from the lock point. The short record's data decorrelate with the
+   phase: on the default link its curve read 0.0034-0.0038 (6 %) high at -0.17..-0.13
+   UI against four independent 2^20-symbol records (tests/test_cdr_stat.py), where the
+   tracking error's early tail lies at 1-1.7 MHz of TX SJ (:mod:`serdes.engines.cdr_track`);
+   so beyond +-LEVEL_SPAN / 2 the long record's means replace it (blended in up to
+   LEVEL_SPAN); nearer the lock point it is as before (its slope is the calibration's Kpd).
 
 The S-curve and the noise are measured once per front end on the calibration's data
 (common random numbers), with the sampling jitter added as white noise of its
