@@ -200,7 +200,7 @@ def test_s_curve_far_side_matches_a_long_independent_record():
     standard errors of the difference, each mean's from the detector noise's long-run
     variance there (the reference's four records and ``measure``'s one long record).
     The S-curve's shape came from a 2^17-symbol record and only its level from the long
-    one: it read 0.0034-0.0036 high at -0.15..-0.13 UI (6 % of S there), which made the
+    one: it read 0.0034-0.0038 high at -0.17..-0.13 UI (6 % of S there), which made the
     restoring force at the early extreme too strong and the modelled tail too light."""
     from serdes.engines.cdr_stat import NOISE_SYMBOLS, _with_tx_noise
     from serdes.kernels.fir import fir_valid
