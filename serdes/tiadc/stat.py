@@ -15,10 +15,14 @@ the link's RJ; the supply's ripple tones (with the link's SJ) are sinusoidal jit
 the ADC clock, averaged over their phases (:mod:`serdes.tiadc.multitone`). A calibrated
 ADC keeps the residual mismatch of :mod:`serdes.tiadc.cal_residual` (its lanes
 otherwise alike). The front end's supply gain modulation is a Gaussian term of
-variance k_g^2 <v^2> E[x^2] |w|^2. Approximations: the RJ model's conditional variance
-classes use the common pulse, interpolated between the nodes of a grid of offsets
-(:data:`serdes.engines.stat.rj.CLASS_GRID_UI`); RX noise is scaled by each lane's gain,
-not filtered by its T/H mismatch.
+variance k_g^2 <v^2> E[x^2] |w|^2. Random jitter takes the one-converter engine's
+variance classes joint with each phase's residual ISI (:mod:`serdes.engines.stat.rj_joint`;
+the classes per level alone read the tail 2-3x low off the pulse peak, where lane skews
+and the supply's tones put the samples). Approximations: the RJ classes' shape comes from
+the common pulse at each jitter row's common offset (their per-level mean is each lane's
+exactly; 8 lanes with 3 ps rms skew read 1.22x [1.09, 1.36] below a count,
+tests/test_tiadc_held_state.py); RX noise is scaled by each lane's gain, not filtered by
+its T/H mismatch.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from scipy.linalg import toeplitz
 from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
 from serdes.engines.stat.results import StatBer
-from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
+from serdes.engines.stat.rj import RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 
@@ -100,8 +104,6 @@ class InterleavedStatistics(StatisticalEngine):
             self.rj_ui = rj
             self.rj = (RandomJitterModel(self.pulse, self.w, self.d, self.levels, rj)
                        if rj > 0 else None)
-        if self.rj is not None:   # thousands of rows per phase: the classes on a grid
-            self.rj.class_grid_ui = CLASS_GRID_UI
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
             # every supply tone, with the link's own SJ: one multi-tone quadrature
@@ -278,6 +280,12 @@ class InterleavedStatistics(StatisticalEngine):
             values = np.ascontiguousarray(np.vstack([values, row_v]))
             p = np.ascontiguousarray(np.vstack([p, row_p]))
         return values, p, var, extra_gauss, resid
+
+    def _joint_rj_shift(self) -> float:
+        """The RJ classes joint with the ISI (serdes.engines.stat.rj_joint) on this
+        phase's residual ISI; the lanes' offsets, a point mass in the discrete part, move
+        the ISI bins."""
+        return self._offset
 
     def _lanes_alike(self) -> bool:
         """Every lane has the same gain, offset, skew and T/H (calibrated lanes): the

@@ -238,6 +238,13 @@ class StatisticalEngine:
         exactly (serdes.engines.stat.txjitter); :func:`components.discrete_components`."""
         return discrete_components(self, f, sigma_min, delta, tx_top)
 
+    def _joint_rj_shift(self) -> float | None:
+        """The constant that the discrete part (:meth:`_components`) adds to the residual
+        ISI and the symbol-independent terms, for the RJ classes joint with the ISI
+        (their ISI bins are moved by it); None: a discrete part the joint classes do
+        not know, which takes the level-only classes."""
+        return 0.0 if type(self)._components is StatisticalEngine._components else None
+
     def distribution(self, offset_ui: float = 0.0, tap_offsets_ui=None,
                      delta: float | None = None, grid_step: float | None = None
                      ) -> SlicerDistribution:
@@ -320,10 +327,11 @@ class StatisticalEngine:
         if self.rj is not None:
             common = offset_ui + (float(np.mean(tap_offsets_ui))
                                   if tap_offsets_ui is not None else 0.0)
-            if type(self)._components is StatisticalEngine._components:
+            shift = self._joint_rj_shift()
+            if shift is not None:
                 # V joint with the victim's ISI (serdes.engines.stat.rj_joint)
                 return rj_joint_distribution(self, common, rj_mean, resid, pmf, k0, delta,
-                                             eff, floor, fd, var_true, gvar, approx)
+                                             eff, floor, fd, var_true, gvar, approx, shift)
             mix = self.rj.mixture(common, rj_mean)
             total = np.maximum((eff - rj_mean)[:, None] + mix.var, floor ** 2)
             mix_s, mix_b = skewed_components(total, mix.k3)

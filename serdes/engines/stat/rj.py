@@ -50,9 +50,10 @@ _TAIL_EDGES = (0.0, 2e-4, 2e-3, 0.02, 0.15, 1.0)
 ISI_QUANTILES = (1e-3, 1e-2, 0.05, 0.25, 0.75, 0.95, 0.99, 0.999)
 MIN_CLASS = 8      # fewer samples: the class merges into the next one inward
 MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next bin inward
-# RandomJitterModel.class_grid_ui for engines with many jitter rows per phase (the
-# interleaved ADC's): the level-only classes' sums at multiples of this offset (UI),
-# linear in between; 4 nodes per step of a 64-phase bathtub, so the phases share them
+# RandomJitterModel.class_grid_ui for an engine with many jitter rows per phase that
+# takes the level-only classes: their sums at multiples of this offset (UI), linear in
+# between; 4 nodes per step of a 64-phase bathtub, so the phases share them (the
+# interleaved ADC's engine used it; it now takes the classes joint with the ISI)
 CLASS_GRID_UI = 1.0 / 256
 
 

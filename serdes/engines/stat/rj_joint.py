@@ -62,15 +62,18 @@ def split_pmf(pmf: np.ndarray, k0: int, delta: float, edges: np.ndarray):
 
 
 def rj_joint_distribution(eng, offset_ui, rj_mean, resid, pmf, k0, delta, eff, floor, fd,
-                          var_true, gvar, approx):
+                          var_true, gvar, approx, shift: float = 0.0):
     """The engine's slicer distribution with the RJ classes joint with the ISI: one
     :class:`SlicerDistribution` per ISI bin (the pmf's points in the bin, scaled by the
     number of bins, and that bin's mixture), averaged by
-    :class:`~serdes.engines.stat.txjitter.ParityMixture` (weights 1 / bins): their sum."""
+    :class:`~serdes.engines.stat.txjitter.ParityMixture` (weights 1 / bins): their sum.
+    ``shift``: a constant in the pmf beyond the ISI and the symbol-independent terms (an
+    interleaved ADC's lane offsets through the FFE); the bins' edges move with it."""
     # the pmf's other terms (crosstalk, quantization, TX jitter cursors) in the binned
     # value: their variance, Gaussian in the sample (they are independent of V)
     other = max(var_true - eng.es * float(np.sum(resid ** 2)), 0.0)
     edges, var, wts, k3 = eng.rj.joint(offset_ui, rj_mean, resid, other)
+    edges = edges + shift
     pieces = split_pmf(pmf, k0, delta, edges)
     # every bin's components at once (the same element-wise arithmetic per bin)
     total = np.maximum((eff - rj_mean)[None, :, None] + var, floor ** 2)
