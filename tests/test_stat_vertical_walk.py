@@ -2,7 +2,9 @@
 (serdes.engines.stat.vertical_walk): on a calibrated 8-lane ADC with a supply tone and
 RJ (48 of its jitter rows), the packed rows' kernel gives the per-row eye map bit for
 bit, its two parts are monotone as the bound needs, and the bisected points give the
-same heights, bit for bit, as the full 801-point bathtub, reading far fewer points."""
+same heights, bit for bit, as the full 801-point bathtub, reading far fewer points; the
+horizontal walk's phases take the rows' per-eye rates from the same packed kernel: the
+same widths, bit for bit, as the full horizontal bathtub."""
 
 import functools
 
@@ -98,3 +100,13 @@ def test_bisected_heights_single_converter(overrides):
             assert (opening_from_bathtub(dy, vals[e], t)
                     == opening_from_bathtub(full.x, full.ber_per_eye[e], t))
 
+
+def test_walked_openings_equal_the_full_bathtubs_interleaved():
+    eng = _engine()
+    targets = TARGETS[:-1]
+    walked = eng.eye_opening(targets=targets, n_phases=12)
+    full = views.eye_opening(eng, targets, vertical=_full(),
+                             horizontal=views.bathtub_horizontal(eng, 12))
+    np.testing.assert_array_equal(walked.height, full.height)
+    np.testing.assert_array_equal(walked.width_ui, full.width_ui)
+    assert np.all(walked.width_ui[0] > 0.1)   # open at 1e-6: the walk had phases to read

@@ -81,6 +81,13 @@ class SlicerDistribution:
                 self._mix = (self.mix_sigmas, betas, self.mix_weights)
         return self._mix
 
+    @property
+    def thresholds_given(self) -> bool:
+        """The tails at the thresholds are already known (computed, or given by a
+        batched kernel, serdes.engines.stat.rows, whose sums may differ in the last
+        bits from :meth:`checked_tails`')."""
+        return self._at_thresholds is not None
+
     def checked_tails(self) -> MixtureTails:
         """The tail sums' kernel arguments (pmf, grid and mixture), checked once."""
         if self._tails_of is None:
