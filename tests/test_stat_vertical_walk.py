@@ -45,7 +45,7 @@ def _full():
 def test_packed_rows_give_the_per_row_eye_map_bit_for_bit():
     eng = _engine()
     rows = eng.row_distributions(0.0)
-    ev = rows_evaluator(eng, rows)
+    ev = rows_evaluator(rows)
     y = np.linspace(-1.2, 1.2, 97)
     ref = np.zeros(y.shape[0])
     for wq, dist in rows:   # bathtub_vertical's sum

@@ -35,7 +35,7 @@ MARGIN_REL = 1e-9
 MARGIN_ABS = 1e-28
 
 
-def rows_evaluator(engine, rows) -> RowsWrongSide | None:
+def rows_evaluator(rows) -> RowsWrongSide | None:
     """The packed rows' eye map (weighted sum and its monotone parts), or None when a
     row is not a plain :class:`SlicerDistribution` (parity / binned mixtures)."""
     if not rows or not all(type(d) is SlicerDistribution for _, d in rows):
@@ -49,7 +49,7 @@ def vertical_values(engine, rows, dy: np.ndarray, targets) -> np.ndarray | None:
     """(n_eyes, len(dy)) values of the vertical bathtub of ``rows`` at threshold
     offsets ``dy`` that the eye heights at ``targets`` read (see the module), or None
     when the rows cannot be packed (the caller walks them point by point)."""
-    ev = rows_evaluator(engine, rows)
+    ev = rows_evaluator(rows)
     if ev is None:
         return None
     means = np.unique(np.concatenate([d.means for _, d in rows]))

@@ -268,7 +268,7 @@ def _rows_rates_per_eye(engine, phase: float) -> np.ndarray:
     from serdes.engines.stat.vertical_walk import rows_evaluator
 
     rows = engine.row_distributions(phase)
-    ev = (rows_evaluator(engine, rows)
+    ev = (rows_evaluator(rows)
           if not any(getattr(d, "thresholds_given", True) for _, d in rows) else None)
     if ev is not None:
         return ev(rows[0][1].thresholds)[0]
