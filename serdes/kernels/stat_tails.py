@@ -173,6 +173,86 @@ def _mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights):
     return out
 
 
+@njit(cache=True, error_model="numpy")
+def _rows_wrong_side(pmfs, starts, k0s, deltas, means, sigmas, betas, weights, wq, y, mb):
+    """sum_r wq[r] wrong_side_r(y_p) over rows r (distribution r: pmf
+    pmfs[starts[r]:starts[r + 1]], grid k0s[r] deltas[r], level means means[r], mixture
+    sigmas[r] / betas[r] / weights[r], zero-weight padding skipped): row 0 the eye map
+    at y_p, as SlicerDistribution.wrong_side summed over the rows in order (the same
+    operations: bit-identical), row 1 its part from the levels below y_p (upper tails,
+    nonincreasing in y_p), row 2 from those at or above it (lower tails,
+    nondecreasing). ``mb``: levels x bits per symbol."""
+    R = wq.shape[0]
+    m = means.shape[1]
+    P = y.shape[0]
+    out = np.zeros((3, P))
+    yrel = np.empty(P * m)
+    upper = np.empty(P * m, dtype=np.uint8)
+    level = np.empty(P * m, dtype=np.int64)
+    for r in range(R):
+        for i in range(m):
+            for p in range(P):
+                yrel[i * P + p] = y[p] - means[r, i]
+                upper[i * P + p] = 1 if y[p] > means[r, i] else 0
+                level[i * P + p] = i
+        vals = _mixture_tails(pmfs[starts[r]:starts[r + 1]], k0s[r], deltas[r], yrel, upper,
+                              level, sigmas[r], betas[r], weights[r])
+        for p in range(P):
+            s = 0.0
+            below = 0.0
+            above = 0.0
+            for i in range(m):
+                v = vals[i * P + p]
+                s += v
+                if upper[i * P + p] != 0:
+                    below += v
+                else:
+                    above += v
+            out[0, p] += wq[r] * (s / mb)
+            out[1, p] += wq[r] * (below / mb)
+            out[2, p] += wq[r] * (above / mb)
+    return out
+
+
+class RowsWrongSide:
+    """The eye map of a set of weighted rows (SlicerDistribution-like: pmf, k0, delta,
+    means and a checked :class:`MixtureTails`), packed once; called with voltages y it
+    returns :func:`_rows_wrong_side`'s (3, len(y)): the weighted sum, its part from the
+    levels below y (nonincreasing in y) and from those above (nondecreasing)."""
+
+    def __init__(self, weights_q, tails, means, mb: int):
+        tails = list(tails)
+        R = len(tails)
+        if R == 0 or len(weights_q) != R or len(means) != R:
+            raise ConfigError(f"rows: need one weight, tails and means per row, got "
+                              f"{len(weights_q)}, {R}, {len(means)}")
+        m = tails[0].sigmas.shape[0]
+        K = max(t.sigmas.shape[1] for t in tails)
+        self.sigmas = np.ones((R, m, K))
+        self.betas = np.zeros((R, m, K))
+        self.weights = np.zeros((R, m, K))   # padding: weight 0, skipped
+        for r, t in enumerate(tails):
+            k = t.sigmas.shape[1]
+            self.sigmas[r, :, :k] = t.sigmas
+            self.betas[r, :, :k] = t.betas
+            self.weights[r, :, :k] = t.weights
+        self.starts = np.zeros(R + 1, dtype=np.int64)
+        self.starts[1:] = np.cumsum([t.pmf.shape[0] for t in tails])
+        self.pmfs = np.concatenate([t.pmf for t in tails])
+        self.k0s = np.array([t.k0 for t in tails], dtype=np.int64)
+        self.deltas = np.array([t.delta for t in tails], dtype=np.float64)
+        self.means = args.array("means", np.array(means, dtype=np.float64), ndim=2)
+        if self.means.shape[1] != m:
+            raise ConfigError(f"means: {self.means.shape[1]} levels, the mixtures have {m}")
+        self.wq = args.array("weights_q", np.array(weights_q, dtype=np.float64))
+        self.mb = float(mb)
+
+    def __call__(self, y) -> np.ndarray:
+        y = args.array("y", np.atleast_1d(np.asarray(y, dtype=np.float64)))
+        return _rows_wrong_side(self.pmfs, self.starts, self.k0s, self.deltas, self.means,
+                                self.sigmas, self.betas, self.weights, self.wq, y, self.mb)
+
+
 def mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights) -> np.ndarray:
     """Tail probabilities of X + N_l at points y (relative to level l's mean): upper[v]
     selects P(. > y_v), else P(. < y_v); N_l the mixture of row l of sigmas / betas /

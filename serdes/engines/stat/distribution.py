@@ -81,12 +81,23 @@ class SlicerDistribution:
                 self._mix = (self.mix_sigmas, betas, self.mix_weights)
         return self._mix
 
+    @property
+    def thresholds_given(self) -> bool:
+        """The tails at the thresholds are already known (computed, or given by a
+        batched kernel, serdes.engines.stat.rows, whose sums may differ in the last
+        bits from :meth:`checked_tails`')."""
+        return self._at_thresholds is not None
+
+    def checked_tails(self) -> MixtureTails:
+        """The tail sums' kernel arguments (pmf, grid and mixture), checked once."""
+        if self._tails_of is None:
+            self._tails_of = MixtureTails(self.pmf, self.k0, self.delta, *self._mixture())
+        return self._tails_of
+
     def _tails(self, y_rel, upper, level) -> np.ndarray:
         """Tails of the levels ``level`` at ``y_rel`` (relative to each level's mean),
         upper or lower per point, all in one kernel call."""
-        if self._tails_of is None:   # the distribution and its mixture checked once
-            self._tails_of = MixtureTails(self.pmf, self.k0, self.delta, *self._mixture())
-        return self._tails_of(y_rel, upper, level)
+        return self.checked_tails()(y_rel, upper, level)
 
     def _tail(self, i: int, y, upper: bool) -> np.ndarray:
         y = np.atleast_1d(np.asarray(y, dtype=np.float64)) - self.means[i]

@@ -164,7 +164,7 @@ def eye_opening(engine, targets=DEFAULT_TARGETS, offset_ui: float = 0.0,
     if vertical is not None:
         vx, vb = vertical.x, vertical.ber_per_eye
     else:
-        vx, vb = _vertical_walk(engine, offset_ui, 801, max(targets))
+        vx, vb = _vertical_walk(engine, offset_ui, 801, targets)
     if horizontal is not None:
         hx, hb = horizontal.x, horizontal.ber_per_eye
     else:
@@ -213,11 +213,19 @@ def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chu
     return vals
 
 
-def _vertical_walk(engine, offset_ui: float, n_points: int, limit: float):
-    """(dy, values) of :func:`bathtub_vertical` at the points the openings read."""
+def _vertical_walk(engine, offset_ui: float, n_points: int, targets):
+    """(dy, values) of :func:`bathtub_vertical` at the points the openings at
+    ``targets`` read: bisected on the rows' monotone tails
+    (:func:`serdes.engines.stat.vertical_walk.vertical_values`), or walked point by
+    point when the rows are not plain slicer distributions."""
+    from serdes.engines.stat.vertical_walk import vertical_values
+
     span = float(np.min(np.diff(engine.levels)))
     dy = np.linspace(-span / 2, span / 2, n_points)
     rows = engine.row_distributions(offset_ui)
+    vals = vertical_values(engine, rows, dy, targets)
+    if vals is not None:
+        return dy, vals
 
     def evaluate(idx):
         out = np.zeros((engine.m_levels - 1, idx.shape[0]))
@@ -226,7 +234,7 @@ def _vertical_walk(engine, offset_ui: float, n_points: int, limit: float):
                 out[e] += wq * dist.wrong_side(t + dy[idx])
         return out
 
-    return dy, _walk(dy, 0.0, engine.m_levels - 1, limit, evaluate, 32)
+    return dy, _walk(dy, 0.0, engine.m_levels - 1, max(targets), evaluate, 32)
 
 
 def _horizontal_walk(engine, n_phases: int, offset_ui: float, limit: float):
@@ -240,10 +248,32 @@ def _horizontal_walk(engine, n_phases: int, offset_ui: float, limit: float):
     phases = -0.5 + np.arange(n_phases) * 1.0 / n_phases   # bathtub_horizontal's, span 1
 
     def evaluate(idx):
-        return phase_grid_values(engine, phases[idx],
-                                 lambda dist: dist.ber_per_eye()).T
+        J = engine.jitter
+        if J.quasi_static or (J.weights.shape[0] == 1 and not J.span_ui):
+            return phase_grid_values(engine, phases[idx],
+                                     lambda dist: dist.ber_per_eye()).T
+        return np.array([_rows_rates_per_eye(engine, p) for p in phases[idx]]).T
 
     # one phase per step: phase_grid_values takes the phases one by one anyway, and a
     # larger chunk evaluates phases past the last one read (each a whole set of jitter
     # rows: 2592 of them on a calibrated 64-lane ADC with a supply tone)
     return phases, _walk(phases, offset_ui, engine.m_levels - 1, limit, evaluate, 1)
+
+
+def _rows_rates_per_eye(engine, phase: float) -> np.ndarray:
+    """phase_grid_values(engine, [phase], ber_per_eye) over the jitter rows: the rows'
+    eye map at the slicer thresholds in one kernel call (each row's ber_per_eye is its
+    wrong_side at the thresholds, the same tail sums added in the same order: bit for
+    bit), row by row when the rows cannot be packed."""
+    from serdes.engines.stat.vertical_walk import rows_evaluator
+
+    rows = engine.row_distributions(phase)
+    ev = (rows_evaluator(rows)
+          if not any(getattr(d, "thresholds_given", True) for _, d in rows) else None)
+    if ev is not None:
+        return ev(rows[0][1].thresholds)[0]
+    acc = None
+    for wq, dist in rows:
+        v = wq * dist.ber_per_eye()
+        acc = v if acc is None else acc + v
+    return acc
