@@ -201,10 +201,11 @@ def _search_quant(p, parts, C, C_all, CC, offs, kw, landscape):
     return best
 
 
-def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool = False,
-             with_fom: bool = False):
-    """RX FFE and DFE taps of one candidate, solved by mmse.solve_rows_batch from the
-    same tables (the reference solve); ``quant``: with the search's quantization noise."""
+def _ts_problem(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool = False):
+    """The MMSE problem of one candidate at sampling time ts from the search's tables:
+    the victim's UI-sample autocorrelation av, the noise's rn (with the search's
+    quantization noise when ``quant``) and the cursor and DFE rows of the convolution
+    matrix over the FFE span (the kernel's _ts_tables and _quant_solve, in NumPy)."""
     from serdes.com.fom import _pairs
 
     m, N = t.t0.shape
@@ -227,6 +228,14 @@ def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool 
     nn = np.arange(nb + 1)[:, None] - np.arange(nw)[None, :]
     cols = (dh + dw + nn[None] - offs[:, None, None]) % N
     rows = np.einsum("k,kbi->bi", c, t.t0[ph][cols])
+    return av, rn, rows
+
+
+def _taps_at(p, t: _Ctle, c: np.ndarray, offs: np.ndarray, ts: int, quant: bool = False,
+             with_fom: bool = False):
+    """RX FFE and DFE taps of one candidate, solved by mmse.solve_rows_batch from the
+    same tables (the reference solve); ``quant``: with the search's quantization noise."""
+    av, rn, rows = _ts_problem(p, t, c, offs, ts, quant)
     if p.rx_ffe_n_wg:    # floating taps: placed again (NumPy form of the kernel's rule)
         _, f0, w0, b0 = _mf.place(av, rn, rows, p)
         f, w, b = np.array([f0]), w0[None], b0[None]

@@ -578,7 +578,331 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
     return fo
 
 
+@njit(cache=True)
+def _box_lagr(Mi, M, s, es, mv, mu, st, lim, cof, n1, dw, x, u):
+    """The Lagrangian's minimum over the unit-cursor x (m^T x = 1) for the signed
+    multipliers mu (mu_j of constraint x_j - cof_j x_dw <= / >= lim_j, st_j the side):
+    x = Minv (m - A^T mu / 2) + kappa s; returns x^T M x - 1 + sum mu_j (x_j - cof_j x_dw
+    - lim_j), x in x (u: scratch)."""
+    tc = 0.0
+    for j in range(n1):
+        u[j] = s[j]
+    for k in range(n1):
+        if st[k] == 0 or mu[k] == 0.0:
+            continue
+        h = 0.5 * mu[k]
+        tc += h * cof[k]
+        for j in range(n1):
+            u[j] -= h * Mi[j, k]
+    if tc != 0.0:
+        for j in range(n1):
+            u[j] += tc * Mi[j, dw]
+    mu_ = 0.0
+    for j in range(n1):
+        mu_ += mv[j] * u[j]
+    kap = (1.0 - mu_) / es
+    for j in range(n1):
+        x[j] = u[j] + kap * s[j]
+    q = -1.0
+    for i in range(n1):
+        t = 0.0
+        for j in range(n1):
+            t += M[i, j] * x[j]
+        q += x[i] * t
+    for k in range(n1):
+        if st[k] != 0 and mu[k] != 0.0:
+            q += mu[k] * (x[k] - cof[k] * x[dw] - lim[k])
+    return q
+
+
+@njit(cache=True)
+def _box_sides(x, n, nb, dw, wmin, wmax, bmin, bmax, st, lim, cof):
+    """Mark (st = +1 upper, -1 lower) every inactive constraint x violates; True if any."""
+    anyv = False
+    for k in range(n + nb):
+        if k == dw or st[k] != 0:
+            continue
+        if k < n:
+            hi = wmax[k] * x[dw]
+            lo_ = wmin[k] * x[dw]
+            if x[k] > hi:
+                st[k], cof[k], lim[k] = 1, wmax[k], 0.0
+                anyv = True
+            elif x[k] < lo_:
+                st[k], cof[k], lim[k] = -1, wmin[k], 0.0
+                anyv = True
+        else:
+            r = k - n
+            if x[k] > bmax[r]:
+                st[k], cof[k], lim[k] = 1, 0.0, bmax[r]
+                anyv = True
+            elif x[k] < bmin[r]:
+                st[k], cof[k], lim[k] = -1, 0.0, bmin[r]
+                anyv = True
+    return anyv
+
+
+@njit(cache=True)
+def _toeplitz_inv(rr, n, B, y, z):
+    """B = T^-1 for the symmetric positive definite Toeplitz T = toeplitz(rr[:n])
+    (rr[0] = 1) by Trench's algorithm (Golub & Van Loan, Alg. 4.7.3): Durbin's order
+    n - 1 solution y of T_(n-1) y = -rr[1:n] gives the first row, each further entry one
+    update, the rest by symmetry and persymmetry; O(n^2). y, z: scratch (n). False if T
+    is not found positive definite."""
+    if n == 1:
+        B[0, 0] = 1.0
+        return True
+    y[0] = -rr[1]
+    beta = 1.0
+    alpha = -rr[1]
+    for k in range(1, n - 1):
+        beta = (1.0 - alpha * alpha) * beta
+        if not beta > 0.0:
+            return False
+        t = rr[k + 1]
+        for i in range(k):
+            t += rr[k - i] * y[i]
+        alpha = -t / beta
+        for i in range(k):
+            z[i] = y[i] + alpha * y[k - 1 - i]
+        for i in range(k):
+            y[i] = z[i]
+        y[k] = alpha
+    t = 1.0
+    for i in range(n - 1):
+        t += rr[i + 1] * y[i]
+    if not t > 0.0:
+        return False
+    g = 1.0 / t
+    for i in range(n - 1):
+        z[i] = g * y[n - 2 - i]            # nu
+    B[0, 0] = g
+    for j in range(1, n):
+        B[0, j] = g * y[j - 1]
+    for i in range(1, (n - 1) // 2 + 1):
+        for j in range(i, n - i):
+            B[i, j] = B[i - 1, j - 1] + (z[n - 1 - j] * z[n - 1 - i] - z[i - 1] * z[j - 1]) / g
+    for i in range(0, (n - 1) // 2 + 1):
+        for j in range(i, n - i):
+            v = B[i, j]
+            B[j, i] = v
+            B[n - 1 - i, n - 1 - j] = v
+            B[n - 1 - j, n - 1 - i] = v
+    return True
+
+
+@njit(cache=True)
+def _box_inverse(M, n, nb, Mi):
+    """Mi = M^-1 for M = [[R, -H^T], [-H, I]] (R = M[:n, :n] Toeplitz, positive
+    definite; nb DFE rows H) by bordering: R^-1 from _toeplitz_inv, Z = R^-1 H^T, the
+    Schur complement S = I - H Z (nb x nb, Gauss-Jordan), Mi = [[R^-1 + Z S^-1 Z^T,
+    Z S^-1], [S^-1 Z^T, S^-1]]. False if R or S is not found positive definite."""
+    t0 = M[0, 0]
+    if not t0 > 0.0:
+        return False
+    rr = np.empty(n)
+    for k in range(n):
+        rr[k] = M[0, k] / t0
+    y = np.empty(n)
+    z = np.empty(n)
+    if not _toeplitz_inv(rr, n, Mi, y, z):
+        return False
+    for i in range(n):
+        for j in range(n):
+            Mi[i, j] /= t0
+    if nb == 0:
+        return True
+    Z = np.zeros((n, nb))
+    for i in range(n):
+        for r in range(nb):
+            t = 0.0
+            for j in range(n):
+                t -= Mi[i, j] * M[j, n + r]     # M[j, n + r] = -H[r, j]
+            Z[i, r] = t
+    S = np.zeros((nb, 2 * nb))
+    for r in range(nb):
+        for q in range(nb):
+            t = 1.0 if r == q else 0.0
+            for j in range(n):
+                t += M[n + r, j] * Z[j, q]      # - H Z
+            S[r, q] = t
+        S[r, nb + r] = 1.0
+    for r in range(nb):                         # Gauss-Jordan, no pivoting (PD)
+        d = S[r, r]
+        if not d > 0.0:
+            return False
+        for c in range(2 * nb):
+            S[r, c] /= d
+        for q in range(nb):
+            if q != r:
+                f = S[q, r]
+                for c in range(2 * nb):
+                    S[q, c] -= f * S[r, c]
+    ZS = np.zeros((n, nb))
+    for i in range(n):
+        for q in range(nb):
+            t = 0.0
+            for r in range(nb):
+                t += Z[i, r] * S[r, nb + q]
+            ZS[i, q] = t
+    for i in range(n):
+        for j in range(n):
+            t = 0.0
+            for r in range(nb):
+                t += ZS[i, r] * Z[j, r]
+            Mi[i, j] += t
+        for q in range(nb):
+            Mi[i, n + q] = ZS[i, q]
+            Mi[n + q, i] = ZS[i, q]
+    for r in range(nb):
+        for q in range(nb):
+            Mi[n + r, n + q] = S[r, nb + q]
+    return True
+
+
+@njit(cache=True)
+def _box_bound(av, rn, hr, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels, iters):
+    """Upper bound on the FOM of every unit-cursor FFE over the n positions of the span
+    whose taps keep their limits relative to the cursor tap (wmin_i w_dw <= w_i <=
+    wmax_i w_dw) and every DFE setting within [bmin, bmax], which holds every placement's
+    final taps of _float_solve / _solve_one with a positive cursor tap (docs/com.md,
+    "A bound that keeps the tap limits"): the MSE q(x) = x^T M x - 2 m^T x + 1 over
+    x = (w, b), M = [[R, -H_b^T], [-H_b, I]], m = (h0, 0), is at least the Lagrangian
+    dual g(lambda) for any multipliers lambda >= 0 of the limits (weak duality); the
+    multipliers come from a few primal-dual active-set steps and the best g is kept.
+    With a cursor tap <= 0 (the other sign of the ratio limits) the final taps lie in
+    {w_dw <= 0}, whose minimum (on the face w_dw = 0 when the free optimum has w_dw > 0)
+    is taken as well; the bound is that of the smaller MSE. +inf: no bound."""
+    n1 = n + nb
+    M = np.zeros((n1, n1))
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = av[abs(i - j)] + rn[abs(i - j)] / var_x
+        for r in range(nb):
+            M[i, n + r] = -hr[1 + r, i]
+            M[n + r, i] = -hr[1 + r, i]
+    for r in range(nb):
+        M[n + r, n + r] = 1.0
+    Mi = np.zeros((n1, n1))
+    if not _box_inverse(M, n, nb, Mi):
+        return np.inf
+    mv = np.zeros(n1)
+    for i in range(n):
+        mv[i] = hr[0, i]
+    s = np.zeros(n1)
+    for i in range(n1):
+        t = 0.0
+        for j in range(n):
+            t += Mi[i, j] * mv[j]
+        s[i] = t
+    es = 0.0
+    for i in range(n1):
+        es += mv[i] * s[i]
+    if not es > 0.0:
+        return np.inf
+    x = np.empty(n1)
+    u = np.empty(n1)
+    st = np.zeros(n1, dtype=np.int64)
+    mu = np.zeros(n1)
+    lim = np.zeros(n1)
+    cof = np.zeros(n1)
+    gbest = _box_lagr(Mi, M, s, es, mv, mu, st, lim, cof, n1, dw, x, u)   # no limits
+    # {w_dw <= 0}: its minimum, on the face w_dw = 0 when the free optimum has w_dw > 0
+    if x[dw] > 0.0:
+        a11, a12, a22 = es, s[dw], Mi[dw, dw]
+        det = a11 * a22 - a12 * a12
+        if not det > 0.0:
+            return np.inf
+        al = a22 / det
+        ga = -a12 / det
+        for j in range(n1):
+            u[j] = al * s[j] + ga * Mi[j, dw]
+        qm = -1.0
+        for i in range(n1):
+            t = 0.0
+            for j in range(n1):
+                t += M[i, j] * u[j]
+            qm += u[i] * t
+    else:
+        qm = gbest
+    act = np.empty(n1, dtype=np.int64)
+    K = np.empty((n1 + 1, n1 + 2))
+    lam = np.zeros(n1)
+    if _box_sides(x, n, nb, dw, wmin, wmax, bmin, bmax, st, lim, cof):
+        for _ in range(iters):
+            na = 0
+            for k in range(n1):
+                if st[k] != 0:
+                    act[na] = k
+                    na += 1
+            # [es t^T; t P] [alpha; -mu / 2] = [1; lim] (P_kj = a_k^T Minv a_j,
+            # a_k = e_k - cof_k e_dw, t_k = a_k^T s), Gauss elimination (PD)
+            K[0, 0] = es
+            K[0, na + 1] = 1.0
+            for a in range(na):
+                k = act[a]
+                tk = s[k] - cof[k] * s[dw]
+                K[0, 1 + a] = tk
+                K[1 + a, 0] = tk
+                K[1 + a, na + 1] = lim[k]
+                for b2 in range(a, na):
+                    j = act[b2]
+                    v = (Mi[k, j] - cof[j] * Mi[k, dw] - cof[k] * Mi[dw, j]
+                         + cof[k] * cof[j] * Mi[dw, dw])
+                    K[1 + a, 1 + b2] = v
+                    K[1 + b2, 1 + a] = v
+            ok = True
+            for r in range(na + 1):
+                if not abs(K[r, r]) > 0.0:
+                    ok = False
+                    break
+                for q in range(r + 1, na + 1):
+                    f = K[q, r] / K[r, r]
+                    if f != 0.0:
+                        for c in range(r, na + 2):
+                            K[q, c] -= f * K[r, c]
+            if not ok:
+                break
+            for r in range(na, -1, -1):
+                t = K[r, na + 1]
+                for c in range(r + 1, na + 1):
+                    t -= K[r, c] * K[c, na + 1]
+                K[r, na + 1] = t / K[r, r]
+            allpos = True
+            for a in range(na):
+                k = act[a]
+                mu[k] = -2.0 * K[1 + a, na + 1]
+                lam[k] = mu[k] * st[k]
+                if lam[k] < 0.0:
+                    allpos = False
+                    mu[k] = 0.0              # lambda_k = max(lambda_k, 0) for the dual
+            g = _box_lagr(Mi, M, s, es, mv, mu, st, lim, cof, n1, dw, x, u)
+            if g > gbest:
+                gbest = g
+            if allpos:
+                # x: the dual's minimizer is the equality solve's; feasible: optimum
+                if not _box_sides(x, n, nb, dw, wmin, wmax, bmin, bmax, st, lim, cof):
+                    break
+            else:
+                # release the constraints with negative multipliers, add the violated
+                for a in range(na):
+                    k = act[a]
+                    if lam[k] < 0.0:
+                        st[k] = 0
+                        mu[k] = 0.0
+                _box_sides(x, n, nb, dw, wmin, wmax, bmin, bmax, st, lim, cof)
+    qb = min(gbest, qm)
+    mse = var_x * qb
+    if mse > 0.0:
+        return 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(mse))
+    return np.inf
+
+
 _QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
+_BOX_ITERS = 1      # active-set steps of _box_bound's multipliers (any number: a bound)
+_BOX_SLACK_DB = 1e-6  # added to _box_bound's FOM: its MSE comes from the Lagrangian by a
+                      # different sum than the exact solve's (rounding ~1e-12 dB on the
+                      # random problems); a tie is never pruned
 _SLACK_DB = 1e-9    # added to the floating taps' FOM bound: rounding (bound and exact FOM
                     # agree to ~1e-12 dB where they meet), so a tie is never pruned
 
@@ -636,6 +960,12 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     if qmode == 1 or fb < thr:
         rn[0] = rn0
         return fb
+    if nwg and pb.shape[0] > 0:     # pruned pass: the bound that keeps the tap limits
+        fb = _box_bound(av, rn, hr, nwt, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
+                        _BOX_ITERS) + _BOX_SLACK_DB
+        if fb < thr:
+            rn[0] = rn0
+            return fb
     for j in range(N):
         e = 0.0
         for k in range(K):
@@ -648,8 +978,12 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     if nwg and pb.shape[0] > 0:
         _prefix_bounds(av, rn, hr, nwt, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b,
                        hist, pb)
-        if pb[nwt - 1] + _SLACK_DB < thr:
-            fo = pb[nwt - 1] + _SLACK_DB
+        fx = pb[nwt - 1] + _SLACK_DB
+        if fx >= thr:           # at the exact V_qc, the bound that keeps the tap limits
+            fx = _box_bound(av, rn, hr, nwt, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
+                            levels, _BOX_ITERS) + _BOX_SLACK_DB
+        if fx < thr:
+            fo = fx
         else:
             fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin, bmax,
                               var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols, chosen,
