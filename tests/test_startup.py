@@ -157,16 +157,19 @@ def test_the_text_summary_computes_only_what_it_prints(capsys):
         [b for b in want if not b.startswith("time")]
 
 
-def test_a_default_run_imports_no_module_of_a_feature_it_does_not_use():
+@pytest.mark.parametrize("stat", [["--no-stat"], []])
+def test_a_default_run_imports_no_module_of_a_feature_it_does_not_use(stat):
     """No aggressors, no interleaved-ADC model, no MLSE: their modules (and the other
-    commands' modules, COM's parameter tables) stay unloaded in a default run."""
+    commands' modules, COM's parameter tables) stay unloaded in a default run, also in
+    the default command's statistical BER."""
     code = ("import io, sys, contextlib, serdes.cli\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-stat',"
-            " '--no-progress'])\n"
+            "    serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-progress', "
+            + ", ".join(repr(a) for a in stat) + "])\n"
             "print(sorted(m for m in ('serdes.crosstalk', 'serdes.engines.crosstalk', "
-            "'serdes.tiadc.lanes', 'serdes.dsp.mlse', 'serdes.com', 'serdes.commands.com', "
-            "'serdes.commands.sweep') if m in sys.modules))")
+            "'serdes.icn', 'serdes.tiadc.stat', 'serdes.tiadc.lanes', 'serdes.dsp.mlse', "
+            "'serdes.com', 'serdes.commands.com', 'serdes.commands.sweep') "
+            "if m in sys.modules))")
     assert _heavy_modules_loaded(code) == "[]"
 
 
