@@ -297,9 +297,11 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
 
         note = stat_note(system)
         system, cdr_model = stat_system(system, taps)
-    from serdes.tiadc.stat import statistical_engine  # lanes of an interleaved ADC
-
-    eng = statistical_engine(system, taps)
+    if getattr(system.link.adc, "interleaved", False):  # the lanes' model
+        from serdes.tiadc.stat import statistical_engine as engine
+    else:  # the same class statistical_engine gives, without loading serdes.tiadc
+        from serdes.engines.stat import StatisticalEngine as engine
+    eng = engine(system, taps)
     sb = eng.ber(0.0)
     if cdr_model is not None:  # the loop's model of the BER (engines/cdr_stat_model.py)
         from serdes.engines.cdr_false_lock import weigh

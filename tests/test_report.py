@@ -64,3 +64,22 @@ def test_sweep_does_not_import_the_cli():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_report_of_an_interleaved_adc_takes_the_lanes_engine():
+    """The report's statistical BER comes from the lanes' engine for an interleaved ADC
+    (the BER averaged over its lanes' mismatch, not the single-lane engine's) and from
+    the single-lane engine else: each equal to its engine's own BER on the run's taps."""
+    from serdes.engines.run import design_equalizer
+    from serdes.engines.stat import StatisticalEngine
+    from serdes.metrics.eye import taps_of_result
+    from serdes.tiadc.stat import InterleavedStatistics
+
+    for extra, cls in ((["adc.lanes=4", "adc.gain_rms=0.05", "adc.skew_rms_s=1e-12"],
+                        InterleavedStatistics), ([], StatisticalEngine)):
+        system = build(Config.default().with_overrides(SMALL + extra))
+        r = run_report(system, stat="ber")
+        taps = taps_of_result(design_equalizer(system), r.counted)
+        assert r.stat_ber == cls(system, taps).ber(0.0).ber
+        if cls is InterleavedStatistics:
+            assert r.stat_ber != StatisticalEngine(system, taps).ber(0.0).ber

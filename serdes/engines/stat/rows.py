@@ -97,6 +97,8 @@ def xtalk_sj_rows(engine, base: type, offset_ui: float = 0.0, grid_step: float |
     """:func:`row_distributions`, averaged over the aggressors' SJ phases
     (:func:`serdes.crosstalk.sj_points`, one set of rows per point) when any aggressor
     has TX SJ."""
+    if not engine.link.aggressor_pulses:  # no aggressor: serdes.crosstalk stays unloaded
+        return row_distributions(engine, base, offset_ui, grid_step)
     from serdes.crosstalk import sj_points
 
     pts = sj_points(engine.link)
