@@ -41,8 +41,8 @@ def _system():
 def _engine(grid_ui, rows=48):
     eng = statistical_engine(_system(), jitter_points=4)
     assert isinstance(eng, InterleavedStatistics) and eng.rj is not None
-    assert eng.rj.class_grid_ui == 0.0   # the joint classes take no grid
-    eng._joint_rj_shift = lambda: None   # the level-only classes
+    assert eng.rj.class_grid_ui == CLASS_GRID_UI   # the screened rows' level-only classes
+    eng.rj_level_only = True   # every row the level-only classes (serdes.tiadc.rows)
     eng.rj.class_grid_ui = grid_ui
     J = eng.jitter   # a systematic subset of the quadrature's rows (all 81 skew states
     k = np.linspace(0, J.weights.shape[0] - 1, rows).astype(int)   # of 4 tone points: 324)
