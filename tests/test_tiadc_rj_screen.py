@@ -50,3 +50,24 @@ def test_screened_rows_within_the_bound_of_every_row_joint():
 def test_the_bound_fails_when_too_many_rows_keep_the_level_only_classes():
     rates, vert = _error(100 * RJ_SCREEN)
     assert rates > BOUND and vert > BOUND
+
+
+def test_kept_rows_are_the_joint_path_s_bit_for_bit():
+    """A share that keeps every row: the rows equal those of every row joint bit for bit
+    (the kept rows are formed again, in other blocks, with the joint classes); a row
+    left level-only or given another row's classes would fail it."""
+    from serdes.engines.stat.jitter import Jitter
+
+    def rows(screen):
+        eng = statistical_engine(build(Config.default().with_overrides(CAL)),
+                                 jitter_points=4)
+        J = eng.jitter
+        k = np.linspace(0, J.weights.shape[0] - 1, 12).astype(int)
+        eng.jitter = Jitter(offsets=J.offsets[k], weights=J.weights[k], quasi_static=False)
+        eng.rj_screen = screen
+        return eng.row_distributions(3 / 64)
+
+    for (wa, a), (wb, b) in zip(rows(1e-300), rows(0.0)):
+        assert wa == wb and len(a.parts) == len(b.parts) > 1   # joint: one part per bin
+        np.testing.assert_array_equal(a.ber_per_eye(), b.ber_per_eye())
+        np.testing.assert_array_equal(a.decision_matrix(), b.decision_matrix())
