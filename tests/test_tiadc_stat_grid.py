@@ -9,8 +9,9 @@ within 1e-3 relative, eye heights within 0.1 mV and widths within 1e-3 UI (measu
 so what is checked is the grid's error. The classes are piecewise in the offset (a
 sample changes class), so the error is not cleanly second order in the step. The
 interleaved engine now takes the RJ classes joint with the ISI
-(tests/test_tiadc_held_state.py); the level-only classes, which the grid serves, are
-forced here."""
+(tests/test_tiadc_held_state.py) and keeps the level-only classes on the grid only in
+the rows that carry little of the BER (tests/test_tiadc_rj_screen.py); the level-only
+classes, which the grid serves, are forced here."""
 
 import functools
 
