@@ -9,8 +9,9 @@ within 1e-3 relative, eye heights within 0.1 mV and widths within 1e-3 UI (measu
 so what is checked is the grid's error. The classes are piecewise in the offset (a
 sample changes class), so the error is not cleanly second order in the step. The
 interleaved engine now takes the RJ classes joint with the ISI
-(tests/test_tiadc_held_state.py); the level-only classes, which the grid serves, are
-forced here."""
+(tests/test_tiadc_held_state.py) and keeps the level-only classes on the grid only in
+the rows that carry little of the BER (tests/test_tiadc_rj_screen.py); the level-only
+classes, which the grid serves, are forced here."""
 
 import functools
 
@@ -41,8 +42,8 @@ def _system():
 def _engine(grid_ui, rows=48):
     eng = statistical_engine(_system(), jitter_points=4)
     assert isinstance(eng, InterleavedStatistics) and eng.rj is not None
-    assert eng.rj.class_grid_ui == 0.0   # the joint classes take no grid
-    eng._joint_rj_shift = lambda: None   # the level-only classes
+    assert eng.rj.class_grid_ui == CLASS_GRID_UI   # the screened rows' level-only classes
+    eng.rj_level_only = True   # every row the level-only classes (serdes.tiadc.rows)
     eng.rj.class_grid_ui = grid_ui
     J = eng.jitter   # a systematic subset of the quadrature's rows (all 81 skew states
     k = np.linspace(0, J.weights.shape[0] - 1, rows).astype(int)   # of 4 tone points: 324)

@@ -68,6 +68,7 @@ def test_blocked_rows_equal_row_by_row():
                              (CAL + ["noise.rj_ui=0"], 0),
                              (RAW + bw + ["noise.rj_ui=0.01"], 5)):
         new = _engine(overrides, rows=12)
+        new.rj_screen = 0.0   # every row the joint RJ classes (tests/test_tiadc_rj_screen.py)
         old = _engine(overrides, rows=12)
         new._set_phase(phase)
         old._set_phase(phase)

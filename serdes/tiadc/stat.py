@@ -18,7 +18,9 @@ otherwise alike). The front end's supply gain modulation is a Gaussian term of
 variance k_g^2 <v^2> E[x^2] |w|^2. Random jitter takes the one-converter engine's
 variance classes joint with each phase's residual ISI (:mod:`serdes.engines.stat.rj_joint`;
 the classes per level alone read the tail 2-3x low off the pulse peak, where lane skews
-and the supply's tones put the samples). Approximations: the RJ classes' shape comes from
+and the supply's tones put the samples); the rows that together carry at most 1e-4 of a
+phase's BER keep the level-only classes (:mod:`serdes.tiadc.rows`, bound 1e-3 relative).
+Approximations: the RJ classes' shape comes from
 the common pulse at each jitter row's common offset (their per-level mean is each lane's
 exactly; 8 lanes with 3 ps rms skew read 1.22x [1.09, 1.36] below a count,
 tests/test_tiadc_held_state.py); RX noise is scaled by each lane's gain, not filtered by
@@ -36,18 +38,16 @@ from scipy.linalg import toeplitz
 from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
 from serdes.engines.stat.results import StatBer
-from serdes.engines.stat.rj import RandomJitterModel, resample
+from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
+from serdes.tiadc.rows import RJ_SCREEN, screened_rows
 
 
 # output phases evaluated at most (each costs one single-lane statistical BER): every
 # phase, so the BER is exact, up to 64 lanes (a systematic sample of 8 was off by 2x
 # at 64 lanes: a few lanes' phases carry most errors)
 MAX_PHASES = 64
-# jitter rows whose lane pulses are re-sampled together (a calibrated 64-lane ADC with a
-# supply tone has 2592 rows of 24 taps; the RJ moments' cache holds 4096 offsets)
-ROW_BLOCK = 128
 
 
 def statistical_engine(system, taps=None, **kw) -> StatisticalEngine:
@@ -104,6 +104,12 @@ class InterleavedStatistics(StatisticalEngine):
             self.rj_ui = rj
             self.rj = (RandomJitterModel(self.pulse, self.w, self.d, self.levels, rj)
                        if rj > 0 else None)
+        # the rows that carry little of the error rate keep the level-only RJ classes,
+        # on the grid of offsets (serdes.tiadc.rows); 0: every row the joint classes
+        self.rj_screen = RJ_SCREEN
+        self.rj_level_only = False
+        if self.rj is not None:
+            self.rj.class_grid_ui = CLASS_GRID_UI
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
             # every supply tone, with the link's own SJ: one multi-tone quadrature
@@ -204,9 +210,11 @@ class InterleavedStatistics(StatisticalEngine):
 
     def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
         """:meth:`StatisticalEngine.row_distributions` at the current output phase, its
-        rows' lane pulses (and RJ moments) re-sampled ``ROW_BLOCK`` rows per call; the
+        rows' lane pulses (and RJ moments) re-sampled in blocks, the RJ classes joint with
+        the ISI in the rows that carry the error rate (:mod:`serdes.tiadc.rows`); the
         last phase's rows are kept (the BER's nominal-phase rows serve the vertical
-        bathtub and the horizontal walk's centre). The same numbers as row by row."""
+        bathtub and the horizontal walk's centre). With ``rj_screen`` 0 the same
+        numbers as row by row."""
         from serdes.crosstalk import sj_points
 
         key = self._rows_key(offset_ui, grid_step)
@@ -217,20 +225,7 @@ class InterleavedStatistics(StatisticalEngine):
         if J.quasi_static or self.tx is not None or sj_points(self.link) is not None:
             rows = super().row_distributions(offset_ui, grid_step)
         else:
-            lanes = self._lane_of_tap
-            rows = []
-            for s in range(0, J.weights.shape[0], ROW_BLOCK):
-                block = J.offsets[s:s + ROW_BLOCK]
-                offs = (offset_ui + block) + self.skew_ui[lanes][None, :]   # as response()
-                fs, jvars = self._block_responses(offs)
-                skew = (self.cal_skew.variance_many(offset_ui, block)
-                        if self.cal_skew is not None else [None] * block.shape[0])
-                for wq, row, f, jv, sv in zip(J.weights[s:s + ROW_BLOCK], block, fs, jvars,
-                                              skew):
-                    if sv is not None:
-                        self._skew_var = float(sv)
-                    rows.append((wq, self._distribution_of(f, jv, offset_ui, row, None,
-                                                           grid_step)))
+            rows = screened_rows(self, offset_ui, grid_step, self.rj_screen)
         self._rows_kept = (key, rows)
         return rows
 
@@ -263,9 +258,10 @@ class InterleavedStatistics(StatisticalEngine):
         """What the rows depend on: the phase, the offset, the lanes' values and (by
         identity; the key holds them, so their ids stay theirs) the models in use."""
         held = (self.jitter, self.rj, self.cal_skew, self.w, self.taps, self.lane_pulses)
-        return (self._phase, round(float(offset_ui), 12), grid_step, self.rx_var,
-                self._offset, self.gains.tobytes(), self.offsets_v.tobytes(),
-                self.skew_ui.tobytes(), tuple(id(o) for o in held), held)
+        return (self._phase, round(float(offset_ui), 12), grid_step, self.rj_screen,
+                self.rj_level_only, self.rx_var, self._offset, self.gains.tobytes(),
+                self.offsets_v.tobytes(), self.skew_ui.tobytes(), tuple(id(o) for o in held),
+                held)
 
     def _noise_var_per_level(self, f, jvar):
         var, rj = super()._noise_var_per_level(f, jvar)
@@ -281,11 +277,11 @@ class InterleavedStatistics(StatisticalEngine):
             p = np.ascontiguousarray(np.vstack([p, row_p]))
         return values, p, var, extra_gauss, resid
 
-    def _joint_rj_shift(self) -> float:
+    def _joint_rj_shift(self) -> float | None:
         """The RJ classes joint with the ISI (serdes.engines.stat.rj_joint) on this
         phase's residual ISI; the lanes' offsets, a point mass in the discrete part, move
-        the ISI bins."""
-        return self._offset
+        the ISI bins. None (the level-only classes) while ``rj_level_only``."""
+        return None if self.rj_level_only else self._offset
 
     def _lanes_alike(self) -> bool:
         """Every lane has the same gain, offset, skew and T/H (calibrated lanes): the

@@ -53,7 +53,8 @@ MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next 
 # RandomJitterModel.class_grid_ui for an engine with many jitter rows per phase that
 # takes the level-only classes: their sums at multiples of this offset (UI), linear in
 # between; 4 nodes per step of a 64-phase bathtub, so the phases share them (the
-# interleaved ADC's engine used it; it now takes the classes joint with the ISI)
+# interleaved ADC's engine: its rows that carry little of the error rate keep them,
+# serdes.tiadc.rows; the others take the classes joint with the ISI)
 CLASS_GRID_UI = 1.0 / 256
 
 
