@@ -174,22 +174,38 @@ def _mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights):
 
 
 @njit(cache=True, error_model="numpy")
-def _rows_wrong_side(pmfs, starts, k0s, deltas, means, sigmas, betas, weights, wq, y, mb):
-    """sum_r wq[r] wrong_side_r(y_p) over rows r (distribution r: pmf
-    pmfs[starts[r]:starts[r + 1]], grid k0s[r] deltas[r], level means means[r], mixture
-    sigmas[r] / betas[r] / weights[r], zero-weight padding skipped): row 0 the eye map
-    at y_p, as SlicerDistribution.wrong_side summed over the rows in order (the same
-    operations: bit-identical), row 1 its part from the levels below y_p (upper tails,
-    nonincreasing in y_p), row 2 from those at or above it (lower tails,
-    nondecreasing). ``mb``: levels x bits per symbol."""
+def _rows_wrong_side(pmfs, starts, k0s, deltas, means, sigmas, betas, weights, wq, opens,
+                     closes, gw, y, mb):
+    """The eye map of a tree of weighted mixtures at y_p, its leaves the rows r
+    (distribution r: pmf pmfs[starts[r]:starts[r + 1]], grid k0s[r] deltas[r], level
+    means means[r], mixture sigmas[r] / betas[r] / weights[r], zero-weight padding
+    skipped), in depth-first order: before leaf r ``opens[r]`` mixtures begin (each a
+    new sum from 0), the leaf adds wq[r] (its weight in its mixture) times its eye map,
+    after it ``closes[r]`` mixtures end (each adds gw[g] times its sum to its parent, g
+    counting the closed mixtures in order). Row 0 the eye map, as
+    SlicerDistribution.wrong_side weighted and summed the same way (the mixtures'
+    averages, the rows' sum: the same operations, bit-identical), row 1 its part from
+    the levels below y_p (upper tails, nonincreasing in y_p), row 2 from those at or
+    above it (lower tails, nondecreasing). ``mb``: levels x bits per symbol."""
     R = wq.shape[0]
     m = means.shape[1]
     P = y.shape[0]
-    out = np.zeros((3, P))
+    depth = 0
+    deepest = 0
+    for r in range(R):
+        depth += opens[r]
+        deepest = max(deepest, depth)
+        depth -= closes[r]
+    acc = np.zeros((deepest + 1, 3, P))   # acc[0]: the result
     yrel = np.empty(P * m)
     upper = np.empty(P * m, dtype=np.uint8)
     level = np.empty(P * m, dtype=np.int64)
+    depth = 0
+    g = 0
     for r in range(R):
+        for _ in range(opens[r]):
+            depth += 1
+            acc[depth, :, :] = 0.0
         for i in range(m):
             for p in range(P):
                 yrel[i * P + p] = y[p] - means[r, i]
@@ -208,19 +224,27 @@ def _rows_wrong_side(pmfs, starts, k0s, deltas, means, sigmas, betas, weights, w
                     below += v
                 else:
                     above += v
-            out[0, p] += wq[r] * (s / mb)
-            out[1, p] += wq[r] * (below / mb)
-            out[2, p] += wq[r] * (above / mb)
-    return out
+            acc[depth, 0, p] += wq[r] * (s / mb)
+            acc[depth, 1, p] += wq[r] * (below / mb)
+            acc[depth, 2, p] += wq[r] * (above / mb)
+        for _ in range(closes[r]):
+            for c in range(3):
+                for p in range(P):
+                    acc[depth - 1, c, p] += gw[g] * acc[depth, c, p]
+            g += 1
+            depth -= 1
+    return acc[0].copy()
 
 
 class RowsWrongSide:
     """The eye map of a set of weighted rows (SlicerDistribution-like: pmf, k0, delta,
     means and a checked :class:`MixtureTails`), packed once; called with voltages y it
     returns :func:`_rows_wrong_side`'s (3, len(y)): the weighted sum, its part from the
-    levels below y (nonincreasing in y) and from those above (nondecreasing)."""
+    levels below y (nonincreasing in y) and from those above (nondecreasing). Rows
+    inside mixtures: ``opens``, ``closes`` per row and the mixtures' weights ``gw`` in
+    the order they close (see :func:`_rows_wrong_side`; default: a flat sum)."""
 
-    def __init__(self, weights_q, tails, means, mb: int):
+    def __init__(self, weights_q, tails, means, mb: int, opens=None, closes=None, gw=()):
         tails = list(tails)
         R = len(tails)
         if R == 0 or len(weights_q) != R or len(means) != R:
@@ -245,12 +269,26 @@ class RowsWrongSide:
         if self.means.shape[1] != m:
             raise ConfigError(f"means: {self.means.shape[1]} levels, the mixtures have {m}")
         self.wq = args.array("weights_q", np.array(weights_q, dtype=np.float64))
+        self.opens = np.zeros(R, dtype=np.int64) if opens is None else \
+            np.array(opens, dtype=np.int64)
+        self.closes = np.zeros(R, dtype=np.int64) if closes is None else \
+            np.array(closes, dtype=np.int64)
+        self.gw = np.array(gw, dtype=np.float64).reshape(-1)
+        if self.opens.shape != (R,) or self.closes.shape != (R,):
+            raise ConfigError(f"opens, closes: need one count per row ({R})")
+        depth = np.cumsum(self.opens - self.closes)
+        if (np.any(self.opens < 0) or np.any(self.closes < 0) or np.any(depth < 0)
+                or depth[-1] != 0 or np.any(depth + self.closes - self.opens < 0)
+                or self.gw.shape[0] != int(self.closes.sum())):
+            raise ConfigError("opens, closes, gw: the mixtures must nest (every one opened "
+                              "is closed, with one weight each)")
         self.mb = float(mb)
 
     def __call__(self, y) -> np.ndarray:
         y = args.array("y", np.atleast_1d(np.asarray(y, dtype=np.float64)))
         return _rows_wrong_side(self.pmfs, self.starts, self.k0s, self.deltas, self.means,
-                                self.sigmas, self.betas, self.weights, self.wq, y, self.mb)
+                                self.sigmas, self.betas, self.weights, self.wq, self.opens,
+                                self.closes, self.gw, y, self.mb)
 
 
 def mixture_tails(pmf, k0, delta, y, upper, level, sigmas, betas, weights) -> np.ndarray:

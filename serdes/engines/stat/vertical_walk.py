@@ -22,6 +22,13 @@ returned: exact (bit for bit those of the full bathtub) at the evaluated points,
 gap's ub at the points of a gap (at or below every target whose crossing lies beyond
 it, as those read), +inf elsewhere (never read): the same heights as from the full
 bathtub (tests/test_stat_vertical_walk.py).
+
+A row may be a mixture (the DCD parities' ParityMixture, the RJ classes' ISI bins'
+BinnedMixture, or parities of binned mixtures) whose means are its parts' (not
+replaced): its eye map is the weighted sum of its parts', each a plain distribution
+with the split above, so the kernel takes the parts as rows inside their mixtures and
+adds them as the mixtures' own methods do (bit for bit). A mixture with replaced means
+or another kind of row is walked point by point.
 """
 
 from __future__ import annotations
@@ -29,30 +36,71 @@ from __future__ import annotations
 import numpy as np
 
 from serdes.engines.stat.distribution import SlicerDistribution
+from serdes.engines.stat.txjitter import ParityMixture
 from serdes.kernels.stat_tails import RowsWrongSide
 
 MARGIN_REL = 1e-9
 MARGIN_ABS = 1e-28
 
 
-def rows_evaluator(rows) -> RowsWrongSide | None:
-    """The packed rows' eye map (weighted sum and its monotone parts), or None when a
-    row is not a plain :class:`SlicerDistribution` (parity / binned mixtures)."""
-    if not rows or not all(type(d) is SlicerDistribution for _, d in rows):
+def _leaves(w, d, out: list, opens: int) -> bool:
+    """Append [weight, distribution, mixtures opened before it, weights of those closed
+    after it] for the plain rows under (w, d) in depth-first order; a mixture
+    (:class:`ParityMixture`, rj_joint's BinnedMixture) whose means are its parts'
+    average (not replaced) is the weighted sum of its parts, as its own methods add
+    them. False when something under it cannot be packed."""
+    if type(d) is SlicerDistribution:
+        out.append([w, d, opens, []])
+        return True
+    if not isinstance(d, ParityMixture) or np.any(d.means - d._base):
+        return False
+    for k, (wk, part) in enumerate(zip(d.wts, d.parts)):
+        if not _leaves(float(wk), part, out, opens + 1 if k == 0 else 0):
+            return False
+    out[-1][3].append(w)
+    return True
+
+
+def flat_rows(rows):
+    """The plain :class:`SlicerDistribution` rows under ``rows`` with the nesting of
+    their mixtures, (leaves [(weight in its mixture, distribution)], opens, closes, the
+    mixtures' weights in the order they close), or None when a row is neither a plain
+    distribution nor a mixture of them with its parts' means (the walks then take the
+    rows one by one)."""
+    out: list = []
+    for wq, d in rows:
+        if not _leaves(wq, d, out, 0):
+            return None
+    if not out:
         return None
-    dists = [d for _, d in rows]
-    return RowsWrongSide([wq for wq, _ in rows], [d.checked_tails() for d in dists],
-                         [d.means for d in dists], dists[0].m * dists[0].bits_per_symbol)
+    leaves = [(w, d) for w, d, _, _ in out]
+    return (leaves, [o for _, _, o, _ in out], [len(c) for _, _, _, c in out],
+            [g for _, _, _, c in out for g in c])
+
+
+def rows_evaluator(rows) -> RowsWrongSide | None:
+    """The packed rows' eye map (weighted sum and its monotone parts; mixtures as the
+    weighted sums of their parts, added in the same order as their own methods), or
+    None when the rows cannot be packed (:func:`flat_rows`)."""
+    flat = flat_rows(rows)
+    if flat is None:
+        return None
+    leaves, opens, closes, gw = flat
+    dists = [d for _, d in leaves]
+    return RowsWrongSide([w for w, _ in leaves], [d.checked_tails() for d in dists],
+                         [d.means for d in dists], dists[0].m * dists[0].bits_per_symbol,
+                         opens, closes, gw)
 
 
 def vertical_values(engine, rows, dy: np.ndarray, targets) -> np.ndarray | None:
     """(n_eyes, len(dy)) values of the vertical bathtub of ``rows`` at threshold
     offsets ``dy`` that the eye heights at ``targets`` read (see the module), or None
     when the rows cannot be packed (the caller walks them point by point)."""
-    ev = rows_evaluator(rows)
-    if ev is None:
+    flat = flat_rows(rows)
+    if flat is None:
         return None
-    means = np.unique(np.concatenate([d.means for _, d in rows]))
+    ev = rows_evaluator(rows)
+    means = np.unique(np.concatenate([d.means for _, d in flat[0]]))
     i0 = int(np.argmin(np.abs(dy)))
     targets = sorted({float(t) for t in targets}, reverse=True)
     return np.array([_eye_values(float(t) + dy, i0, targets, ev, means)

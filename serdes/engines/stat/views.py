@@ -263,15 +263,15 @@ def _horizontal_walk(engine, n_phases: int, offset_ui: float, limit: float):
 def _rows_rates_per_eye(engine, phase: float) -> np.ndarray:
     """phase_grid_values(engine, [phase], ber_per_eye) over the jitter rows: the rows'
     eye map at the slicer thresholds in one kernel call (each row's ber_per_eye is its
-    wrong_side at the thresholds, the same tail sums added in the same order: bit for
-    bit), row by row when the rows cannot be packed."""
-    from serdes.engines.stat.vertical_walk import rows_evaluator
+    wrong_side at the thresholds, the same tail sums added in the same order, mixtures
+    as their own per-eye rates average their parts: bit for bit), row by row when the
+    rows cannot be packed."""
+    from serdes.engines.stat.vertical_walk import flat_rows, rows_evaluator
 
     rows = engine.row_distributions(phase)
-    ev = (rows_evaluator(rows)
-          if not any(getattr(d, "thresholds_given", True) for _, d in rows) else None)
-    if ev is not None:
-        return ev(rows[0][1].thresholds)[0]
+    flat = flat_rows(rows)
+    if flat is not None and not any(d.thresholds_given for _, d in flat[0]):
+        return rows_evaluator(rows)(rows[0][1].thresholds)[0]
     acc = None
     for wq, dist in rows:
         v = wq * dist.ber_per_eye()
