@@ -57,6 +57,9 @@ class SlicerDistribution:
                                         compare=False)
     _tails_of: MixtureTails | None = field(default=None, init=False, repr=False,
                                            compare=False)
+    # the tails at the thresholds came from a batched kernel (serdes.engines.stat.rows),
+    # not from this distribution's own sums
+    _tails_given: bool = field(default=False, init=False, repr=False, compare=False)
 
     def gaussians(self, i: int):
         """(weight, std, beta) of the noise components of level i: component noise
@@ -83,10 +86,11 @@ class SlicerDistribution:
 
     @property
     def thresholds_given(self) -> bool:
-        """The tails at the thresholds are already known (computed, or given by a
-        batched kernel, serdes.engines.stat.rows, whose sums may differ in the last
-        bits from :meth:`checked_tails`')."""
-        return self._at_thresholds is not None
+        """The tails at the thresholds were given by a batched kernel
+        (serdes.engines.stat.rows), whose sums may differ in the last bits from
+        :meth:`checked_tails`'; tails this distribution computed itself are its own sums
+        (the packed rows' kernel repeats them bit for bit)."""
+        return self._tails_given
 
     def checked_tails(self) -> MixtureTails:
         """The tail sums' kernel arguments (pmf, grid and mixture), checked once."""
