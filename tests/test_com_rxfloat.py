@@ -29,6 +29,17 @@ def _p(**kw):
     return dataclasses.replace(DJ, **{"rx_ffe_n_wg": 2, "mlsd": False, "n_qb": 0, **kw})
 
 
+def _sizes(p):
+    """The kernels' sizes and limits of a parameter set: span n, fixed taps, DFE taps,
+    pre-cursors, the FFE limits, the symbols' variance, the DFE limits."""
+    n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
+    wmin, wmax = mmse_float.limits(p)
+    L = float(p.levels)
+    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
+    return n, nfix, nb, dw, wmin, wmax, var_x, bmin, bmax
+
+
 def _scratch(n, nb):
     """The floating-tap kernels' scratch arrays for a span of ``n`` taps and ``nb`` DFE
     taps: R, lo, Y, G, y, z, w, b (the solves' argument order), lv, gram (the relaxed
@@ -244,11 +255,8 @@ def test_span_bound_is_above_every_placement(kw, n_prob):
     from serdes.kernels import com_mmse_search as K
 
     p = _p(**kw)
-    n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
-    wmin, wmax = mmse_float.limits(p)
+    n, nfix, nb, dw, wmin, wmax, var_x, bmin, bmax = _sizes(p)
     L = p.levels
-    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
-    bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
     R, lo, Y, G, y, z, w, b, lv, gram, _, _, chosen, valid = _scratch(n, nb)
     rng = np.random.default_rng(11)
     gaps, diffs, clipped = [], [], 0
@@ -311,11 +319,8 @@ def test_prefix_bounds_prune_placements_exactly(kw, n_prob):
     from serdes.kernels import com_mmse_search as K
 
     p = _p(**kw)
-    n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
-    wmin, wmax = mmse_float.limits(p)
+    n, nfix, nb, dw, wmin, wmax, var_x, bmin, bmax = _sizes(p)
     L = float(p.levels)
-    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
-    bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
     R, lo, Y, G, y, z, w, b, lv, gram, hist, pb, chosen, valid = _scratch(n, nb)
     sk = (n - 1, nfix + 3, (n + nfix) // 2)
     ng = p.rx_ffe_n_wg * p.rx_ffe_n_wf
@@ -431,11 +436,8 @@ def test_box_bound_is_above_every_placement(kw, n_prob):
     from serdes.kernels import com_mmse_search as K
 
     p = _p(**kw)
-    n, nfix, nb, dw = mmse_float.span(p), len(p.rx_ffe_max), len(p.dfe_max), p.rx_ffe_pre
-    wmin, wmax = mmse_float.limits(p)
+    n, nfix, nb, dw, wmin, wmax, var_x, bmin, bmax = _sizes(p)
     L = float(p.levels)
-    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
-    bmin, bmax = np.asarray(p.dfe_min, float), np.asarray(p.dfe_max, float)
     R, lo, Y, G, y, z, w, b, lv, gram, _, _, chosen, valid = _scratch(n, nb)
     rng = np.random.default_rng(13)
     gaps, fixed_gaps, over, half_gaps = [], [], [], []

@@ -20,13 +20,13 @@ from serdes.build import build
 from serdes.config import Config
 from serdes.engines.stat import views
 from serdes.engines.stat.distribution import SlicerDistribution
-from serdes.engines.stat.jitter import Jitter
 from serdes.engines.stat.rj_joint import BinnedMixture
 from serdes.engines.stat.txjitter import ParityMixture
 from serdes.engines.stat.vertical_walk import flat_rows, rows_evaluator, vertical_values
 from serdes.kernels.stat_tails import RowsWrongSide
 from serdes.metrics.eye import opening_from_bathtub
 from serdes.tiadc.stat import statistical_engine
+from jitter_rows import keep_rows
 
 CAL = ["adc.lanes=8", "adc.skew_rms_s=0.3e-12", "supply.ripple_mv=[20]",
        "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5", "adc_cal.enabled=true",
@@ -39,10 +39,7 @@ TARGETS = (1e-6, 1e-12, 1e-15, 1e-3, 0.3, 1e-30)
 def _engine(overrides=tuple(CAL)):
     eng = statistical_engine(build(Config.default().with_overrides(list(overrides))),
                              jitter_points=4)
-    J = eng.jitter   # a systematic subset of the quadrature's rows
-    k = np.linspace(0, J.weights.shape[0] - 1, 48).astype(int)
-    eng.jitter = Jitter(offsets=J.offsets[k], weights=J.weights[k], quasi_static=False)
-    return eng
+    return keep_rows(eng, 48)
 
 
 def _fail(*a, **k):

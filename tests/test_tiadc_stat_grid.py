@@ -21,9 +21,9 @@ import pytest
 from serdes.build import build
 from serdes.config import Config
 from serdes.engines.stat import StatisticalEngine
-from serdes.engines.stat.jitter import Jitter
 from serdes.engines.stat.rj import CLASS_GRID_UI
 from serdes.tiadc.stat import InterleavedStatistics, statistical_engine
+from jitter_rows import keep_rows
 
 CAL = ["adc.lanes=8", "adc.skew_rms_s=0.3e-12", "supply.ripple_mv=[20]",
        "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5", "adc_cal.enabled=true",
@@ -45,10 +45,7 @@ def _engine(grid_ui, rows=48):
     assert eng.rj.class_grid_ui == CLASS_GRID_UI   # the screened rows' level-only classes
     eng.rj_level_only = True   # every row the level-only classes (serdes.tiadc.rows)
     eng.rj.class_grid_ui = grid_ui
-    J = eng.jitter   # a systematic subset of the quadrature's rows (all 81 skew states
-    k = np.linspace(0, J.weights.shape[0] - 1, rows).astype(int)   # of 4 tone points: 324)
-    eng.jitter = Jitter(offsets=J.offsets[k], weights=J.weights[k], quasi_static=False)
-    return eng
+    return keep_rows(eng, rows)   # of all 81 skew states of 4 tone points: 324
 
 
 @functools.lru_cache(maxsize=None)

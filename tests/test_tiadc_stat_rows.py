@@ -13,8 +13,8 @@ import numpy as np
 from serdes.build import build
 from serdes.config import Config
 from serdes.engines.stat import StatisticalEngine
-from serdes.engines.stat.jitter import Jitter
 from serdes.tiadc.stat import InterleavedStatistics, statistical_engine
+from jitter_rows import keep_rows
 
 CAL = ["adc.lanes=8", "adc.skew_rms_s=0.3e-12", "supply.ripple_mv=[20]",
        "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5", "adc_cal.enabled=true"]
@@ -55,11 +55,7 @@ def _system(overrides):
 def _engine(overrides, rows=None):
     eng = statistical_engine(_system(tuple(overrides)), jitter_points=4)
     assert isinstance(eng, InterleavedStatistics) and not eng.jitter.quasi_static
-    if rows is not None:   # a systematic subset of the quadrature's rows
-        J = eng.jitter
-        k = np.linspace(0, J.weights.shape[0] - 1, rows).astype(int)
-        eng.jitter = Jitter(offsets=J.offsets[k], weights=J.weights[k], quasi_static=False)
-    return eng
+    return eng if rows is None else keep_rows(eng, rows)
 
 
 def test_blocked_rows_equal_row_by_row():
