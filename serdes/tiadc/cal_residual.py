@@ -26,10 +26,21 @@ in closed form, after settling (the fine gear's steps):
   the earlier closed form). The sampled estimate r^ is ~10 % above the pulse's a on the
   default link (the differentiator reads an aliased spectrum), so the loop's effective
   gain is ~g / 1.1 and the residual ~0.9x the g / (2 - g) form
-  (benchmarks/tiadc_cal_residual.py). Not modelled: the gain LMS's coupling to the skew
-  loop, which on 8 lanes at g = 1/8 speeds the loop up and keeps ~0.9x of this form
-  (tests/test_ti_cal_residual.py holds the gain LMS). The lanes' residuals are correlated (low modes
-  dominate): their covariance is circulant, C[m] = sum_{q != 0} cos(theta_q m) v_q
+  (benchmarks/tiadc_cal_residual.py). With the gain LMS running (mu_gain > 0) the trims
+  and the lanes' gain errors gamma form one loop per lane mode (:func:`skew_gain_modes`:
+  a 2 x 2 state, skew and gain, chunk to chunk, its covariance from the discrete
+  Lyapunov equation): a lane sampled eps late has the power P + P' eps, so the gain LMS
+  moves it towards gamma = -kappa eps (kappa = E[a^2] sum p_j p'_j / P; measured on 8
+  lanes, eps = +-0.05 UI: 1.034e-3 +- 0.091e-3 against 1.128e-3), the detector reads a
+  gain error as R(1) (gamma_(l+1) - gamma_(l-1)) (measured 2.38e-5 +- 0.02e-5 against
+  2.39e-5 for a 2 % gain step), and, what matters most, the detector's chunk noise and
+  the gain LMS's noise are correlated (a lane whose samples ran large lowers its gain and
+  reads large on the detector; cross-spectrum of x_k^2 and the detector, from R and the
+  levels' fourth cumulant). The kept variance falls to 0.90x (8 lanes, chunk 4096,
+  g = 1/8, the default steps) and 0.81x (64 lanes, chunk 65536) of the skew loop alone;
+  tests/test_ti_cal_residual.py checks it on 8 lanes (mu_gain 4e-3, g = 1 and 1/8),
+  benchmarks/tiadc_cal_residual.py in the receiver chain. The lanes' residuals are correlated (low
+  modes dominate): their covariance is circulant, C[m] = sum_{q != 0} cos(theta_q m) v_q
   (UI^2, theta_q = 2 pi q / N, v_q the kept variance of mode q per lane).
 
 Through an FFE w (tap i sees lane (l - i) mod N), offset and gain give Gaussian terms
@@ -119,17 +130,102 @@ def loop_slopes(link, settings) -> tuple[float, float, float]:
     return a, b, float(h @ (r[n + 1] - r[np.abs(n - 1)]))
 
 
-def skew_mode_variance(link, settings, chunk_symbols: int) -> np.ndarray:
-    """v_q, q = 1 .. N-1: the kept variance (UI^2 per lane) of lane-mode q of the skew
-    residual after settling (fine trim gain); see the module."""
+def _skew_modes(link, settings, chunk_symbols: int):
+    """theta_q, lambda_q's sign-flipped form 2 cos(theta_q) - 2, nu_q, rho_q and r^ of the
+    skew loop's lane modes q = 1 .. N-1 (see the module)."""
     lanes = int(link.adc.lanes)
-    g = settings.skew_gain * settings.fine_ratio
-    q = np.arange(1, lanes)
-    theta = 2 * np.pi * q / lanes
+    theta = 2 * np.pi * np.arange(1, lanes) / lanes
     lap = 2 * np.cos(theta) - 2
     a, b, r_est = loop_slopes(link, settings)
     nu = _product_spectrum(link, theta) / (chunk_symbols * r_est ** 2 * -lap)
     rho = (a * np.exp(1j * theta) + b - a - b * np.exp(-1j * theta)) / (r_est * lap)
+    return theta, lap, nu, rho, r_est
+
+
+def _gain_spectra(link, theta: np.ndarray):
+    """(S_w, S_ew): at theta, the spectrum of the squared ADC output x_k^2 (what the gain
+    LMS reads) and the cross-spectrum sum_d e^(-j theta d) Cov(e_(m+d), x_m^2) of the skew
+    detector e_k = x_(k-1) (x_k - x_(k-2)) with it: Gaussian parts 2 R(d)^2 and
+    2 R(d-1) R(d) (the latter for z_k = x_(k-1) x_k; e_k = z_k - z_(k-1) multiplies it by
+    1 - e^(-j theta)), plus the levels' fourth cumulant k4 through the pulse."""
+    p = link.pulse.taps
+    n = p.shape[0] + 2
+    r = _input_autocorr(link, n + 2, converter=True)
+    rr = np.concatenate([r[:0:-1], r])
+    z0 = r.shape[0] - 1
+    d = np.arange(-n, n + 1)
+    lv = np.asarray(link.levels, dtype=np.float64)
+    k4 = float(np.mean(lv ** 4)) - 3 * float(np.mean(lv ** 2)) ** 2
+    sq = p * p
+    prod = np.concatenate([[0.0], p[:-1] * p[1:]])     # p_(j-1) p_j
+    c_ww = 2 * rr[z0 + d] ** 2
+    c_zw = 2 * rr[z0 + d - 1] * rr[z0 + d]
+    mid = p.shape[0] - 1
+    ok = np.abs(d) <= mid
+    c_ww[ok] += k4 * np.correlate(sq, sq, mode="full")[mid + d[ok]]
+    c_zw[ok] += k4 * np.correlate(prod, sq, mode="full")[mid + d[ok]]
+    ph = np.exp(-1j * np.outer(theta, d))
+    return (ph @ c_ww).real, (1 - np.exp(-1j * theta)) * (ph @ c_zw)
+
+
+def skew_gain_modes(link, settings, chunk_symbols: int):
+    """(F, X), each (N-1, 2, 2): per lane mode q = 1 .. N-1, the chunk-to-chunk transition
+    of the joint state (skew residual eps_q in UI, gain error gamma_q at the chunk's start)
+    of the trims and the running gain LMS, and its stationary covariance
+    X = F X F^H + Q (the modes' per-lane normalisation of :func:`skew_mode_variance`).
+
+    Within a chunk (M = chunk / N samples a lane) the gain LMS moves gamma by
+    beta = 1 - 2 mu a sample towards -kappa eps_q (a lane sampled eps late has the power
+    P + P' eps, kappa = P' / (2 P) = E[a^2] sum p_j p'_j / P per UI), plus its noise
+    w = mu (P - x^2) / P, of spectrum mu^2 S_w(theta) / P^2 (:func:`_gain_spectra`); the
+    detector reads the chunk's mean gain through R(1) (gamma_(l+1) - gamma_(l-1)), i.e.
+    c_q = 2 j sin(theta) R(1) / (r^ lambda) in the trims' units, and its noise is
+    correlated with the gain LMS's (the cross-spectrum S_ew: a lane whose samples ran
+    large this chunk lowers its gain and reads large on the detector)."""
+    lanes = int(link.adc.lanes)
+    g = settings.skew_gain * settings.fine_ratio
+    mu = settings.mu_gain * settings.fine_ratio
+    theta, lap, nu, rho, r_est = _skew_modes(link, settings, chunk_symbols)
+    r = _input_autocorr(link, 2, converter=True)
+    power = float(r[0])
+    ea = link.level_power + link.tx_noise_sigma ** 2
+    kappa = ea * float(link.pulse.taps @ link.pulse.slope()) / power
+    c = 2j * np.sin(theta) * r[1] / (r_est * lap)
+    m = max(int(chunk_symbols) // lanes, 1)
+    beta = 1 - 2 * mu
+    t = np.arange(m)
+    w_end = beta ** (m - 1 - t)                   # a sample's noise in gamma at the end
+    w_mean = (1 - w_end) / (2 * mu * m)          # ... in the chunk's mean of gamma
+    bm, am = beta ** m, float(np.sum(beta ** t)) / m
+    s_w, s_ew = _gain_spectra(link, theta)
+    sig2 = mu * mu * s_w / (lanes * power ** 2)
+    chi = -mu * np.exp(1j * theta) * s_ew / (lanes * m * power * r_est * lap)
+    f = np.empty((theta.shape[0], 2, 2), dtype=complex)
+    f[:, 0, 0] = 1 - g * rho + g * c * (1 - am) * kappa
+    f[:, 0, 1] = -g * c * am
+    f[:, 1, 0] = -(1 - bm) * kappa
+    f[:, 1, 1] = bm
+    q = np.empty_like(f)
+    q[:, 0, 0] = g * g * (np.abs(c) ** 2 * sig2 * np.sum(w_mean ** 2) + nu
+                          + 2 * np.real(c * np.conj(chi)) * np.sum(w_mean))
+    q[:, 0, 1] = -g * c * sig2 * np.sum(w_mean * w_end) - g * chi * np.sum(w_end)
+    q[:, 1, 0] = np.conj(q[:, 0, 1])
+    q[:, 1, 1] = sig2 * np.sum(w_end ** 2)
+    if np.any(np.max(np.abs(np.linalg.eigvals(f)), axis=1) >= 1):
+        raise ValueError("skew trim loop unstable with the gain LMS for some lane mode")
+    k = np.eye(4) - np.einsum("qik,qjl->qijkl", f, f.conj()).reshape(-1, 4, 4)
+    x = np.linalg.solve(k, q.reshape(-1, 4, 1)).reshape(-1, 2, 2)
+    return f, x
+
+
+def skew_mode_variance(link, settings, chunk_symbols: int) -> np.ndarray:
+    """v_q, q = 1 .. N-1: the kept variance (UI^2 per lane) of lane-mode q of the skew
+    residual after settling (fine trim gain); see the module. With the gain LMS running
+    (mu_gain > 0) from the joint loop of :func:`skew_gain_modes`."""
+    if settings.mu_gain * settings.fine_ratio > 0:
+        return skew_gain_modes(link, settings, chunk_symbols)[1][:, 0, 0].real
+    g = settings.skew_gain * settings.fine_ratio
+    theta, lap, nu, rho, r_est = _skew_modes(link, settings, chunk_symbols)
     keep = 1 - np.abs(1 - g * rho) ** 2
     if np.any(keep <= 0):
         raise ValueError("skew trim loop unstable: |1 - g rho_q| >= 1 for some lane mode")
