@@ -9,7 +9,8 @@ estimate against the pulse's:
 The run settles for the calibration's settle time (the trims' gear shift at half of it),
 then records ``--chunks`` trims. Printed: the lane mean square of the residual over its
 closed form with a batch-means interval, the same per mode pair q / N - q, the lag-1..4
-autocorrelation of the lowest mode against (1 - g_eff)^lag, and the loop's R'(T) estimate
+autocorrelation of the lowest mode against the closed form's (the skew loop alone, or with
+the gain LMS running the joint loop of both), and the loop's R'(T) estimate
 (its running average) against the closed form's.
 """
 
@@ -43,6 +44,19 @@ class _Recorded(TiCalibration):
     def _record(self, samples):
         super()._record(samples)
         self.history.setdefault("r_est", []).append(float(self._scal[1]))
+
+
+def mode1_autocorr(link, s, chunk: int, lags: int) -> np.ndarray:
+    """The lowest lane mode's autocorrelation at lags 1 .. ``lags`` in closed form: the
+    skew loop alone, (1 - g rho_1)^lag, or with the gain LMS running the joint loop's
+    (F^lag X)[0, 0] / X[0, 0] (:func:`cal_residual.skew_gain_modes`)."""
+    k = np.arange(1, lags + 1)
+    if s.mu_gain * s.fine_ratio == 0:
+        rho = cal_residual._skew_modes(link, s, chunk)[3][0]
+        return np.real((1 - s.skew_gain * s.fine_ratio * rho) ** k)
+    f, x = cal_residual.skew_gain_modes(link, s, chunk)
+    return np.array([np.real((np.linalg.matrix_power(f[0], i) @ x[0])[0, 0] / x[0, 0, 0])
+                     for i in k])
 
 
 def measure(overrides, chunks: int):
@@ -94,9 +108,8 @@ def main(argv=None) -> int:
     z = eq[:, 1]
     ac = [float(np.real(np.mean(z[l:] * np.conj(z[:z.shape[0] - l])) / np.mean(np.abs(z) ** 2)))
           for l in range(1, 5)]
-    g = s.skew_gain * s.fine_ratio
-    print(f"  mode 1 autocorrelation lag 1..4: {np.round(ac, 3)}; (1 - g)^lag "
-          f"{np.round((1 - g) ** np.arange(1, 5), 3)}")
+    print(f"  mode 1 autocorrelation lag 1..4: {np.round(ac, 3)}; closed form "
+          f"{np.round(mode1_autocorr(link, s, system.run.chunk_symbols, 4), 3)}")
     a, b, r_est = cal_residual.loop_slopes(link, s)
     r_run = float(np.mean(np.array(cal.history["r_est"])[-e.shape[0]:]))
     print(f"  loop's R'(T) estimate (mean after settling) {r_run:.5g}; closed form {r_est:.5g} (pulse slopes a {a:.5g}, b {b:.5g})")
