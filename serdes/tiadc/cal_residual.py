@@ -39,9 +39,10 @@ in closed form, after settling (the fine gear's steps):
   levels' fourth cumulant). The kept variance falls to 0.90x (8 lanes, chunk 4096,
   g = 1/8, the default steps) and 0.81x (64 lanes, chunk 65536) of the skew loop alone;
   tests/test_ti_cal_residual.py checks it on 8 lanes (mu_gain 4e-3, g = 1 and 1/8),
-  benchmarks/tiadc_cal_residual.py in the receiver chain. The lanes' residuals are correlated (low
-  modes dominate): their covariance is circulant, C[m] = sum_{q != 0} cos(theta_q m) v_q
-  (UI^2, theta_q = 2 pi q / N, v_q the kept variance of mode q per lane).
+  benchmarks/tiadc_cal_residual.py in the receiver chain. The lanes' residuals are
+  correlated (low modes dominate): their covariance is circulant,
+  C[m] = sum_{q != 0} cos(theta_q m) v_q (UI^2, theta_q = 2 pi q / N, v_q the kept
+  variance of mode q per lane).
 
 Through an FFE w (tap i sees lane (l - i) mod N), offset and gain give Gaussian terms
 whose variance does not depend on the output phase l:
