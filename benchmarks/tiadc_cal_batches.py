@@ -3,7 +3,7 @@ the statistical BER (the calibration's residual averaged over its states,
 :mod:`serdes.tiadc.cal_states`):
 
     python3 benchmarks/tiadc_cal_batches.py [--case default|quiet] [--symbols 200e6]
-        [--batch 5e6] [--no-stat]
+        [--batch 5e6] [--no-stat] [--set key=value ...]
 
 The skew trims' residual wanders slowly (10 M symbols hold ~19 independent trim states),
 so errors cluster in time and the binomial interval of a count is too narrow. The count
@@ -71,8 +71,8 @@ class Batches:
         return m, max(m - h, 0.0), m + h, k
 
 
-def count(case: str, symbols: int, batch: int):
-    system = build(Config.default().with_overrides(CASES[case]))
+def count(case: str, symbols: int, batch: int, extra=()):
+    system = build(Config.default().with_overrides(CASES[case] + list(extra)))
     eng = statistical_engine(system)
     chain = build_chain(system.link, eng.taps, system.receiver, seed=system.run.seed)
     obs = Batches(batch)
@@ -88,9 +88,11 @@ def main(argv=None) -> int:
     ap.add_argument("--symbols", type=float, default=200e6)
     ap.add_argument("--batch", type=float, default=5e6)
     ap.add_argument("--no-stat", action="store_true")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="further overrides, e.g. link.pattern=random")
     args = ap.parse_args(argv)
     t0 = time.process_time()
-    system, eng, res, obs = count(args.case, int(args.symbols), int(args.batch))
+    system, eng, res, obs = count(args.case, int(args.symbols), int(args.batch), args.set)
     lo, hi = res.ber_ci
     m, blo, bhi, k = obs.interval()
     print(f"{args.case}: counted {res.ber:.3e} ({res.bit_errors} errors in {res.bits} bits; "
