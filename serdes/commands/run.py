@@ -204,6 +204,8 @@ def format_summary(r: dict) -> str:
         if (r.get("cdr") or {}).get("main_point_ber") is not None:
             how += ", weighted over the CDR's lock points"
         lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
+        if (r.get("stat") or {}).get("calibration_note"):
+            lines.append(f"note      {r['stat']['calibration_note']}")
     if (r.get("cdr") or {}).get("lock_warning"):
         lines.append(f"warning   {r['cdr']['lock_warning']}")
     if r.get("fec"):
