@@ -898,6 +898,189 @@ def _box_bound(av, rn, hr, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels
     return np.inf
 
 
+
+@njit(cache=True)
+def _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b, fpre,
+                   fsuf):
+    """fpre[e] / fsuf[a]: the relaxed FOM (_gram_fom) of the fixed taps with the floating
+    positions [0, e) / [a, m) (fpre[0] = fsuf[m] = the fixed taps' alone), from the
+    Cholesky factor of S (m x m, the Schur complement over the floating positions) in
+    forward and in reversed order: the Gram of a prefix is Gram_F plus the outer products
+    of the rows of L^-1 C up to it. False if S is not found positive definite."""
+    nr = nb + 1
+    L = np.empty((m, m))
+    A = np.empty((m, m))
+    y = np.empty((m, nr))
+    for rev in range(2):
+        for i in range(m):
+            ii = m - 1 - i if rev else i
+            for j in range(m):
+                A[i, j] = S[ii, m - 1 - j if rev else j]
+        if not _chol(A, m, L):
+            return False
+        for p in range(nr):
+            for i in range(m):
+                t = Cm[m - 1 - i if rev else i, p]
+                for k in range(i):
+                    t -= L[i, k] * y[k, p]
+                y[i, p] = t / L[i, i]
+        for p in range(nr):
+            for q in range(nr):
+                gram[p, q] = g0[p, q]
+        out = fsuf if rev else fpre
+        for e in range(m + 1):
+            if e > 0:
+                for p in range(nr):
+                    for q in range(nr):
+                        gram[p, q] += y[e - 1, p] * y[e - 1, q]
+            out[m - e if rev else e] = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels,
+                                                 lv, G, b)
+    return True
+
+
+@njit(cache=True)
+def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, levels, thr,
+                lv, gram, G, b):
+    """Upper bound on _float_solve's FOM that keeps the number of floating taps: the
+    largest relaxed FOM (_gram_fom: no FFE tap limits) over the fixed taps plus every set
+    of at most nwg = 2 disjoint windows of nwf contiguous floating positions (the final
+    placement is one of them; docs/com.md, "A bound over the placements"). With F the
+    fixed positions and U the floating ones, each set's Gram is Gram_F + C_P^T S_P^-1 C_P
+    (S the Schur complement of R_F in R over U, C the cursor / DFE rows left after R_F):
+    a 4 x 4 block step per window, one more per pair. Returns the first value found that
+    reaches thr (then it is not the maximum: the caller needs only that), else the
+    maximum; +inf for nwg > 2 (no bound: never prunes)."""
+    if nwg > 2:
+        return np.inf
+    m = n - nfix
+    nr = nb + 1
+    r = np.empty(n)
+    for k in range(n):
+        r[k] = av[k] + rn[k] / var_x
+    RF = np.empty((nfix, nfix))
+    LF = np.empty((nfix, nfix))
+    for i in range(nfix):
+        for j in range(nfix):
+            RF[i, j] = r[abs(i - j)]
+    if not _chol(RF, nfix, LF):
+        return np.inf
+    # Z = LF^-1 R_(F,U), E = LF^-1 H_F^T (forward solves, one column at a time)
+    Z = np.empty((nfix, m))
+    E = np.empty((nfix, nr))
+    for u in range(m + nr):
+        for i in range(nfix):
+            t = r[nfix + u - i] if u < m else hr[u - m, i]
+            for k in range(i):
+                t -= LF[i, k] * (Z[k, u] if u < m else E[k, u - m])
+            if u < m:
+                Z[i, u] = t / LF[i, i]
+            else:
+                E[i, u - m] = t / LF[i, i]
+    g0 = np.zeros((nr, nr))
+    for p in range(nr):
+        for q in range(nr):
+            for i in range(nfix):
+                g0[p, q] += E[i, p] * E[i, q]
+    S = np.empty((m, m))
+    Cm = np.empty((m, nr))
+    for u in range(m):
+        for v in range(u, m):
+            t = r[v - u]
+            for i in range(nfix):
+                t -= Z[i, u] * Z[i, v]
+            S[u, v] = t
+            S[v, u] = t
+        for p in range(nr):
+            t = hr[p, nfix + u]
+            for i in range(nfix):
+                t -= Z[i, u] * E[i, p]
+            Cm[u, p] = t
+    best = _gram_fom(g0, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+    if best >= thr:
+        return best
+    # the relaxed FOM over F and the floating prefix [0, e) (fpre[e]) and suffix [a, m)
+    # (fsuf[a]): a set of windows a < c lies in both [a, m) and [0, c + nwf)
+    fpre = np.empty(m + 1)
+    fsuf = np.empty(m + 1)
+    if not _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G,
+                          b, fpre, fsuf):
+        return np.inf
+    La = np.empty((nwf, nwf))
+    Ea = np.empty((nwf, nr))
+    ga = np.empty((nr, nr))
+    Kb = np.empty((nwf, nwf))
+    T = np.empty((nwf, nwf))
+    Lt = np.empty((nwf, nwf))
+    cb = np.empty((nwf, nr))
+    for a in range(m - nwf + 1):
+        if fsuf[a] < thr:       # so is every later suffix's (fewer taps free)
+            return max(best, fsuf[a])
+        # the window a alone: Gram_F + Ea^T Ea, Ea = La^-1 C_a, La La^T = S_aa
+        if not _chol(S[a:a + nwf, a:a + nwf], nwf, La):
+            return np.inf
+        for p in range(nr):
+            for i in range(nwf):
+                t = Cm[a + i, p]
+                for k in range(i):
+                    t -= La[i, k] * Ea[k, p]
+                Ea[i, p] = t / La[i, i]
+        for p in range(nr):
+            for q in range(nr):
+                t = g0[p, q]
+                for i in range(nwf):
+                    t += Ea[i, p] * Ea[i, q]
+                ga[p, q] = t
+        f = _gram_fom(ga, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+        if f > best:
+            best = f
+            if best >= thr:
+                return best
+        if nwg < 2:
+            continue
+        for c in range(a + nwf, m - nwf + 1):
+            if fpre[c + nwf] < thr:
+                best = max(best, fpre[c + nwf])
+                continue
+            # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea
+            for j in range(nwf):
+                for i in range(nwf):
+                    t = S[a + i, c + j]
+                    for k in range(i):
+                        t -= La[i, k] * Kb[k, j]
+                    Kb[i, j] = t / La[i, i]
+            for i in range(nwf):
+                for j in range(i + 1):
+                    t = S[c + i, c + j]
+                    for k in range(nwf):
+                        t -= Kb[k, i] * Kb[k, j]
+                    T[i, j] = t
+                    T[j, i] = t
+                for p in range(nr):
+                    t = Cm[c + i, p]
+                    for k in range(nwf):
+                        t -= Kb[k, i] * Ea[k, p]
+                    cb[i, p] = t
+            if not _chol(T, nwf, Lt):
+                return np.inf
+            for p in range(nr):
+                for i in range(nwf):
+                    t = cb[i, p]
+                    for k in range(i):
+                        t -= Lt[i, k] * cb[k, p]
+                    cb[i, p] = t / Lt[i, i]
+            for p in range(nr):
+                for q in range(nr):
+                    t = ga[p, q]
+                    for i in range(nwf):
+                        t += cb[i, p] * cb[i, q]
+                    gram[p, q] = t
+            f = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+            if f > best:
+                best = f
+                if best >= thr:
+                    return best
+    return best
+
 _QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
 _BOX_ITERS = 1      # active-set steps of _box_bound's multipliers (any number: a bound)
 _BOX_SLACK_DB = 1e-6  # added to _box_bound's FOM: its MSE comes from the Lagrangian by a
@@ -930,7 +1113,8 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     placement; _relaxed_span, by Durbin's recursion, plus _SLACK_DB for rounding) and the
     exact FOM is _float_solve's; with hist, pb not empty (scratch of _prefix_bounds) its
     placements are pruned with the prefix bounds at the exact V_qc (a value below thr is
-    returned when the whole span's cannot reach thr)."""
+    returned when the whole span's cannot reach thr), and the sampling time with
+    _box_bound and _pair_bound, at V_qc's lower bound and at the exact V_qc."""
     K = offs.shape[0]
     N = t0.shape[1]
     rn0 = rn[0]
@@ -963,6 +1147,9 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     if nwg and pb.shape[0] > 0:     # pruned pass: the bound that keeps the tap limits
         fb = _box_bound(av, rn, hr, nwt, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
                         _BOX_ITERS) + _BOX_SLACK_DB
+        if fb >= thr:           # the bound over the placements' sets of floating taps
+            fb = _pair_bound(av, rn, hr, nw, nwt, nwg, nwf, nb, bmin, bmax, var_x, rlm,
+                             levels, thr - _SLACK_DB, lv, gram, G, b) + _SLACK_DB
         if fb < thr:
             rn[0] = rn0
             return fb
@@ -982,6 +1169,9 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
         if fx >= thr:           # at the exact V_qc, the bound that keeps the tap limits
             fx = _box_bound(av, rn, hr, nwt, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
                             levels, _BOX_ITERS) + _BOX_SLACK_DB
+        if fx >= thr:
+            fx = _pair_bound(av, rn, hr, nw, nwt, nwg, nwf, nb, bmin, bmax, var_x, rlm,
+                             levels, thr - _SLACK_DB, lv, gram, G, b) + _SLACK_DB
         if fx < thr:
             fo = fx
         else:
