@@ -168,9 +168,28 @@ def test_a_default_run_imports_no_module_of_a_feature_it_does_not_use(stat):
             + ", ".join(repr(a) for a in stat) + "])\n"
             "print(sorted(m for m in ('serdes.crosstalk', 'serdes.engines.crosstalk', "
             "'serdes.icn', 'serdes.tiadc.stat', 'serdes.tiadc.lanes', 'serdes.dsp.mlse', "
-            "'serdes.com', 'serdes.commands.com', 'serdes.commands.sweep') "
+            "'serdes.com', 'serdes.commands.com', 'serdes.commands.sweep', "
+            # the statistical eye, clipping and DFE propagation (the --json sections), the
+            # MLSE whitening, the precoder's kernels
+            "'serdes.engines.stat.views', 'serdes.engines.stat.clip', "
+            "'serdes.engines.stat.error_propagation', 'serdes.dsp.whitening', "
+            "'serdes.kernels.precode') "
             "if m in sys.modules))")
     assert _heavy_modules_loaded(code) == "[]"
+
+
+def test_the_lazily_loaded_names_are_the_modules_own():
+    """``serdes.engines.stat.dfe_error_propagation`` (loaded when first asked for) is the
+    function of its module, and an unknown name still raises AttributeError."""
+    import serdes.engines.stat as st
+    from serdes.engines.stat.error_propagation import dfe_error_propagation
+
+    assert st.dfe_error_propagation is dfe_error_propagation
+    from serdes.engines.stat import dfe_error_propagation as again
+
+    assert again is dfe_error_propagation
+    with pytest.raises(AttributeError):
+        st.no_such_name
 
 
 def test_the_top_selection_equals_numpys_sort_of_the_top():
