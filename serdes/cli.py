@@ -74,5 +74,32 @@ def _main(argv: list[str]) -> int:
         return 0
 
 
+# Commands whose every output is written and closed when main returns (stdout and
+# stderr aside): their process may end without the interpreter's teardown.
+QUICK_EXIT = ("run",)
+
+
+def console() -> None:
+    """The ``serdes`` command line (the installed script, ``python -m serdes.cli``):
+    :func:`main`, then, for the commands in :data:`QUICK_EXIT`, the process ends at once
+    with the flushed output instead of through the interpreter's teardown (freeing
+    numba's compiled libraries, its registries and our modules, about 120k objects: 0.55-0.75
+    s CPU after a 1.8 s short ``serdes run``, a third of it). Other commands, and a
+    command that raised, exit as usual."""
+    rc = main()
+    if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BrokenPipeError:  # the reader went away (as main handles it)
+                pass
+            except (OSError, ValueError):  # output lost: fail as Python's exit would
+                rc = rc or 120
+        os._exit(rc)
+    sys.exit(rc)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()

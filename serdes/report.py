@@ -304,7 +304,7 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     """What the statistical sections compute from the link and the taps alone (no
     counted result needed); ``detail=False``: the BER only (``stat_eye``, ``clip`` and
     ``prop`` None)."""
-    from serdes.engines.stat import DEFAULT_TARGETS, dfe_error_propagation
+    from serdes.engines.stat import DEFAULT_TARGETS
 
     note = cdr_model = None
     if system.cdr.active or system.tx_jitter.active:  # jitter the sampler sees
@@ -328,6 +328,8 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     if not detail:
         return dict(taps=taps, note=note, sb=sb, stat_eye=None, clip=None, prop=None,
                     volts_per_unit=eng.volts_per_unit, cdr_model=cdr_model)
+    from serdes.engines.stat.error_propagation import dfe_error_propagation
+
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
                                  DEFAULT_TARGETS else ())
     stat_eye = eng.eye_opening(targets=targets).to_dict()

@@ -168,9 +168,66 @@ def test_a_default_run_imports_no_module_of_a_feature_it_does_not_use(stat):
             + ", ".join(repr(a) for a in stat) + "])\n"
             "print(sorted(m for m in ('serdes.crosstalk', 'serdes.engines.crosstalk', "
             "'serdes.icn', 'serdes.tiadc.stat', 'serdes.tiadc.lanes', 'serdes.dsp.mlse', "
-            "'serdes.com', 'serdes.commands.com', 'serdes.commands.sweep') "
+            "'serdes.com', 'serdes.commands.com', 'serdes.commands.sweep', "
+            # the statistical eye, clipping and DFE propagation (the --json sections), the
+            # MLSE whitening, the precoder's kernels
+            "'serdes.engines.stat.views', 'serdes.engines.stat.clip', "
+            "'serdes.engines.stat.error_propagation', 'serdes.dsp.whitening', "
+            "'serdes.kernels.precode') "
             "if m in sys.modules))")
     assert _heavy_modules_loaded(code) == "[]"
+
+
+def test_the_lazily_loaded_names_are_the_modules_own():
+    """``serdes.engines.stat.dfe_error_propagation`` (loaded when first asked for) is the
+    function of its module, and an unknown name still raises AttributeError."""
+    import serdes.engines.stat as st
+    from serdes.engines.stat.error_propagation import dfe_error_propagation
+
+    assert st.dfe_error_propagation is dfe_error_propagation
+    from serdes.engines.stat import dfe_error_propagation as again
+
+    assert again is dfe_error_propagation
+    with pytest.raises(AttributeError):
+        st.no_such_name
+
+
+def _console(args: list[str]) -> subprocess.CompletedProcess:
+    """``serdes ARGS`` through the installed entry point, with an exit handler that says
+    whether the interpreter's teardown ran."""
+    code = ("import atexit, sys, serdes.cli\n"
+            "atexit.register(lambda: print('teardown ran', file=sys.stderr))\n"
+            f"sys.argv[1:] = {args!r}\n"
+            "serdes.cli.console()")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_serdes_run_ends_without_the_interpreters_teardown():
+    """``serdes run`` ends at once after flushing its output (the teardown was a third of
+    a short run's CPU): the whole JSON arrives through the pipe, the exit code is the
+    command's, and the teardown's exit handlers do not run; other commands exit as usual."""
+    import contextlib
+    import io
+    import json
+
+    from serdes.cli import QUICK_EXIT, main
+
+    assert "run" in QUICK_EXIT
+    args = ["run", "--json", "--no-progress", "--no-cache", "--set", "link.symbols=20000"]
+    out = _console(args)
+    assert out.returncode == 0 and "teardown ran" not in out.stderr, out.stderr
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(args) == 0
+    got, want = json.loads(out.stdout), json.loads(buf.getvalue())
+    for r in (got, want):
+        del r["elapsed_s"], r["symbols_per_s"]
+    assert got == want
+    bad = _console(["run", "--set", "link.no_such_key=1"])
+    assert bad.returncode == 2 and bad.stdout == "" and "teardown ran" not in bad.stderr
+    assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("serdes: error:")
+    keys = _console(["config", "--keys"])
+    assert keys.returncode == 0 and "teardown ran" in keys.stderr
 
 
 def test_the_top_selection_equals_numpys_sort_of_the_top():

@@ -56,7 +56,6 @@ import numpy as np
 
 from serdes.dsp.mmse import EqualizerTaps, clipped_dfe_design, mmse_ffe_free
 from serdes.dsp.spec import ReceiverSpec
-from serdes.dsp.whitening import ffe_error_autocorr, noise_predictor
 
 
 def _int_array(v=()) -> np.ndarray:
@@ -163,6 +162,8 @@ def design_receiver(link, spec: ReceiverSpec) -> ReceiverTaps:
         resid[d + 1:d + 1 + memory] = 0.0
         err = s2 * float(resid @ resid) + float(w @ Rn @ w)
     elif mlse:
+        from serdes.dsp.whitening import ffe_error_autocorr, noise_predictor  # MLSE only
+
         r_err = ffe_error_autocorr(resid, w, rn, s2, memory + 1)
         whitening, err = noise_predictor(r_err, memory)
         target = whitening.copy()

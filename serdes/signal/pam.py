@@ -17,7 +17,6 @@ import operator
 import numpy as np
 
 from serdes.errors import ConfigError
-from serdes.kernels import precode as kprecode
 
 _ALLOWED_M = (2, 4)
 _GRAY4 = np.array([0, 1, 3, 2], dtype=np.uint8)   # (msb<<1 | lsb) -> symbol
@@ -101,6 +100,8 @@ def precode(symbols, m, state=0):
 
     state is the previous precoded symbol P(j-1) (0 at link start).
     """
+    from serdes.kernels import precode as kprecode  # loaded by precoded links only
+
     m = _check_m(m)
     s = _as_digits(symbols, m - 1, "symbols")
     out, last = kprecode.precode(s, m, _check_state(state, m))
@@ -112,6 +113,8 @@ def unprecode(symbols, m, state=0):
 
     state is the previous received precoded symbol P(j-1).
     """
+    from serdes.kernels import precode as kprecode
+
     m = _check_m(m)
     s = _as_digits(symbols, m - 1, "symbols")
     out, last = kprecode.unprecode(s, m, _check_state(state, m))

@@ -14,10 +14,19 @@ distribution, BER), :mod:`~serdes.engines.stat.views` (bathtubs, eye, eye openin
 from serdes.engines.stat.distribution import (SlicerDistribution, distribution_from_cursors,
                                               eye_names, gray_bit_errors)
 from serdes.engines.stat.engine import StatisticalEngine
-from serdes.engines.stat.error_propagation import dfe_error_propagation
 from serdes.engines.stat.results import (DEFAULT_TARGETS, MAP_FLOOR, Bathtub, EyeOpening,
                                          StatBer, StatEye)
 
 __all__ = ["DEFAULT_TARGETS", "MAP_FLOOR", "Bathtub", "EyeOpening", "SlicerDistribution",
            "StatBer", "StatEye", "StatisticalEngine", "dfe_error_propagation",
            "distribution_from_cursors", "eye_names", "gray_bit_errors"]
+
+
+def __getattr__(name):
+    """``dfe_error_propagation`` is imported when first asked for (a run's text summary,
+    which prints the statistical BER alone, does not load its module)."""
+    if name == "dfe_error_propagation":
+        from serdes.engines.stat.error_propagation import dfe_error_propagation
+
+        return dfe_error_propagation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -47,7 +47,6 @@ import math
 import numpy as np
 
 from serdes.dsp.linalg import toeplitz
-from serdes.engines.stat import clip, views
 from serdes.engines.stat.components import discrete_components
 from serdes.engines.stat.distribution import SlicerDistribution, eye_names, gray_bit_errors
 from serdes.engines.stat.jitter import jitter_quadrature
@@ -373,18 +372,25 @@ class StatisticalEngine:
                        rel_error=rel)
 
 
-    # -- views (serdes.engines.stat.views, serdes.engines.stat.clip) ---------------------
+    # -- views (serdes.engines.stat.views, serdes.engines.stat.clip; loaded when first
+    # asked for: the statistical BER alone, the text summary's, needs neither) -------
     def bathtub_horizontal(self, n_phases: int = 64, span_ui: float = 1.0) -> Bathtub:
         """BER per eye (at its slicer threshold) and total BER vs sampling phase."""
+        from serdes.engines.stat import views
+
         return views.bathtub_horizontal(self, n_phases, span_ui)
 
     def bathtub_vertical(self, offset_ui: float = 0.0, n_points: int = 401,
                          span: float | None = None) -> Bathtub:
         """Per-eye error rate vs threshold offset from each slicer threshold."""
+        from serdes.engines.stat import views
+
         return views.bathtub_vertical(self, offset_ui, n_points, span)
 
     def eye(self, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3) -> StatEye:
         """Statistical eye: the eye map over one UI of phase x n_bins slicer voltages."""
+        from serdes.engines.stat import views
+
         return views.eye(self, n_phases, n_bins, y_range)
 
     def eye_opening(self, targets=DEFAULT_TARGETS, offset_ui: float = 0.0,
@@ -392,9 +398,13 @@ class StatisticalEngine:
                     horizontal: Bathtub | None = None) -> EyeOpening:
         """Eye height (at the phase offset) and eye width (at the slicer threshold) of
         every eye at each target BER."""
+        from serdes.engines.stat import views
+
         return views.eye_opening(self, targets, offset_ui, n_phases, vertical, horizontal)
 
     def clip_probability(self, offset_ui: float = 0.0) -> float:
         """P(|ADC input| > full scale / 2) at the phase (clipping is not modelled in the
         error rates; this says whether it matters)."""
+        from serdes.engines.stat import clip
+
         return clip.clip_probability(self, offset_ui)
