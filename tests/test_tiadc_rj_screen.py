@@ -72,6 +72,28 @@ def test_kept_rows_are_the_joint_path_s_bit_for_bit():
         np.testing.assert_array_equal(a.decision_matrix(), b.decision_matrix())
 
 
+def test_kept_rows_equal_the_rows_formed_again_on_their_own():
+    """The kept rows take their ISI part (pmf, grid, Gaussian terms) from the level-only
+    pass and only add the joint classes: bit for bit the rows formed again, alone, with
+    the joint classes (as they were before; other blocks, other response calls); a kept
+    row given another row's part or its level-only classes fails it."""
+    from serdes.tiadc.rows import row_blocks
+
+    eng = _engine(RJ_SCREEN, rows=48)
+    rows = eng.row_distributions(3 / 64)
+    keep = [k for k, (_, d) in enumerate(rows) if hasattr(d, "parts")]
+    assert 0 < len(keep) < len(rows)   # some rows kept, some level-only
+    again = row_blocks(eng, 3 / 64, None, np.array(keep))
+    for k, (wb, b) in zip(keep, again):
+        wa, a = rows[k]
+        assert wa == wb and len(a.parts) == len(b.parts) > 1
+        for pa, pb in zip(a.parts, b.parts):
+            np.testing.assert_array_equal(pa.pmf, pb.pmf)
+            np.testing.assert_array_equal(pa.mix_sigmas, pb.mix_sigmas)
+        np.testing.assert_array_equal(a.ber_per_eye(), b.ber_per_eye())
+        np.testing.assert_array_equal(a.decision_matrix(), b.decision_matrix())
+
+
 def test_screened_eye_openings_within_the_bound():
     """The eye openings (each phase of the horizontal walk screened by its own BER)
     within 0.1 mV and 1e-3 UI of every row joint (measured 7.8e-5 mV, 1.1e-6 UI) on a

@@ -32,9 +32,10 @@ ROW_BLOCK = 128
 RJ_SCREEN = 1e-4
 
 
-def row_blocks(eng, offset_ui: float, grid_step, idx) -> list:
+def row_blocks(eng, offset_ui: float, grid_step, idx, isi: list | None = None) -> list:
     """[(weight, distribution)] of the jitter rows ``idx`` at the current output phase,
-    ``ROW_BLOCK`` rows' responses per kernel call (``eng._block_responses``)."""
+    ``ROW_BLOCK`` rows' responses per kernel call (``eng._block_responses``); ``isi``:
+    a list that gets each row's ISI part (``eng._isi_part``) as well."""
     J = eng.jitter
     lanes = eng._lane_of_tap
     out = []
@@ -48,7 +49,10 @@ def row_blocks(eng, offset_ui: float, grid_step, idx) -> list:
         for wq, row, f, jv, sv in zip(J.weights[k], block, fs, jvars, skew):
             if sv is not None:
                 eng._skew_var = float(sv)
-            out.append((wq, eng._distribution_of(f, jv, offset_ui, row, None, grid_step)))
+            part = eng._isi_part(f, jv, offset_ui, row, None, grid_step)
+            if isi is not None:
+                isi.append(part)
+            out.append((wq, eng._from_isi(part)))
     return out
 
 
@@ -58,9 +62,10 @@ def screened_rows(eng, offset_ui: float, grid_step, screen: float = RJ_SCREEN) -
     idx = np.arange(eng.jitter.weights.shape[0])
     if eng.rj is None or screen <= 0 or eng.rj_level_only or idx.shape[0] < 2:
         return row_blocks(eng, offset_ui, grid_step, idx)
+    isi: list = []
     eng.rj_level_only = True
     try:
-        rows = row_blocks(eng, offset_ui, grid_step, idx)
+        rows = row_blocks(eng, offset_ui, grid_step, idx, isi)
     finally:
         eng.rj_level_only = False
     c = np.array([wq * float((d.decision_matrix() * eng.bit_errors).sum())
@@ -68,6 +73,6 @@ def screened_rows(eng, offset_ui: float, grid_step, screen: float = RJ_SCREEN) -
     order = np.argsort(c, kind="stable")
     small = np.cumsum(c[order]) <= screen * float(c.sum())
     keep = np.sort(order[~small]) if c.sum() > 0 else idx
-    for k, row in zip(keep, row_blocks(eng, offset_ui, grid_step, keep)):
-        rows[k] = row
+    for k in keep:   # their ISI parts as formed, the joint classes added
+        rows[k] = (rows[k][0], eng._from_isi(isi[k]))
     return rows
