@@ -3,16 +3,18 @@ random-jitter classes joint with the ISI.
 
 The joint classes (:mod:`serdes.engines.stat.rj_joint`) are computed per row, from the
 model's whole symbol sample (each row has its own common sampling offset and residual
-ISI): a calibrated 64-lane ADC with a supply tone has 2592 rows per phase, and they cost
-4.5x the level-only classes on a grid of offsets (:data:`~serdes.engines.stat.rj.CLASS_GRID_UI`).
+ISI; the samples' V and K3 interpolated between the offsets of the grid
+:data:`~serdes.engines.stat.rj.CLASS_GRID_UI`, ``RandomJitterModel.joint_grid_ui``): a
+calibrated 64-lane ADC with a supply tone has 2592 rows per phase, and they cost
+several times the level-only classes on the grid.
 Most rows carry almost none of the error rate (the skew residual's outer Gauss-Hermite
 states: small weights at offsets that do not reach the tails): on that example 1876 of
 the 2592 rows carry 1e-4 of the BER together (their joint-class contributions). So each
 row is first formed with the level-only classes on the grid (cheap); the rows whose
 contributions to the phase's BER (weight x rate at the slicer thresholds, level-only),
 smallest first, add up to at most :data:`RJ_SCREEN` of the total keep them, and the
-others are formed again with the joint classes. Measured against every row joint on a
-calibrated 8-lane ADC with a tone (``tests/test_tiadc_rj_screen.py``) the rates and the
+others take the joint classes on the ISI part (pmf, grid, Gaussian terms) of that
+pass. Measured against every row joint on a calibrated 8-lane ADC with a tone (``tests/test_tiadc_rj_screen.py``) the rates and the
 vertical bathtub's points move by about the share left level-only (1e-4: 8.5e-5 and
 1.2e-4; 1e-3: 8.8e-4 and 1.1e-3): stated bound 1e-3 relative, which the test checks
 and which fails at 100x RJ_SCREEN (eye openings within 7.8e-5 mV and 1.1e-6 UI).

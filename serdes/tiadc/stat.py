@@ -108,8 +108,8 @@ class InterleavedStatistics(StatisticalEngine):
         # on the grid of offsets (serdes.tiadc.rows); 0: every row the joint classes
         self.rj_screen = RJ_SCREEN
         self.rj_level_only = False
-        if self.rj is not None:
-            self.rj.class_grid_ui = CLASS_GRID_UI
+        if self.rj is not None:   # the classes' samples on the grid too (both kinds)
+            self.rj.class_grid_ui = self.rj.joint_grid_ui = CLASS_GRID_UI
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
             # every supply tone, with the link's own SJ: one multi-tone quadrature
