@@ -275,9 +275,12 @@ class RandomJitterModel:
             _, dev, wq, jv = self.moments(k * self.joint_grid_ui)
             lo, hi = self._support(jv)
             w3 = self.w2 * np.sqrt(self.w2) * self.wsign
-            hit = self._joint_nodes[k] = rj_samples(self.a, self.idx, dev, lo, hi, wq,
-                                                    self.w2, w3, self.d,
-                                                    self.levels.shape[0])
+            v, k3, lv = rj_samples(self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d,
+                                   self.levels.shape[0])
+            first = next(iter(self._joint_nodes.values()), None)   # the levels: shared
+            if first is not None and np.array_equal(first[2], lv):
+                lv = first[2]
+            hit = self._joint_nodes[k] = (v, k3, lv)
         return hit
 
     def _classes(self, offset_ui: float):
