@@ -103,3 +103,47 @@ def test_wrapper_names_the_wrong_argument(eng):
         sj.rj_joint_classes(r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d, eng.m_levels,
                             np.ones(3), np.zeros(10), rjm.ISI_QUANTILES,
                             rjm._TAIL_EDGES[1:-1], 8, 16)
+
+
+def test_joint_grid_samples_are_the_nodes_linear_mix(eng):
+    """RandomJitterModel.joint_grid_ui: at a node the classes are the exact ones bit for
+    bit; between nodes the kernel's classes are the NumPy form's on each sample's V and
+    K3 taken linearly between the nodes' (RandomJitterModel.samples, NumPy
+    convolutions); a wrong weight, node or level would fail it."""
+    m = eng.m_levels
+    r = rjm.RandomJitterModel(eng.pulse, eng.w, eng.d, eng.levels, eng.rj_ui)
+    g = rjm.RandomJitterModel(eng.pulse, eng.w, eng.d, eng.levels, eng.rj_ui)
+    g.joint_grid_ui = h = rjm.CLASS_GRID_UI
+    mean = np.ones(m)
+    node = 13 * h
+    resid = eng._residual(eng.response(node)[0])
+    for a, b in zip(g.joint(node, mean, resid, 1e-6), r.joint(node, mean, resid, 1e-6)):
+        np.testing.assert_array_equal(a, b)
+    off = 13.3 * h
+    resid = eng._residual(eng.response(off)[0])
+    va, ka, lev = r.samples(13 * h)
+    vb, kb, _ = r.samples(14 * h)
+    t = off / h - 13
+    v, k3 = (1 - t) * va + t * vb, (1 - t) * ka + t * kb
+    gv, gk, glev = g._joint_samples(off)
+    np.testing.assert_array_equal(glev, lev)
+    np.testing.assert_allclose(gv, v, rtol=1e-12)
+    np.testing.assert_allclose(gk, k3, rtol=0, atol=1e-12 * np.abs(k3).max())
+    k = np.arange(r.a.shape[0] - v.shape[0], r.a.shape[0])
+    x = np.convolve(r.a, resid)[k]
+    e0, v0, w0, c0 = naive.rj_joint_classes(v, k3, lev, x, m, rjm._TAIL_EDGES)
+    mv = np.bincount(lev, weights=v, minlength=m) / np.bincount(lev, minlength=m)
+    edges, var, wts, kk = g.joint(off, mv, resid)   # scaled to their own mean: as sampled
+    np.testing.assert_array_equal(wts, w0)
+    np.testing.assert_allclose(edges, e0, rtol=1e-12, atol=1e-15 * np.abs(x).max())
+    np.testing.assert_allclose(var, v0, rtol=0, atol=1e-12 * v0.max())
+    np.testing.assert_allclose(kk, c0, rtol=0, atol=1e-12 * np.abs(c0).max())
+
+
+def test_given_samples_are_checked(eng):
+    r, dev, wq, lo, hi, w3 = _inputs(eng, 0.0)
+    v, k3, lev = _rj_samples(r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d)
+    with pytest.raises(ConfigError, match="samples: need V, K3 and a level"):
+        sj.rj_joint_classes(r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d, eng.m_levels,
+                            np.ones(3), np.zeros(v.shape[0]), rjm.ISI_QUANTILES,
+                            rjm._TAIL_EDGES[1:-1], 8, 16, (v[1:], k3[1:], lev[1:]))

@@ -319,13 +319,14 @@ def _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs, mi
 
 
 def rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs, fracs,
-                     min_class, min_bin):
+                     min_class, min_bin, samples=None):
     """(edges, var, weights, k3, level means of V): the ISI bin edges at the quantiles
     ``qs`` of x and per (bin, level) the V classes (B, m, K) of the samples of
     :func:`serdes.kernels.stat_rows.rj_classes` (same arguments ``a`` .. ``d``, ``m``);
     x[k] = sum_j resid[j] a[s_k - j] + extra[k] (s_k the sample's symbol index), classes
     by rank from the top at ``fracs`` of each cell's count; a cell with fewer than
-    ``min_bin`` samples takes the classes of the next bin inward (toward the median)."""
+    ``min_bin`` samples takes the classes of the next bin inward (toward the median).
+    ``samples``: the samples' (V, K3, level) given (else :func:`_rj_samples`')."""
     a, idx, dev, lo, hi, gh_w, w2, w3, d, m = sample_args(a, idx, dev, lo, hi, gh_w, w2,
                                                           w3, d, m)
     resid = args.array("resid", resid, finite=True, min_len=1)
@@ -352,7 +353,15 @@ def rj_joint_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, resid, extra, qs, 
     inner = np.array([i + 1 if i < centre else i - 1 for i in range(B)], dtype=np.int64)
     # the samples' (V, K3, level) from stat_rows' kernel, called here (a kernel of this
     # module may not call another module's: numba's cache, tests/test_kernel_rules.py)
-    v, k3, lv = _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d)
+    if samples is None:
+        v, k3, lv = _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d)
+    else:
+        v = args.array("V", samples[0], finite=True)
+        k3 = args.array("K3", samples[1], finite=True)
+        lv = args.array("level", samples[2], dtype=np.int64)
+        if not v.shape == k3.shape == lv.shape == (nv,) or lv.min() < 0 or lv.max() >= m:
+            raise ConfigError(f"samples: need V, K3 and a level in 0..{m - 1} for each of "
+                              f"the {nv} samples")
     return _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs,
                              min_class, min_bin)
 

@@ -377,6 +377,13 @@ def rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc):
     return _rj_classes(a, idx, dev, lo, hi, gh_w, w2, w3, d, m, fracs, nc)
 
 
+def rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d, m):
+    """(V, K3, level index) of every sample with a full pulse (see _rj_samples)."""
+    a, idx, dev, lo, hi, gh_w, w2, w3, d, m = sample_args(a, idx, dev, lo, hi, gh_w, w2,
+                                                          w3, d, m)
+    return _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d)
+
+
 def lane_row_responses(fines, tap_fine, tap_gain, common, phase, m, n_ui, offsets_ui, w,
                        rj_ui=0.0, gh_x=(0.0,), gh_w=(1.0,)):
     """(f, jvar) of quadrature rows through an interleaved ADC's lanes (see

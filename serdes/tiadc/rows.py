@@ -3,21 +3,24 @@ random-jitter classes joint with the ISI.
 
 The joint classes (:mod:`serdes.engines.stat.rj_joint`) are computed per row, from the
 model's whole symbol sample (each row has its own common sampling offset and residual
-ISI): a calibrated 64-lane ADC with a supply tone has 2592 rows per phase, and they cost
-4.5x the level-only classes on a grid of offsets (:data:`~serdes.engines.stat.rj.CLASS_GRID_UI`).
+ISI; the samples' V and K3 interpolated between the offsets of the grid
+:data:`~serdes.engines.stat.rj.CLASS_GRID_UI`, ``RandomJitterModel.joint_grid_ui``): a
+calibrated 64-lane ADC with a supply tone has 2592 rows per phase, and they cost
+several times the level-only classes on the grid.
 Most rows carry almost none of the error rate (the skew residual's outer Gauss-Hermite
 states: small weights at offsets that do not reach the tails): on that example 1876 of
 the 2592 rows carry 1e-4 of the BER together (their joint-class contributions). So each
 row is first formed with the level-only classes on the grid (cheap); the rows whose
 contributions to the phase's BER (weight x rate at the slicer thresholds, level-only),
 smallest first, add up to at most :data:`RJ_SCREEN` of the total keep them, and the
-others are formed again with the joint classes. Measured against every row joint on a
-calibrated 8-lane ADC with a tone (``tests/test_tiadc_rj_screen.py``) the rates and the
+others take the joint classes on the ISI part (pmf, grid, Gaussian terms) of that
+pass. Measured against every row joint on a calibrated 8-lane ADC with a tone (``tests/test_tiadc_rj_screen.py``) the rates and the
 vertical bathtub's points move by about the share left level-only (1e-4: 8.5e-5 and
 1.2e-4; 1e-3: 8.8e-4 and 1.1e-3): stated bound 1e-3 relative, which the test checks
 and which fails at 100x RJ_SCREEN (eye openings within 7.8e-5 mV and 1.1e-6 UI).
-The calibrated 64-lane example's BER moves by 1.8e-4 (1.672237e-7 against 1.672532e-7
-with every row joint; 661 of its 2592 rows take the joint classes).
+The calibrated 64-lane example's BER moves by 1.9e-4 (1.672207e-7 against 1.672532e-7
+with every row joint and the exact samples, 1.672237e-7 with the screen alone; 661 of
+its 2592 rows take the joint classes).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ ROW_BLOCK = 128
 RJ_SCREEN = 1e-4
 
 
-def row_blocks(eng, offset_ui: float, grid_step, idx) -> list:
+def row_blocks(eng, offset_ui: float, grid_step, idx, isi: list | None = None) -> list:
     """[(weight, distribution)] of the jitter rows ``idx`` at the current output phase,
-    ``ROW_BLOCK`` rows' responses per kernel call (``eng._block_responses``)."""
+    ``ROW_BLOCK`` rows' responses per kernel call (``eng._block_responses``); ``isi``:
+    a list that gets each row's ISI part (``eng._isi_part``) as well."""
     J = eng.jitter
     lanes = eng._lane_of_tap
     out = []
@@ -48,7 +52,10 @@ def row_blocks(eng, offset_ui: float, grid_step, idx) -> list:
         for wq, row, f, jv, sv in zip(J.weights[k], block, fs, jvars, skew):
             if sv is not None:
                 eng._skew_var = float(sv)
-            out.append((wq, eng._distribution_of(f, jv, offset_ui, row, None, grid_step)))
+            part = eng._isi_part(f, jv, offset_ui, row, None, grid_step)
+            if isi is not None:
+                isi.append(part)
+            out.append((wq, eng._from_isi(part)))
     return out
 
 
@@ -58,9 +65,10 @@ def screened_rows(eng, offset_ui: float, grid_step, screen: float = RJ_SCREEN) -
     idx = np.arange(eng.jitter.weights.shape[0])
     if eng.rj is None or screen <= 0 or eng.rj_level_only or idx.shape[0] < 2:
         return row_blocks(eng, offset_ui, grid_step, idx)
+    isi: list = []
     eng.rj_level_only = True
     try:
-        rows = row_blocks(eng, offset_ui, grid_step, idx)
+        rows = row_blocks(eng, offset_ui, grid_step, idx, isi)
     finally:
         eng.rj_level_only = False
     c = np.array([wq * float((d.decision_matrix() * eng.bit_errors).sum())
@@ -68,6 +76,6 @@ def screened_rows(eng, offset_ui: float, grid_step, screen: float = RJ_SCREEN) -
     order = np.argsort(c, kind="stable")
     small = np.cumsum(c[order]) <= screen * float(c.sum())
     keep = np.sort(order[~small]) if c.sum() > 0 else idx
-    for k, row in zip(keep, row_blocks(eng, offset_ui, grid_step, keep)):
-        rows[k] = row
+    for k in keep:   # their ISI parts as formed, the joint classes added
+        rows[k] = (rows[k][0], eng._from_isi(isi[k]))
     return rows

@@ -19,7 +19,8 @@ variance k_g^2 <v^2> E[x^2] |w|^2. Random jitter takes the one-converter engine'
 variance classes joint with each phase's residual ISI (:mod:`serdes.engines.stat.rj_joint`;
 the classes per level alone read the tail 2-3x low off the pulse peak, where lane skews
 and the supply's tones put the samples); the rows that together carry at most 1e-4 of a
-phase's BER keep the level-only classes (:mod:`serdes.tiadc.rows`, bound 1e-3 relative).
+phase's BER keep the level-only classes (:mod:`serdes.tiadc.rows`, bound 1e-3 relative;
+the joint classes' samples linear between the offsets of the classes' grid).
 Approximations: the RJ classes' shape comes from
 the common pulse at each jitter row's common offset (their per-level mean is each lane's
 exactly; 8 lanes with 3 ps rms skew read 1.22x [1.09, 1.36] below a count,
@@ -108,8 +109,8 @@ class InterleavedStatistics(StatisticalEngine):
         # on the grid of offsets (serdes.tiadc.rows); 0: every row the joint classes
         self.rj_screen = RJ_SCREEN
         self.rj_level_only = False
-        if self.rj is not None:
-            self.rj.class_grid_ui = CLASS_GRID_UI
+        if self.rj is not None:   # the classes' samples on the grid too (both kinds)
+            self.rj.class_grid_ui = self.rj.joint_grid_ui = CLASS_GRID_UI
         sup = adc.supply
         if sup is not None and sup.jitter_active and np.any(sup.sj_s > 0):
             # every supply tone, with the link's own SJ: one multi-tone quadrature

@@ -272,13 +272,19 @@ class StatisticalEngine:
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
                          parity=0):
+        return self._from_isi(self._isi_part(f, jvar, offset_ui, tap_offsets_ui, delta,
+                                             grid_step, parity))
+
+    def _isi_part(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step, parity=0):
+        """A row's distribution before its noise mixture (the ISI pmf, its grid and the
+        Gaussian terms), which :meth:`_from_isi` finishes."""
         # the victim's sampling offsets move the aggressors' samples too (serdes.crosstalk)
         self._xt_offsets = offset_ui + (np.zeros(self.w.shape[0]) if tap_offsets_ui is None
                                         else np.asarray(tap_offsets_ui, dtype=np.float64))
+        common = offset_ui + (float(np.mean(tap_offsets_ui))
+                              if tap_offsets_ui is not None else 0.0)
         tx_mix = None
         if self.tx is not None:  # the TX jitter's mean response and its variance classes
-            common = offset_ui + (float(np.mean(tap_offsets_ui))
-                                  if tap_offsets_ui is not None else 0.0)
             df, dev = self.tx.terms(common, parity)
             f = f + df
             # an engine with its own ISI components (the interleaved ADC's) gets the
@@ -322,10 +328,15 @@ class StatisticalEngine:
             approx = True
             eff = np.maximum(eff, lim)
         eff = np.maximum(eff, floor ** 2)
+        return (common, rj_mean, resid, pmf, k0, delta, eff, floor, fd, var_true, gvar,
+                approx)
+
+    def _from_isi(self, part) -> SlicerDistribution:
+        """The distribution of an :meth:`_isi_part` with the RJ classes the engine takes
+        now (joint with the ISI or per level, :meth:`_joint_rj_shift`)."""
+        common, rj_mean, resid, pmf, k0, delta, eff, floor, fd, var_true, gvar, approx = part
         mix_s = mix_w = mix_b = None
         if self.rj is not None:
-            common = offset_ui + (float(np.mean(tap_offsets_ui))
-                                  if tap_offsets_ui is not None else 0.0)
             shift = self._joint_rj_shift()
             if shift is not None:
                 # V joint with the victim's ISI (serdes.engines.stat.rj_joint)

@@ -38,7 +38,7 @@ import numpy as np
 
 from serdes.kernels.fir import interp_cubic
 from serdes.kernels.stat_joint import rj_joint_classes
-from serdes.kernels.stat_rows import rj_classes
+from serdes.kernels.stat_rows import rj_classes, rj_samples
 
 GH_POINTS = 9
 MC_SYMBOLS = 1 << 16
@@ -56,6 +56,8 @@ MIN_BIN = 16       # fewer samples of a level in a bin: the classes of the next 
 # interleaved ADC's engine: its rows that carry little of the error rate keep them,
 # serdes.tiadc.rows; the others take the classes joint with the ISI)
 CLASS_GRID_UI = 1.0 / 256
+# RandomJitterModel.joint_grid_ui's nodes kept at most (each the sample's V and K3)
+JOINT_NODES = 128
 
 
 @functools.lru_cache(maxsize=16)
@@ -123,6 +125,9 @@ class RandomJitterModel:
         # > 0: mixture() interpolates the classes' sums between offsets on this grid (UI)
         self.class_grid_ui = 0.0
         self._nodes: dict = {}   # grid node -> the classes' sums there
+        # > 0: joint() interpolates each sample's V and K3 between offsets on this grid
+        self.joint_grid_ui = 0.0
+        self._joint_nodes: dict = {}   # grid node -> (V, K3, level) of the samples there
 
     def moments(self, offset_ui: float):
         key = round(float(offset_ui), 12)
@@ -236,7 +241,7 @@ class RandomJitterModel:
             edges, var, wts, kk, mv = rj_joint_classes(
                 self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d,
                 self.levels.shape[0], resid, extra, ISI_QUANTILES, _TAIL_EDGES[1:-1],
-                MIN_CLASS, MIN_BIN)
+                MIN_CLASS, MIN_BIN, self._joint_samples(offset_ui))
             hit = (mv, (edges, var, wts, kk))
             if len(self._cache) > 4096:
                 self._cache.clear()
@@ -245,6 +250,38 @@ class RandomJitterModel:
         scale = np.where(mv > 0, mean / np.where(mv > 0, mv, 1.0), 0.0)
         return (edges, var * scale[None, :, None], wts,
                 kk * scale[None, :, None] ** 1.5)
+
+    def _joint_samples(self, offset_ui: float):
+        """(V, K3, level) of the samples for :meth:`joint` on :attr:`joint_grid_ui`:
+        each sample's V and K3 linear between the two nodes around the offset (at a
+        node, that node's); None (the kernel's own, at the offset) without the grid."""
+        h = self.joint_grid_ui
+        if h <= 0:
+            return None
+        pos = float(offset_ui) / h
+        k = int(np.floor(pos))
+        t = pos - k
+        a = self._joint_node(k)
+        if t == 0:
+            return a
+        b = self._joint_node(k + 1)
+        return ((1.0 - t) * a[0] + t * b[0], (1.0 - t) * a[1] + t * b[1], a[2])
+
+    def _joint_node(self, k: int):
+        hit = self._joint_nodes.get(k)
+        if hit is None:
+            if len(self._joint_nodes) >= JOINT_NODES:   # the oldest out (1 MB each)
+                self._joint_nodes.pop(next(iter(self._joint_nodes)))
+            _, dev, wq, jv = self.moments(k * self.joint_grid_ui)
+            lo, hi = self._support(jv)
+            w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+            v, k3, lv = rj_samples(self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d,
+                                   self.levels.shape[0])
+            first = next(iter(self._joint_nodes.values()), None)   # the levels: shared
+            if first is not None and np.array_equal(first[2], lv):
+                lv = first[2]
+            hit = self._joint_nodes[k] = (v, k3, lv)
+        return hit
 
     def _classes(self, offset_ui: float):
         """(var, weights, k3) of the classes at one offset: the samples of

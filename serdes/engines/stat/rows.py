@@ -19,7 +19,7 @@ from serdes.kernels.stat_rows import row_responses
 # what the batched rows compute themselves: an engine class that overrides one of these
 # (an interleaved ADC's) takes the rows one by one
 _OWN = ("response", "_components", "_residual", "_noise_var_per_level", "distribution",
-        "_distribution_of")
+        "_distribution_of", "_isi_part", "_from_isi")
 
 
 def row_distributions(engine, base: type, offset_ui: float = 0.0,
