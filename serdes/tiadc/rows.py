@@ -20,7 +20,8 @@ vertical bathtub's points move by about the share left level-only (1e-4: 8.5e-5 
 and which fails at 100x RJ_SCREEN (eye openings within 7.8e-5 mV and 1.1e-6 UI).
 The calibrated 64-lane example's BER moves by 1.9e-4 (1.672207e-7 against 1.672532e-7
 with every row joint and the exact samples, 1.672237e-7 with the screen alone; 661 of
-its 2592 rows take the joint classes).
+its 2592 rows take the joint classes; read with the skew residual's closed form before the
+gain LMS's coupling).
 """
 
 from __future__ import annotations
