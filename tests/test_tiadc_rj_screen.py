@@ -23,11 +23,10 @@ import numpy as np
 
 from serdes.build import build
 from serdes.config import Config
-from serdes.engines.stat import StatisticalEngine
 from serdes.engines.stat.rj import CLASS_GRID_UI
 from serdes.tiadc.rows import RJ_SCREEN
 from serdes.tiadc.stat import InterleavedStatistics, statistical_engine
-from jitter_rows import keep_rows
+from jitter_rows import keep_rows, rates
 
 CAL = ["adc.lanes=8", "adc.skew_rms_s=0.3e-12", "supply.ripple_mv=[20]",
        "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5", "adc_cal.enabled=true",
@@ -47,10 +46,7 @@ def _engine(screen, rows=None, grid=CLASS_GRID_UI):
 
 @functools.lru_cache(maxsize=None)
 def _rates(screen, grid=CLASS_GRID_UI):
-    eng = _engine(screen, grid=grid)
-    out = [np.concatenate([[b.ber], b.ber_per_eye]) for b in (eng.ber(p) for p in PHASES)]
-    vert = StatisticalEngine.bathtub_vertical(eng, 0.0, n_points=101).ber_per_eye
-    return np.array(out), vert
+    return rates(_engine(screen, grid=grid), PHASES)
 
 
 def _error(screen, grid=CLASS_GRID_UI):

@@ -23,7 +23,7 @@ from serdes.config import Config
 from serdes.engines.stat import StatisticalEngine
 from serdes.engines.stat.rj import CLASS_GRID_UI
 from serdes.tiadc.stat import InterleavedStatistics, statistical_engine
-from jitter_rows import keep_rows
+from jitter_rows import keep_rows, rates
 
 CAL = ["adc.lanes=8", "adc.skew_rms_s=0.3e-12", "supply.ripple_mv=[20]",
        "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.5", "adc_cal.enabled=true",
@@ -50,10 +50,7 @@ def _engine(grid_ui, rows=48):
 
 @functools.lru_cache(maxsize=None)
 def _rates(grid_ui):
-    eng = _engine(grid_ui)
-    out = [np.concatenate([[b.ber], b.ber_per_eye]) for b in (eng.ber(p) for p in PHASES)]
-    vert = StatisticalEngine.bathtub_vertical(eng, 0.0, n_points=101).ber_per_eye
-    return np.array(out), vert
+    return rates(_engine(grid_ui), PHASES)
 
 
 def test_grid_classes_at_a_node_are_the_exact_ones():

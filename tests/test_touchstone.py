@@ -532,3 +532,32 @@ def test_band_check(tmp_path):
     with pytest.raises(FileFormatError) as ei:
         TouchstoneChannel(path, f_needed_hz=26.5625e9)
     _one_line(ei, "short.s2p", "10 GHz", "26.5625 GHz", "Nyquist")
+
+
+def test_a_file_read_again_is_parsed_once_and_each_caller_gets_its_own_copy(
+        tmp_path, monkeypatch):
+    """The parse of the last few files is kept by their text: the same text is parsed
+    once, a caller changing its arrays changes nobody else's, a file rewritten in place
+    (same path, same size, same second) is read anew, and a bad file fails every time."""
+    from serdes.channel import touchstone_io
+
+    calls = []
+    parse = touchstone_io._parse_touchstone
+    monkeypatch.setattr(touchstone_io, "_parse_touchstone",
+                        lambda *a: calls.append(a[0]) or parse(*a))
+    f_ghz = np.linspace(0.0, 20.0, 201)
+    path = _write_s2p(tmp_path / "a.s2p", f_ghz, 0.5)
+    _, f1, s1 = touchstone_io.load_touchstone(path)
+    s1[:] = 7.0
+    _, f2, s2 = touchstone_io.load_touchstone(path)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(f2, f1)
+    assert np.all(s2[:, 1, 0] == 0.5)
+    _write_s2p(path, f_ghz, 0.25)   # same size: only the values differ
+    _, _, s3 = touchstone_io.load_touchstone(path)
+    assert len(calls) == 2 and np.all(s3[:, 1, 0] == 0.25)
+    path.write_text(path.read_text().replace("0.25", "0.2x", 1))
+    for _ in range(2):
+        with pytest.raises(FileFormatError):
+            touchstone_io.load_touchstone(path)
+    assert len(calls) == 4
