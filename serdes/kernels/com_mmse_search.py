@@ -939,6 +939,28 @@ def _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G
 
 
 @njit(cache=True)
+def _lower_solve(L, X, n, nr):
+    """X[:n, :nr] <- L^-1 X in place (L lower triangular, forward substitution)."""
+    for p in range(nr):
+        for i in range(n):
+            t = X[i, p]
+            for k in range(i):
+                t -= L[i, k] * X[k, p]
+            X[i, p] = t / L[i, i]
+
+
+@njit(cache=True)
+def _gram_plus(g0, E, n, nr, out):
+    """out[:nr, :nr] <- g0 + E[:n, :nr]^T E[:n, :nr]."""
+    for p in range(nr):
+        for q in range(nr):
+            t = g0[p, q]
+            for i in range(n):
+                t += E[i, p] * E[i, q]
+            out[p, q] = t
+
+
+@njit(cache=True)
 def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, levels, thr,
                 lv, gram, G, b):
     """Upper bound on _float_solve's FOM that keeps the number of floating taps: the
@@ -1018,18 +1040,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         # the window a alone: Gram_F + Ea^T Ea, Ea = La^-1 C_a, La La^T = S_aa
         if not _chol(S[a:a + nwf, a:a + nwf], nwf, La):
             return np.inf
-        for p in range(nr):
-            for i in range(nwf):
-                t = Cm[a + i, p]
-                for k in range(i):
-                    t -= La[i, k] * Ea[k, p]
-                Ea[i, p] = t / La[i, i]
-        for p in range(nr):
-            for q in range(nr):
-                t = g0[p, q]
-                for i in range(nwf):
-                    t += Ea[i, p] * Ea[i, q]
-                ga[p, q] = t
+        Ea[:, :] = Cm[a:a + nwf, :nr]
+        _lower_solve(La, Ea, nwf, nr)
+        _gram_plus(g0, Ea, nwf, nr, ga)
         f = _gram_fom(ga, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
         if f > best:
             best = f
@@ -1062,18 +1075,8 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
                     cb[i, p] = t
             if not _chol(T, nwf, Lt):
                 return np.inf
-            for p in range(nr):
-                for i in range(nwf):
-                    t = cb[i, p]
-                    for k in range(i):
-                        t -= Lt[i, k] * cb[k, p]
-                    cb[i, p] = t / Lt[i, i]
-            for p in range(nr):
-                for q in range(nr):
-                    t = ga[p, q]
-                    for i in range(nwf):
-                        t += cb[i, p] * cb[i, q]
-                    gram[p, q] = t
+            _lower_solve(Lt, cb, nwf, nr)
+            _gram_plus(ga, cb, nwf, nr, gram)
             f = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
             if f > best:
                 best = f
