@@ -961,6 +961,14 @@ def _gram_plus(g0, E, n, nr, out):
 
 
 @njit(cache=True)
+def _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b):
+    """The larger of ``best`` and the relaxed FOM of ``gram`` (``best`` kept on a tie or
+    a NaN FOM)."""
+    f = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+    return f if f > best else best
+
+
+@njit(cache=True)
 def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, levels, thr,
                 lv, gram, G, b):
     """Upper bound on _float_solve's FOM that keeps the number of floating taps: the
@@ -1043,11 +1051,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         Ea[:, :] = Cm[a:a + nwf, :nr]
         _lower_solve(La, Ea, nwf, nr)
         _gram_plus(g0, Ea, nwf, nr, ga)
-        f = _gram_fom(ga, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
-        if f > best:
-            best = f
-            if best >= thr:
-                return best
+        best = _best_fom(best, ga, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+        if best >= thr:         # best < thr before: only a better FOM reaches it
+            return best
         if nwg < 2:
             continue
         for c in range(a + nwf, m - nwf + 1):
@@ -1077,11 +1083,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
                 return np.inf
             _lower_solve(Lt, cb, nwf, nr)
             _gram_plus(ga, cb, nwf, nr, gram)
-            f = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
-            if f > best:
-                best = f
-                if best >= thr:
-                    return best
+            best = _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+            if best >= thr:
+                return best
     return best
 
 _QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
