@@ -1,12 +1,31 @@
-"""Shared test helpers."""
+"""Shared test helpers, and how the suite shares the cores (pytest-xdist)."""
 
 import os
 import tempfile
 from pathlib import Path
 
-import pytest
+# Each xdist worker is one process on one core: numba's parallel kernels (prange, the COM
+# searches) get the worker's share of the cores instead of a thread per core in every
+# worker (2 workers x 2 threads on 2 cores only add switches). Set before numba is
+# imported (serdes.config below imports it); a value the user set is kept. The kernels'
+# prange iterations are independent rows, so the thread count changes no result.
 
-from serdes.config import Config
+
+def _cores() -> int:
+    """The cores this process may run on (a taskset or a cgroup's CPU set counts)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "NUMBA_NUM_THREADS" not in os.environ:
+    _share = _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ["NUMBA_NUM_THREADS"] = str(max(1, _share))
+
+import pytest  # noqa: E402
+
+from serdes.config import Config  # noqa: E402
 
 CHANNELS = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
 
@@ -61,3 +80,53 @@ def _private_build_cache():
         os.environ.pop("SERDES_CACHE_DIR", None)
     else:
         os.environ["SERDES_CACHE_DIR"] = old
+
+
+# -- the suite on all cores (pytest-xdist: `-n auto --dist loadgroup` in pyproject.toml) --
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker process per core this process may use; none (the tests run
+    in this process, as without xdist) on one core or when the command line names one
+    test file. PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and next(iter(files)).endswith(".py"):
+        return 0
+    cores = _cores()
+    return cores if cores > 1 else 0
+
+
+# Work is handed out a group at a time: a test file is a group (its module fixtures are
+# built once, in one worker), and the test files that compile the same heavy kernels are
+# one group, so that one worker compiles them on a cold numba cache while the other runs
+# other files (the COM files: serdes/kernels/com_*).
+SHARED_KERNEL_GROUPS = {"test_com": "com"}
+
+# The slowest groups first, so the last group handed out is a short one and the two
+# workers end together (the rest keep the collection order). Measured on a fresh clone
+# (cold numba cache), sum of the group's test durations in seconds:
+SLOWEST_FIRST = []
+
+
+def _group(item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    stem = item.path.stem
+    for prefix, group in SHARED_KERNEL_GROUPS.items():
+        if stem.startswith(prefix):
+            return group
+    return stem
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the tests keep their order
+    rank = {group: i for i, group in enumerate(SLOWEST_FIRST)}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_group(item)))  # xdist reads the mark
+    items.sort(key=lambda item: rank.get(_group(item), len(rank)))
