@@ -4,12 +4,6 @@ import os
 import tempfile
 from pathlib import Path
 
-# Each xdist worker is one process on one core: numba's parallel kernels (prange, the COM
-# searches) get the worker's share of the cores instead of a thread per core in every
-# worker (2 workers x 2 threads on 2 cores only add switches). Set before numba is
-# imported (serdes.config below imports it); a value the user set is kept. The kernels'
-# prange iterations are independent rows, so the thread count changes no result.
-
 
 def _cores() -> int:
     """The cores this process may run on (a taskset or a cgroup's CPU set counts)."""
@@ -19,6 +13,11 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+# Each xdist worker is one process on one core: numba's parallel kernels (prange, the COM
+# searches) get the worker's share of the cores instead of a thread per core in every
+# worker (2 workers x 2 threads on 2 cores only add switches). Set before serdes (and
+# numba) is imported below; a value the user set is kept. The kernels' prange
+# iterations are independent rows, so the thread count changes no result.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "NUMBA_NUM_THREADS" not in os.environ:
     _share = _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     os.environ["NUMBA_NUM_THREADS"] = str(max(1, _share))
@@ -101,32 +100,29 @@ def pytest_xdist_auto_num_workers(config):
 # Work is handed out a group at a time: a test file is a group (its module fixtures are
 # built once, in one worker), and the test files that compile the same heavy kernels are
 # one group, so that one worker compiles them on a cold numba cache while the other runs
-# other files (the COM files: serdes/kernels/com_*).
-SHARED_KERNEL_GROUPS = {"test_com": "com"}
-
-# The slowest groups first, so the last group handed out is a short one and the two
-# workers end together (the rest keep the collection order). Measured on a fresh clone
-# (cold numba cache), sum of the group's test durations in seconds:
-SLOWEST_FIRST = []
+# other files (the COM files: serdes/kernels/com_*). The groups are the scheduler's own
+# (below), not xdist_group marks: xdist 3.8 marks a group by renaming the test's node id,
+# which pytest 9.2 no longer takes (its loadgroup then hands out single tests).
+SHARED_KERNEL_GROUPS = {"tests/test_com": "com"}
 
 
-def _group(item) -> str:
-    mark = item.get_closest_marker("xdist_group")
-    if mark is not None:
-        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-    stem = item.path.stem
+def _group(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
     for prefix, group in SHARED_KERNEL_GROUPS.items():
-        if stem.startswith(prefix):
+        if path.startswith(prefix):
             return group
-    return stem
+    return path
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # one process: the tests keep their order
-    rank = {group: i for i, group in enumerate(SLOWEST_FIRST)}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_group(item)))  # xdist reads the mark
-    items.sort(key=lambda item: rank.get(_group(item), len(rank)))
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` (pyproject's addopts) hands out the groups above."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return FileGroups(config, log)
