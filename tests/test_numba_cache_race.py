@@ -5,7 +5,7 @@ cold cache both compile a kernel and save it into the same folder at the same ti
 numba writes each index and data file to a unique temporary name and renames it over
 the target (numba/core/caching.py, _open_for_write), so a reader sees a whole old file or
 a whole new one; two processes saving the same signature write the same file name with
-the same key. Here two processes compile the same 24 kernels into a cold cache at once
+the same key. Here two processes compile the same 8 kernels into a cold cache at once
 (started together behind a barrier), then a third loads every one of them from the cache.
 """
 
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-KERNELS = 24
+KERNELS = 8
 SCRIPT = r"""
 import json, os, sys, time
 import numpy as np
