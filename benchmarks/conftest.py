@@ -7,9 +7,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 # the slow references of the kernels (tests/naive.py) serve as baselines here too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """pyproject's `-n auto` runs the tests on every core; a benchmark runs in this one
+    process (pytest-benchmark times nothing under xdist, and `-s` prints the ratios)."""
+    return 0
+
 
 # normalised PAM4 levels and slicer thresholds used by the kernel benchmarks
 LEVELS = np.array([-1.0, -1 / 3, 1 / 3, 1.0])

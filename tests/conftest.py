@@ -1,12 +1,30 @@
-"""Shared test helpers."""
+"""Shared test helpers, and how the suite shares the cores (pytest-xdist)."""
 
 import os
 import tempfile
 from pathlib import Path
 
-import pytest
 
-from serdes.config import Config
+def _cores() -> int:
+    """The cores this process may run on (a taskset or a cgroup's CPU set counts)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# Each xdist worker is one process on one core: numba's parallel kernels (prange, the COM
+# searches) get the worker's share of the cores instead of a thread per core in every
+# worker (2 workers x 2 threads on 2 cores only add switches). Set before serdes (and
+# numba) is imported below; a value the user set is kept. The kernels' prange
+# iterations are independent rows, so the thread count changes no result.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "NUMBA_NUM_THREADS" not in os.environ:
+    _share = _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ["NUMBA_NUM_THREADS"] = str(max(1, _share))
+
+import pytest  # noqa: E402
+
+from serdes.config import Config  # noqa: E402
 
 CHANNELS = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
 
@@ -61,3 +79,50 @@ def _private_build_cache():
         os.environ.pop("SERDES_CACHE_DIR", None)
     else:
         os.environ["SERDES_CACHE_DIR"] = old
+
+
+# -- the suite on all cores (pytest-xdist: `-n auto --dist loadgroup` in pyproject.toml) --
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker process per core this process may use; none (the tests run
+    in this process, as without xdist) on one core or when the command line names one
+    test file. PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and next(iter(files)).endswith(".py"):
+        return 0
+    cores = _cores()
+    return cores if cores > 1 else 0
+
+
+# Work is handed out a group at a time: a test file is a group (its module fixtures are
+# built once, in one worker), and the test files that compile the same heavy kernels are
+# one group, so that one worker compiles them on a cold numba cache while the other runs
+# other files (the COM files: serdes/kernels/com_*). The groups are the scheduler's own
+# (below), not xdist_group marks: xdist 3.8 marks a group by renaming the test's node id,
+# which pytest 9.2 no longer takes (its loadgroup then hands out single tests).
+SHARED_KERNEL_GROUPS = {"tests/test_com": "com"}
+
+
+def _group(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    for prefix, group in SHARED_KERNEL_GROUPS.items():
+        if path.startswith(prefix):
+            return group
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` (pyproject's addopts) hands out the groups above."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return FileGroups(config, log)
