@@ -8,8 +8,9 @@ an uncached one. The key is a SHA-256 of everything the choice depends on: every
 value the caller passes (:func:`serdes.build.build_link` passes all but the run's length
 and error target), the contents of every file a config value names, the size and time of
 every source file of the package (any code change is a new key), the Python, NumPy,
-the installed SciPy and numba (path, size, mtime of their __init__.py) and the machine type. An unreadable, malformed or foreign
-entry counts as a miss.
+the installed SciPy and numba (path, size and time of their ``__init__.py``: a short run
+imports neither) and the machine type. An unreadable, malformed or foreign entry counts
+as a miss.
 
 Where: ``$SERDES_CACHE_DIR``, else ``$XDG_CACHE_HOME/serdes``, else ``~/.cache/serdes``.
 Off: ``SERDES_CACHE_DIR=off`` (or empty) or ``serdes run --no-cache``. The library's
