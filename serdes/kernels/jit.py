@@ -32,6 +32,7 @@ import logging
 import os
 import platform
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 _OFF = ("", "off", "0", "no", "none", "false")
 _state: dict = {"loaded": False, "module": None}
 _jitted: set[str] = set()
+_lock = threading.RLock()   # threads of a split run may bind the same kernel at once
 _KINDS = {"float64": np.float64, "int64": np.int64, "uint64": np.uint64, "uint8": np.uint8}
 
 
@@ -80,20 +82,25 @@ def dispatcher(k):
     """numba's dispatcher of kernel ``k`` (its module's kernels all turned to the JIT)."""
     if not isinstance(k, Kernel):
         return k
-    if k._dispatcher is None:
-        import numba
-
-        mod = sys.modules[k.py_func.__module__]
-        names = vars(mod)
-        if mod.__name__ not in _jitted and "_numba_globals" in names:
-            names.update(names["_numba_globals"]())
-        _jitted.add(mod.__name__)
-        for name, obj in list(names.items()):
-            if isinstance(obj, Kernel) and obj.py_func.__module__ == mod.__name__:
-                if obj._dispatcher is None:
-                    obj._dispatcher = numba.njit(**obj.options)(obj.py_func)
-                names[name] = obj._dispatcher
+    with _lock:
+        if k._dispatcher is None:
+            _jit_module(sys.modules[k.py_func.__module__])
     return k._dispatcher
+
+
+def _jit_module(mod) -> None:
+    """Every Kernel of ``mod`` as numba's dispatcher, also in the module's namespace."""
+    import numba
+
+    names = vars(mod)
+    if mod.__name__ not in _jitted and "_numba_globals" in names:
+        names.update(names["_numba_globals"]())
+    _jitted.add(mod.__name__)
+    for name, obj in list(names.items()):
+        if isinstance(obj, Kernel) and obj.py_func.__module__ == mod.__name__:
+            if obj._dispatcher is None:
+                obj._dispatcher = numba.njit(**obj.options)(obj.py_func)
+            names[name] = obj._dispatcher
 
 
 def _bind(k: Kernel):
@@ -156,17 +163,22 @@ def module_dir() -> Path | None:
 
 def aot_module():
     """The AOT extension module of these sources, loaded once, or None."""
-    if not _state["loaded"]:
-        _state["loaded"] = True
-        where = module_dir() if enabled() else None
-        found = sorted(where.glob(f"{aot.MODULE_NAME}*.so")) if where and where.is_dir() else []
-        if found:
-            try:
-                spec = importlib.util.spec_from_file_location(aot.MODULE_NAME, found[0])
-                mod = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(mod)
-                _state["module"] = mod
-            except Exception as e:  # a broken file: the JIT, never a wrong result
-                log.warning("serdes: precompiled kernels in %s not used (%s); using numba",
-                            found[0], e)
+    with _lock:
+        if not _state["loaded"]:
+            _load()
     return _state["module"]
+
+
+def _load() -> None:
+    _state["loaded"] = True
+    where = module_dir() if enabled() else None
+    found = sorted(where.glob(f"{aot.MODULE_NAME}*.so")) if where and where.is_dir() else []
+    if found:
+        try:
+            spec = importlib.util.spec_from_file_location(aot.MODULE_NAME, found[0])
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            _state["module"] = mod
+        except Exception as e:  # a broken file: the JIT, never a wrong result
+            log.warning("serdes: precompiled kernels in %s not used (%s); using numba",
+                        found[0], e)
