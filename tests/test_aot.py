@@ -41,9 +41,9 @@ def cache(tmp_path_factory) -> Path:
     return where
 
 
-def _run_json(env: dict) -> dict:
-    out = subprocess.run([sys.executable, "-m", "serdes.cli", *RUN, "--json"], env=env,
-                         capture_output=True, text=True, check=True).stdout
+def _run_json(env: dict, extra=()) -> dict:
+    out = subprocess.run([sys.executable, "-m", "serdes.cli", *RUN, "--json", *extra],
+                         env=env, capture_output=True, text=True, check=True).stdout
     d = json.loads(out)
     for timing in ("elapsed_s", "symbols_per_s"):
         d.pop(timing)
@@ -62,6 +62,14 @@ def test_a_precompiled_run_equals_the_jit_run_to_the_bit(cache):
             for a in ("on", "off")]
     strip = [[ln for ln in t.splitlines() if not ln.startswith("time")] for t in text]
     assert strip[0] == strip[1] and len(strip[0]) >= 8
+
+
+def test_a_run_mixing_precompiled_and_jit_kernels_equals_the_jit_run(cache):
+    """Clock recovery (its loop kernel is not precompiled, numba starts for it) beside
+    the precompiled ones in the same process: the same report as on the JIT alone."""
+    extra = ["--set", "cdr.mode=mm", "--set", "link.symbols=200000"]
+    aot, jit = _run_json(_env(cache), extra), _run_json(_env(cache, aot="off"), extra)
+    assert aot["cdr"] and json.dumps(aot, sort_keys=True) == json.dumps(jit, sort_keys=True)
 
 
 _PROBE = ("import io, sys, contextlib, serdes.cli\n"
