@@ -8,8 +8,9 @@ an uncached one. The key is a SHA-256 of everything the choice depends on: every
 value the caller passes (:func:`serdes.build.build_link` passes all but the run's length
 and error target), the contents of every file a config value names, the size and time of
 every source file of the package (any code change is a new key), the Python, NumPy,
-SciPy and numba versions and the machine type. An unreadable, malformed or foreign
-entry counts as a miss.
+the installed SciPy and numba (path, size and time of their ``__init__.py``: a short run
+imports neither) and the machine type. An unreadable, malformed or foreign entry counts
+as a miss.
 
 Where: ``$SERDES_CACHE_DIR``, else ``$XDG_CACHE_HOME/serdes``, else ``~/.cache/serdes``.
 Off: ``SERDES_CACHE_DIR=off`` (or empty) or ``serdes run --no-cache``. The library's
@@ -21,6 +22,7 @@ does). At most :data:`MAX_ENTRIES` entries are kept
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -42,19 +44,28 @@ def cache_dir() -> Path | None:
     return Path(base) / "serdes"
 
 
+def installed(name: str) -> str:
+    """Which copy of package ``name`` is installed, without importing it (a short run
+    imports neither numba nor scipy): the path, size and modification time of its
+    ``__init__.py``, which a new version rewrites; "absent" when not installed."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin:
+        return "absent"
+    st = os.stat(spec.origin)
+    return f"{spec.origin} {st.st_size} {st.st_mtime_ns}"
+
+
 def code_fingerprint() -> str:
     """SHA-256 of the package's source files (names, sizes and modification times, the
     test Python's own bytecode cache makes), the versions of Python and the numerical
     libraries and the machine type: a cached result is only reused by the same code
     (a home folder shared by different machines keeps their choices apart)."""
     if _state["code"] is None:
-        import numba
         import numpy
-        import scipy
 
         root = os.path.dirname(os.path.abspath(__file__))
-        h = hashlib.sha256(f"numpy {numpy.__version__} scipy {scipy.__version__} "
-                           f"numba {numba.__version__} python {sys.version} "
+        h = hashlib.sha256(f"numpy {numpy.__version__} scipy {installed('scipy')} "
+                           f"numba {installed('numba')} python {sys.version} "
                            f"{platform.machine()}".encode())
         files = sorted(os.path.join(d, f) for d, _, names in os.walk(root)
                        for f in names if f.endswith(".py"))

@@ -14,7 +14,8 @@ import sys
 
 from serdes.errors import SerdesError
 
-COMMANDS = ("run", "eye", "bathtub", "sweep", "plot", "config", "com", "jtol", "adc")
+COMMANDS = ("run", "eye", "bathtub", "sweep", "plot", "config", "com", "jtol", "adc",
+            "precompile")
 # Allocations between two young-generation collections while a command runs (Python's
 # default: 700). A command's start-up creates about 120k long-lived objects (numba's
 # type registries at its first kernel, our modules): with the default the collector

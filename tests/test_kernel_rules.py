@@ -14,6 +14,8 @@ KERNELS = Path(__file__).resolve().parents[1] / "serdes" / "kernels"
 # imported names a kernel may call: numpy and the standard library, which numba compiles
 # itself (nothing of theirs is in numba's cache)
 ALLOWED_MODULES = {"numpy", "math", "numba", "cmath"}
+# and the decorator that binds a kernel to its precompiled twin or to numba on first call
+ALLOWED_FROM = {"serdes.kernels.jit"}
 # the kernel modules: serdes/kernels and the RS codec of serdes/fec
 KERNEL_FILES = sorted(KERNELS.glob("*.py")) + [KERNELS.parent / "fec" / f for f in
                                               ("rs.py", "renewal.py")]
@@ -33,7 +35,7 @@ def foreign_calls(source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             root = "." if node.level else (node.module or "").split(".")[0]
-            if root not in ALLOWED_MODULES:
+            if root not in ALLOWED_MODULES and node.module not in ALLOWED_FROM:
                 foreign.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.Import):
             for a in node.names:

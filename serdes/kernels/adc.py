@@ -1,9 +1,9 @@
 """ADC quantizer kernel (private ``_quantize``) and its checking wrapper ``quantize``."""
 
 import numpy as np
-from numba import njit
 
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 
 @njit(cache=True)

@@ -7,10 +7,10 @@ stream processed in chunks gives exactly the same samples as one piece.
 """
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 
 @njit(cache=True, fastmath=True)

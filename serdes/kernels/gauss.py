@@ -11,34 +11,43 @@ seeding, so ``SeedSequence`` semantics are unchanged.
 """
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
-from numba.np.random._constants import (fi_double, ki_double, wi_double, ziggurat_nor_inv_r,
-                                        ziggurat_nor_r)
 
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 _MULT_HI = np.uint64(2549297995355413924)
 _MULT_LO = np.uint64(4865540595714422341)
-_KI = np.ascontiguousarray(ki_double, dtype=np.uint64)
-_WI = np.ascontiguousarray(wi_double, dtype=np.float64)
-_FI = np.ascontiguousarray(fi_double, dtype=np.float64)
-_R = float(ziggurat_nor_r)
-_INV_R = float(ziggurat_nor_inv_r)
+# numba's names, given by _numba_globals() before the JIT compiles a kernel of this module
+_mulhi = _KI = _WI = _FI = _R = _INV_R = None
 
 
-@intrinsic
-def _mulhi(typingctx, a, b):
-    """High 64 bits of the 128-bit product of two uint64."""
-    sig = types.uint64(types.uint64, types.uint64)
+def _numba_globals() -> dict:
+    """What the kernels take from numba: NumPy's ziggurat tables (as numba holds them)
+    and the 128-bit product; set in this module's namespace when the JIT first needs
+    it (serdes.kernels.jit), so that importing the module does not start numba."""
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+    from numba.np.random._constants import (fi_double, ki_double, wi_double,
+                                            ziggurat_nor_inv_r, ziggurat_nor_r)
 
-    def codegen(context, builder, signature, argv):
-        i128 = ir.IntType(128)
-        p = builder.mul(builder.zext(argv[0], i128), builder.zext(argv[1], i128))
-        return builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), ir.IntType(64))
+    @intrinsic
+    def _mulhi(typingctx, a, b):
+        """High 64 bits of the 128-bit product of two uint64."""
+        sig = types.uint64(types.uint64, types.uint64)
 
-    return sig, codegen
+        def codegen(context, builder, signature, argv):
+            i128 = ir.IntType(128)
+            p = builder.mul(builder.zext(argv[0], i128), builder.zext(argv[1], i128))
+            return builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), ir.IntType(64))
+
+        return sig, codegen
+
+    return {"_mulhi": _mulhi,
+            "_KI": np.ascontiguousarray(ki_double, dtype=np.uint64),
+            "_WI": np.ascontiguousarray(wi_double, dtype=np.float64),
+            "_FI": np.ascontiguousarray(fi_double, dtype=np.float64),
+            "_R": float(ziggurat_nor_r), "_INV_R": float(ziggurat_nor_inv_r)}
 
 
 @njit(cache=True, inline="always")

@@ -17,11 +17,11 @@ Offsets and derivatives are in fine samples (m per UI).
 """
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
 from serdes.kernels.fir import interp_cubic
+from serdes.kernels.jit import njit
 
 
 @njit(cache=True, fastmath=True, inline="always")

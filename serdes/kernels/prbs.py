@@ -12,10 +12,10 @@ tap instead of one loop iteration per bit.
 """
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 
 @njit(cache=True)

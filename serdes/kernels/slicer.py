@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 
 class Slicer(NamedTuple):

@@ -20,10 +20,10 @@ probability of the value ``(k0 + n) * delta``.
 import math
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 from serdes.kernels.stat_batch import _isi_pmf
 
 # Q(z) is 1.0 in double precision below -Z_LO, and terms with z above Z_HI are below

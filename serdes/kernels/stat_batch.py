@@ -14,10 +14,10 @@ per-eye error rates use (the sums of ``kernels.stat._tail_points`` with beta = 0
 import math
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 Z_LO = 8.3    # as serdes.kernels.stat
 Z_HI = 11.5

@@ -17,10 +17,10 @@ to rounding.
 import math
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 from serdes.kernels.stat_rows import _TILE, _rj_samples, sample_args
 
 _SMALL = 16   # segments up to this size are insertion-sorted

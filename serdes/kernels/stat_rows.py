@@ -13,10 +13,10 @@ checking wrappers ``name`` (see serdes.kernels.args).
 import math
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 @njit(cache=True)
 def _lagrange(p, pos):

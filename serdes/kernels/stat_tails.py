@@ -28,10 +28,10 @@ cut-offs).
 import math
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 # the cut-offs of serdes.kernels.stat (Q = 1 below -Z_LO, terms ignored above Z_HI)
 Z_LO = 8.3

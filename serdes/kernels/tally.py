@@ -13,10 +13,10 @@ not change by a bit (tests/test_tally.py compares it with ``np.sum`` on many len
 """
 
 import numpy as np
-from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args
+from serdes.kernels.jit import njit
 
 _BLOCK = 128  # NumPy's PW_BLOCKSIZE
 
