@@ -269,3 +269,31 @@ def test_block_runs_match_run_lengths_counted_one_by_one(seed):
     trail = n - 1 - int(np.flatnonzero(~err)[-1])
     assert not runs.leading and runs.lead == lead
     assert runs.bursts.run == trail and runs.bursts.hist == inner
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_parent_counts_ranges_beside_threads_minus_one_workers(monkeypatch, threads):
+    """`--threads N` is N processes counting: this one and N - 1 forked workers (before,
+    N workers and a parent that only waited or did report work, N + 1 processes on N
+    cores). Every range is tagged with the process that counted it; the counts stay
+    those of one thread."""
+    import os
+
+    import serdes.engines.blocks_run as blocks_run
+    from serdes.parallel import _Merge
+
+    system = _system("link.symbols=1500000", "link.target_errors=0", "channel.loss_db=34",
+                     "link.seed=9")
+    run_range, add, pids = blocks_run.run_range, _Merge.add, []
+
+    def tagged(*a, **k):
+        r = run_range(*a, **k)
+        r.pid = os.getpid()   # set in the process that ran it (the workers are forked)
+        return r
+
+    monkeypatch.setattr(blocks_run, "run_range", tagged)
+    monkeypatch.setattr(_Merge, "add", lambda self, r: (pids.append(r.pid), add(self, r))[1])
+    many, _, how = simulate_split(system, threads=threads)
+    assert how.threads == threads and len(pids) == how.tasks > 2 * threads
+    assert os.getpid() in pids and len(set(pids)) == threads
+    _same_counts(simulate(system), many)
