@@ -19,47 +19,72 @@ from serdes.pipeline import SlicerCapture
 _WORKER: tuple = ()
 
 
-def _init_worker(system, taps, engine, capture_limit) -> None:
+def _init_worker(system, taps, engine, capture_limit, owners=None) -> None:
     import signal
 
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _WORKER = (system, taps, engine, capture_limit)
+    _WORKER = (system, taps, engine, capture_limit, owners)
 
 
-def _local_task(task: Task) -> RangeResult:
-    system, taps, engine, capture_limit = _WORKER
+def _local_task(task: Task) -> RangeResult | None:
+    """A worker's range; None when the parent took it first (:func:`_claim`)."""
+    system, taps, engine, capture_limit, owners = _WORKER
+    if owners is not None and not _claim(owners, task.index, -1):
+        return None
     return run_range(system, taps, engine, task, capture_limit)
+
+
+def _claim(owners, index: int, who: int) -> bool:
+    """Take range ``index`` for the parent (``who`` +1) or a worker (-1) unless the other
+    has taken it: a slot per range in flight (they are consecutive and fewer than the
+    slots) holds ``who * (index + 1)``."""
+    slot = index % len(owners)
+    with owners.get_lock():
+        if owners[slot] == -who * (index + 1):
+            return False
+        owners[slot] = who * (index + 1)
+        return True
 
 
 class _Local:
     """``threads - 1`` worker processes on this machine and the parent itself: the parent
     counts ranges whenever it would otherwise wait for a worker's, so ``threads`` ranges
     run at once on ``threads`` cores (no core shared by a worker and the parent's waiting
-    or report work). Forked where the platform has it: the workers inherit the built
-    system and the compiled kernels."""
+    or report work). At the end, with no range left to hand out, the parent takes a range
+    queued for a worker that has not started it (the worker then skips it), so that the
+    processes finish together. Forked where the platform has it: the workers inherit the
+    built system and the compiled kernels."""
 
-    here = True   # the parent runs ranges too (:meth:`run_here`)
+    here = True   # the parent runs ranges too (:meth:`run_here`, :meth:`steal`)
 
     def __init__(self, threads: int, system, taps, engine, capture_limit):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(method)
         self.workers, self.procs = threads, max(1, threads - 1)
         self._args = (system, taps, engine)
         self._limit = capture_limit
+        self.owners = ctx.Array("q", 4 * threads)   # the window of ranges in flight
         if method == "fork":
             _warm_kernels(system, taps, engine)
-        self.pool = ProcessPoolExecutor(self.procs, mp_context=mp.get_context(method),
-                                        initializer=_init_worker,
-                                        initargs=(system, taps, engine, capture_limit))
+        self.pool = ProcessPoolExecutor(self.procs, mp_context=ctx, initializer=_init_worker,
+                                        initargs=(system, taps, engine, capture_limit,
+                                                  self.owners))
 
     def submit(self, task: Task):
         return self.pool.submit(_local_task, task)
 
     def run_here(self, task: Task, should_stop=None) -> RangeResult:
         return run_range(*self._args, task, self._limit, should_stop=should_stop)
+
+    def steal(self, task: Task, should_stop=None) -> RangeResult | None:
+        """``task`` counted here if no worker has started it (None otherwise)."""
+        if not _claim(self.owners, task.index, 1):
+            return None
+        return self.run_here(task, should_stop)
 
     def done(self, fut) -> None:
         pass
@@ -185,9 +210,12 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
     # queued for the parent to wait on (the tail's ranges are short)
     ahead = 2 * ex.procs if ex.here else window
 
+    following = [next(todo, None)]   # the next range to hand out (None: all are)
+
     def take():
-        t = next(todo, None)
+        t = following[0]
         if t is not None:
+            following[0] = next(todo, None)
             split.tasks += 1
             if src is not None:  # precoding: one pass over the data while ranges run
                 while src.position < t.start:
@@ -220,12 +248,14 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             merge.stopped_by = "interrupted"
             break
         t, fut = flight[0]
-        if ex.here and not fut.done() and len(flight) < window:
-            nt = take()   # the parent would wait: it counts the next range itself
-            if nt is not None:
+        if ex.here and not fut.done():
+            nt = take() if len(flight) < window else None
+            if nt is not None:   # the parent would wait: it counts the next range itself
                 flight.append((nt, _ready(ex.run_here(nt, stop))))
                 fill()
                 continue
+            if following[0] is None and _steal(ex, flight, stop):  # all handed out:
+                continue                                       # one queued for a worker
         flight.popleft()
         r = fut.result()
         ex.done(fut)
@@ -258,6 +288,21 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             merge.stopped_by = "target_errors"
             break
     return merge, split, delay
+
+
+def _steal(ex, flight, stop) -> bool:
+    """The parent takes the last range in flight that a worker has not started (the
+    worker skips it); False when there is none (each worker has started its ranges)."""
+    for i in range(len(flight) - 1, 0, -1):
+        t, fut = flight[i]
+        if not fut.done() and not getattr(fut, "stolen", False):
+            fut.stolen = True
+            r = ex.steal(t, stop)
+            if r is None:
+                return False
+            flight[i] = (t, _ready(r))
+            return True
+    return False
 
 
 def _ready(result):
