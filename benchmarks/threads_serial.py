@@ -1,8 +1,8 @@
 """The CPU accounts of `serdes run --threads N`, this tree against a base revision, in
 paired and interleaved whole-CLI runs: the parent's serial part (CPU before the workers
 start: imports, build, equalizer design, the kernels loaded for the fork), the parent's
-CPU while the workers count (the report's statistical sections, merging), the workers'
-CPU (all of them, and per worker) and the wall clock. CPU times move less with the
+CPU after it (the report's statistical sections, merging, and the ranges it counts
+itself), the workers' CPU (all of them) and the wall clock. CPU times move less with the
 machine's load than the wall clock does; on 2 cores the wall clock of a split run is
 about the serial part plus (workers' CPU + the parent's later CPU) / 2.
 
@@ -47,8 +47,9 @@ def main(argv) -> None:
                 print(f"round {r} {name:4s}: serial {m['serial_cpu']:.2f} s CPU "
                       f"({m['serial_wall']:.2f} s wall), parent after it "
                       f"{m['cpu'] - m['serial_cpu']:.2f} s CPU, workers "
-                      f"{m['workers_cpu']:.2f} s CPU ({m['workers_cpu'] / threads:.2f} s "
-                      f"each), wall {m['wall']:.2f} s; {m['bit_errors']} bit errors; load "
+                      f"{m['workers_cpu']:.2f} s CPU (with the parent's after the fork "
+                      f"{(m['workers_cpu'] + m['cpu'] - m['serial_cpu']) / threads:.2f} s a "
+                      f"core), wall {m['wall']:.2f} s; {m['bit_errors']} bit errors; load "
                       f"average {m['load']:.1f}", flush=True)
         errs = {m["bit_errors"] for v in rows.values() for m in v}
         assert len(errs) == 1, f"the trees counted different errors: {errs}"
@@ -60,7 +61,8 @@ def main(argv) -> None:
             est = v["serial_cpu"] + (v["workers_cpu"] + v["after"]) / threads
             print(f"{k} ({rev if k == 'base' else 'this tree'}), medians of {rounds}: serial "
                   f"{v['serial_cpu']:.2f} s CPU, parent after it {v['after']:.2f} s, workers "
-                  f"{v['workers_cpu']:.2f} s ({v['workers_cpu'] / threads:.2f} s each), wall "
+                  f"{v['workers_cpu']:.2f} s (the parent's included: "
+                  f"{(v['workers_cpu'] + v['after']) / threads:.2f} s a core), wall "
                   f"{v['wall']:.2f} s; from CPU on {threads} idle cores: {est:.2f} s")
         d = [b["serial_cpu"] - t["serial_cpu"] for b, t in zip(rows["base"], rows["this"])]
         print(f"serial part: {statistics.median(d):+.3f} s CPU less than {rev} (paired "

@@ -176,9 +176,11 @@ class _Tally:
             simulated=simulated)
 
 
-def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0) -> RangeResult:
+def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0,
+              should_stop=None) -> RangeResult:
     """Simulate one range of a run (a worker's job): from ``task.start`` with empty
-    histories, counting decisions ``task.first .. task.end - 1`` per block."""
+    histories, counting decisions ``task.first .. task.end - 1`` per block;
+    ``should_stop()`` is checked before each chunk (a range it ends is not complete)."""
     from serdes.engines.run import pipeline
 
     run = system.run
@@ -186,7 +188,7 @@ def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0) -> 
     pipe.transmitter.seek(task.start, task.precode_state)
     tally = _Tally(task, pipe.levels, capture_limit)
     out = pipe.run(task.end, chunk=run.chunk_symbols, observers=[tally], start=task.start,
-                   skip=task.skip, count_from=task.head)
+                   skip=task.skip, count_from=task.head, should_stop=should_stop)
     return tally.result(out.latency, out.decisions - task.start)
 
 

@@ -269,3 +269,78 @@ def test_block_runs_match_run_lengths_counted_one_by_one(seed):
     trail = n - 1 - int(np.flatnonzero(~err)[-1])
     assert not runs.leading and runs.lead == lead
     assert runs.bursts.run == trail and runs.bursts.hist == inner
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_parent_counts_ranges_beside_threads_minus_one_workers(monkeypatch, threads):
+    """`--threads N` is N processes counting: this one and N - 1 forked workers (before,
+    N workers and a parent that only waited or did report work, N + 1 processes on N
+    cores). Every range is tagged with the process that counted it; the counts stay
+    those of one thread."""
+    import os
+
+    import serdes.engines.blocks_run as blocks_run
+    from serdes.parallel import _Merge
+
+    system = _system("link.symbols=1500000", "link.target_errors=0", "channel.loss_db=34",
+                     "link.seed=9")
+    run_range, add, pids = blocks_run.run_range, _Merge.add, []
+
+    def tagged(*a, **k):
+        r = run_range(*a, **k)
+        r.pid = os.getpid()   # set in the process that ran it (the workers are forked)
+        return r
+
+    monkeypatch.setattr(blocks_run, "run_range", tagged)
+    monkeypatch.setattr(_Merge, "add", lambda self, r: (pids.append(r.pid), add(self, r))[1])
+    many, _, how = simulate_split(system, threads=threads)
+    assert how.threads == threads and len(pids) == how.tasks > 2 * threads
+    assert os.getpid() in pids and len(set(pids)) == threads
+    _same_counts(simulate(system), many)
+
+
+def test_a_range_taken_by_the_parent_is_skipped_by_its_worker():
+    """The claim on a range in flight: whoever takes it first counts it, the other skips."""
+    import multiprocessing as mp
+
+    import serdes.engines.blocks_run as blocks_run
+    from serdes.parallel import Task
+
+    owners = mp.get_context().Array("q", 8)
+    assert blocks_run._claim(owners, 13, 1)          # the parent takes range 13
+    assert not blocks_run._claim(owners, 13, -1)     # its worker then skips it
+    assert blocks_run._claim(owners, 14, -1)         # a worker starts range 14 ...
+    assert not blocks_run._claim(owners, 14, 1)      # ... the parent cannot take it
+    assert blocks_run._claim(owners, 21, 1)          # the slot of 13, reused 8 ranges on
+    system = _system("link.symbols=300000")
+    saved = blocks_run._WORKER
+    try:
+        blocks_run._WORKER = (system, None, "pulse", 0, owners)
+        assert blocks_run._local_task(Task(21, 0, 0, 0, 0, 1)) is None
+    finally:
+        blocks_run._WORKER = saved
+
+
+def test_the_parent_takes_a_slow_workers_last_queued_range(monkeypatch):
+    """A worker slowed on purpose: with nothing left to hand out, the parent counts a
+    range queued for it instead of waiting; the counts are still those of one thread."""
+    import os
+    import time
+
+    import serdes.engines.blocks_run as blocks_run
+
+    system = _system("link.symbols=1500000", "link.target_errors=0", "channel.loss_db=34",
+                     "link.seed=10")
+    parent, run_range, steal, taken = os.getpid(), blocks_run.run_range, blocks_run._steal, []
+
+    def slow(*a, **k):
+        if os.getpid() != parent:
+            time.sleep(1.0)
+        return run_range(*a, **k)
+
+    monkeypatch.setattr(blocks_run, "run_range", slow)
+    monkeypatch.setattr(blocks_run, "_steal",
+                        lambda *a: (lambda ok: (taken.append(ok), ok)[1])(steal(*a)))
+    many, _, how = simulate_split(system, threads=2)
+    assert True in taken
+    _same_counts(simulate(system), many)

@@ -21,8 +21,9 @@ def add_parser(sub):
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_progress_options(p)
     p.add_argument("--threads", type=_positive, default=None, metavar="N",
-                   help="worker processes for this one run (default: all cores); the "
-                        "symbol stream is split into 65536-symbol blocks with the counts "
+                   help="processes counting this one run: this one and N - 1 workers "
+                        "(default: all cores); the symbol stream is split into "
+                        "65536-symbol blocks with the counts "
                         "of one thread (fixed-tap FFE + DFE with the pulse engine; other "
                         "receivers run in one thread)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,

@@ -19,37 +19,72 @@ from serdes.pipeline import SlicerCapture
 _WORKER: tuple = ()
 
 
-def _init_worker(system, taps, engine, capture_limit) -> None:
+def _init_worker(system, taps, engine, capture_limit, owners=None) -> None:
     import signal
 
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _WORKER = (system, taps, engine, capture_limit)
+    _WORKER = (system, taps, engine, capture_limit, owners)
 
 
-def _local_task(task: Task) -> RangeResult:
-    system, taps, engine, capture_limit = _WORKER
+def _local_task(task: Task) -> RangeResult | None:
+    """A worker's range; None when the parent took it first (:func:`_claim`)."""
+    system, taps, engine, capture_limit, owners = _WORKER
+    if owners is not None and not _claim(owners, task.index, -1):
+        return None
     return run_range(system, taps, engine, task, capture_limit)
 
 
+def _claim(owners, index: int, who: int) -> bool:
+    """Take range ``index`` for the parent (``who`` +1) or a worker (-1) unless the other
+    has taken it: a slot per range in flight (they are consecutive and fewer than the
+    slots) holds ``who * (index + 1)``."""
+    slot = index % len(owners)
+    with owners.get_lock():
+        if owners[slot] == -who * (index + 1):
+            return False
+        owners[slot] = who * (index + 1)
+        return True
+
+
 class _Local:
-    """Worker processes on this machine (fork where the platform has it: the children
-    inherit the built system and the compiled kernels)."""
+    """``threads - 1`` worker processes on this machine and the parent itself: the parent
+    counts ranges whenever it would otherwise wait for a worker's, so ``threads`` ranges
+    run at once on ``threads`` cores (no core shared by a worker and the parent's waiting
+    or report work). At the end, with no range left to hand out, the parent takes a range
+    queued for a worker that has not started it (the worker then skips it), so that the
+    processes finish together. Forked where the platform has it: the workers inherit the
+    built system and the compiled kernels."""
+
+    here = True   # the parent runs ranges too (:meth:`run_here`, :meth:`steal`)
 
     def __init__(self, threads: int, system, taps, engine, capture_limit):
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        self.workers = threads
+        ctx = mp.get_context(method)
+        self.workers, self.procs = threads, max(1, threads - 1)
+        self._args = (system, taps, engine)
+        self._limit = capture_limit
+        self.owners = ctx.Array("q", 4 * threads)   # the window of ranges in flight
         if method == "fork":
             _warm_kernels(system, taps, engine)
-        self.pool = ProcessPoolExecutor(threads, mp_context=mp.get_context(method),
-                                        initializer=_init_worker,
-                                        initargs=(system, taps, engine, capture_limit))
+        self.pool = ProcessPoolExecutor(self.procs, mp_context=ctx, initializer=_init_worker,
+                                        initargs=(system, taps, engine, capture_limit,
+                                                  self.owners))
 
     def submit(self, task: Task):
         return self.pool.submit(_local_task, task)
+
+    def run_here(self, task: Task, should_stop=None) -> RangeResult:
+        return run_range(*self._args, task, self._limit, should_stop=should_stop)
+
+    def steal(self, task: Task, should_stop=None) -> RangeResult | None:
+        """``task`` counted here if no worker has started it (None otherwise)."""
+        if not _claim(self.owners, task.index, 1):
+            return None
+        return self.run_here(task, should_stop)
 
     def done(self, fut) -> None:
         pass
@@ -61,6 +96,8 @@ class _Local:
 class _Dask:
     """The ranges as tasks of a Dask cluster (the system and taps sent once to every
     worker); the scheduler is probed with a timeout first (:mod:`serdes.dask_client`)."""
+
+    here = False
 
     def __init__(self, address: str, timeout: float | None, system, taps, engine,
                  capture_limit):
@@ -97,15 +134,15 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
                    scheduler: str | None = None, timeout: float | None = None,
                    capture_limit: int = 0, progress=None, should_stop=None,
                    warmup: int | None = None, during=None):
-    """Count errors on ``system`` over ``threads`` local processes (default: all cores)
-    or the Dask cluster at ``scheduler``, with the counts of one thread. Returns
-    ``(RunResult, SlicerCapture or None, Split)``; a run that cannot be split (see
+    """Count errors on ``system`` over ``threads`` local processes (default: all cores;
+    this one and ``threads - 1`` forked workers) or the Dask cluster at ``scheduler``,
+    with the counts of one thread. Returns ``(RunResult, SlicerCapture or None, Split)``; a run that cannot be split (see
     :func:`split_limit`) or is too short runs in one thread (refused with a scheduler).
     ``warmup``: UIs before each range (default :func:`serdes.parallel.warmup_ui`; a
     range whose boundary check fails runs again with four times as many).
     ``during``: work for this process while the workers count (called once, after the
-    first ranges are handed out; not called when the run is not split), so that it
-    overlaps the counting instead of following it."""
+    first ranges are handed out, before this process counts any itself; not called when
+    the run is not split), so that it overlaps the counting instead of following it."""
     from serdes.engines.run import design_equalizer, pipeline, simulate
     from serdes.errors import ConfigError
 
@@ -141,7 +178,8 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
 def _warm_kernels(system, taps, engine) -> None:
     """Two short chunks of a throw-away pipeline before the workers are forked, so that
     they inherit the counting kernels loaded from numba's cache instead of each loading
-    them again (measured: about 0.05 s here against 0.1 s less in each worker)."""
+    them again (measured: about 0.05 s here against 0.1 s less in each worker); the
+    parent, which counts ranges too, needs them loaded as well."""
     from serdes.engines.run import pipeline
     from serdes.kernels.tally import snr_sums
 
@@ -167,18 +205,38 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
                         precoding=True, seed=run.seed) if pre else None)
     todo, flight = plan(system, pipe, ex.workers, warmup), deque()
     window = 4 * ex.workers
+    # with the parent counting too, two ranges queued per worker process: each has the
+    # next while the parent counts one of the same size, and at the end little is left
+    # queued for the parent to wait on (the tail's ranges are short)
+    ahead = 2 * ex.procs if ex.here else window
 
-    def fill():
-        while len(flight) < window:
-            t = next(todo, None)
-            if t is None:
-                return
+    following = [next(todo, None)]   # the next range to hand out (None: all are)
+
+    def take():
+        t = following[0]
+        if t is not None:
+            following[0] = next(todo, None)
+            split.tasks += 1
             if src is not None:  # precoding: one pass over the data while ranges run
                 while src.position < t.start:
                     src.next(min(1 << 20, t.start - src.position))
                 t = replace(t, precode_state=int(src._precode_state))
+        return t
+
+    def fill():
+        while len(flight) < window and (sum(not f.done() for _, f in flight) if ex.here
+                                        else len(flight)) < ahead:
+            t = take()
+            if t is None:
+                return
             flight.append((t, ex.submit(t)))
-            split.tasks += 1
+
+    stopped = []
+
+    def stop():  # the parent's own ranges check it between chunks, as one thread does
+        if should_stop is not None and should_stop():
+            stopped.append(True)
+        return bool(stopped)
 
     split = Split(warmup=warmup_ui(pipe) if warmup is None else int(warmup))
     prev, delay, skip0 = None, -1, pipe.skip_for(run.symbols)
@@ -186,10 +244,19 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
     if during is not None:
         during()
     while flight:
-        if should_stop is not None and should_stop():
+        if stop():
             merge.stopped_by = "interrupted"
             break
-        t, fut = flight.popleft()
+        t, fut = flight[0]
+        if ex.here and not fut.done():
+            nt = take() if len(flight) < window else None
+            if nt is not None:   # the parent would wait: it counts the next range itself
+                flight.append((nt, _ready(ex.run_here(nt, stop))))
+                fill()
+                continue
+            if following[0] is None and _steal(ex, flight, stop):  # all handed out:
+                continue                                       # one queued for a worker
+        flight.popleft()
         r = fut.result()
         ex.done(fut)
         fill()
@@ -204,9 +271,12 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             start = max(0, t.first - w)
             t = replace(t, start=start, skip=skip0 if start == 0 else start + pipe.warm,
                         precode_state=state_at(start))
-            fut = ex.submit(t)
-            r = fut.result()
-            ex.done(fut)
+            if ex.here:
+                r = ex.run_here(t)
+            else:
+                fut = ex.submit(t)
+                r = fut.result()
+                ex.done(fut)
             split.simulated += r.simulated
         delay = r.delay if prev is None else delay
         prev = r
@@ -218,6 +288,30 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             merge.stopped_by = "target_errors"
             break
     return merge, split, delay
+
+
+def _steal(ex, flight, stop) -> bool:
+    """The parent takes the last range in flight that a worker has not started (the
+    worker skips it); False when there is none (each worker has started its ranges)."""
+    for i in range(len(flight) - 1, 0, -1):
+        t, fut = flight[i]
+        if not fut.done() and not getattr(fut, "stolen", False):
+            fut.stolen = True
+            r = ex.steal(t, stop)
+            if r is None:
+                return False
+            flight[i] = (t, _ready(r))
+            return True
+    return False
+
+
+def _ready(result):
+    """A range the parent counted, as a finished future beside the workers' ones."""
+    from concurrent.futures import Future
+
+    fut = Future()
+    fut.set_result(result)
+    return fut
 
 
 def _result(system, taps, pipe, merge, delay, split, t0):
