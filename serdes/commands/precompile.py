@@ -22,7 +22,7 @@ def add_parser(sub):
 
 
 def main(args) -> int:
-    from serdes.kernels import aot, jit
+    from serdes.kernels import aot, aot_build, jit
 
     where = jit.module_dir()
     if where is None:
@@ -34,7 +34,7 @@ def main(args) -> int:
         return 0 if found else 1
     t = time.perf_counter()
     try:
-        path = aot.build(where)
+        path = aot_build.build(where)
     except Exception as e:  # no compiler, a numba error: the JIT stays in use
         raise ConfigError(f"precompile failed ({type(e).__name__}: {e}); runs keep "
                           f"using numba's JIT") from None

@@ -3,22 +3,16 @@ extension module (``serdes precompile``), so that such a run does not start numb
 
 :data:`KERNELS` names each kernel (``module.name`` in serdes.kernels) with the one
 signature its checking wrapper gives it (contiguous, writeable arrays; int64 / float64
-scalars). :func:`build` compiles them with numba.pycc, each with its own @njit options
+scalars). :func:`serdes.kernels.aot_build.build` compiles them with numba.pycc, each with its own @njit options
 (fastmath, error_model) and for the host CPU, as the JIT compiles them, so the results
 are the same to the bit (``tests/test_aot.py``). :mod:`serdes.kernels.jit` loads the
 module (without numba) and calls an AOT kernel only when the arguments have exactly
 these types; anything else, and every other kernel, goes to numba's JIT.
 
-This module imports numba only inside :func:`build`.
+This module is the table only; it imports neither numba nor the loader.
 """
 
 from __future__ import annotations
-
-import importlib
-import os
-import shutil
-import tempfile
-from pathlib import Path
 
 F1, F2, F3 = "float64[::1]", "float64[:, ::1]", "float64[:, :, ::1]"
 I1, I2, U1, U81 = "int64[::1]", "int64[:, ::1]", "uint64[::1]", "uint8[::1]"
@@ -49,45 +43,3 @@ MODULE_NAME = "serdes_aot"
 def export_name(key: str) -> str:
     """The name of kernel ``module.name`` in the extension module."""
     return key.replace(".", "__")
-
-
-def build(dest: Path) -> Path:
-    """Compile :data:`KERNELS` into ``dest`` (created; the file appears only when the
-    build succeeded) and return the extension's path. Imports numba."""
-    import numba.pycc.compiler as pc
-    from numba.core import compiler as nc
-    from numba.core.registry import cpu_target
-    from numba.pycc import CC
-
-    from serdes.kernels.jit import dispatcher
-
-    options = {}
-    cc = CC(MODULE_NAME)
-    cc.target_cpu = "host"  # as the JIT: the same machine code, the same bits
-    for key, (ret, argt) in KERNELS.items():
-        mod, name = key.split(".")
-        d = dispatcher(getattr(importlib.import_module(f"serdes.kernels.{mod}"), name))
-        options[d.py_func] = d.targetoptions   # as the JIT compiles it
-        cc.export(export_name(key), f"{ret}({', '.join(argt)})")(d.py_func)
-    compile_extra = pc.compile_extra
-
-    def own_flags(typingctx, targetctx, func, args, return_type, flags, **kw):
-        """pycc compiles every export with default flags: give each its @njit options."""
-        own = nc.Flags()
-        cpu_target.options.parse_as_flags(own, options[func])
-        own.no_compile = True
-        return compile_extra(typingctx, targetctx, func, args, return_type, own, **kw)
-
-    dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest) as tmp:
-        cc.output_dir = tmp
-        pc.compile_extra = own_flags
-        try:
-            cc.compile()
-        finally:
-            pc.compile_extra = compile_extra
-        built = Path(tmp) / cc.output_file
-        out = dest / cc.output_file
-        shutil.move(str(built), str(out) + ".part")
-        os.replace(str(out) + ".part", out)   # never a half-written module
-    return out

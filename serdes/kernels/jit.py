@@ -143,7 +143,7 @@ def source_key() -> str:
     h = hashlib.sha256(f"{sys.version} {np.__version__} {platform.machine()} "
                        f"{buildcache.installed('numba')} {buildcache.installed('llvmlite')}"
                        .encode())
-    mods = sorted({k.split(".")[0] for k in aot.KERNELS} | {"jit", "aot", "args"})
+    mods = sorted({k.split(".")[0] for k in aot.KERNELS} | {"jit", "aot", "aot_build", "args"})
     for m in mods:
         h.update(m.encode() + b"\0" + (here / f"{m}.py").read_bytes())
     try:
