@@ -1309,11 +1309,13 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                     _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt,
                                k_j, av, rn, hr)
                     cnt[ci] += 1
+                    # qmode - 1 (== 1 here) and qmode below: int64 values, not the literals
+                    # 1 and 2, so _quant_solve compiles one signature, not three
                     fbs[dt + m // 2] = _quant_solve(
                         C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
-                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, 1, qden, m_lb,
-                        p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
-                        thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram,
+                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode - 1, qden,
+                        m_lb, p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P),
+                        a1, thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram,
                         hist[:0], pb[:0])
                 order = np.argsort(-fbs, kind="mergesort")
                 for oi in range(order.shape[0]):
@@ -1328,9 +1330,10 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                                k_j, av, rn, hr)
                     fo = _quant_solve(
                         C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
-                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, 2, qden, m_lb,
-                        p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
-                        th, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram, hist, pb)
+                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden,
+                        m_lb, p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P),
+                        a1, th, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram, hist,
+                        pb)
                     if fo > fbest or (fo == fbest and ts < tbest):
                         fbest = fo
                         tbest = ts
