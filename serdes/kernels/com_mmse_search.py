@@ -1090,6 +1090,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
 
 _QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
 _BOX_ITERS = 1      # active-set steps of _box_bound's multipliers (any number: a bound)
+# (the kernels pass it as np.int64(_BOX_ITERS) and relaxed as np.bool_(...): a module
+# constant or a literal is typed as a Literal and compiles a signature of its own beside
+# the int64 / bool one of the callers from Python)
 _BOX_SLACK_DB = 1e-6  # added to _box_bound's FOM: its MSE comes from the Lagrangian by a
                       # different sum than the exact solve's (rounding ~1e-12 dB on the
                       # random problems); a tie is never pruned
@@ -1147,13 +1150,13 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
                            G, b) + _SLACK_DB
     else:
         fb = _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
-                        levels, R, lo, Y, G, y, z, w, b, True)
+                        levels, R, lo, Y, G, y, z, w, b, np.bool_(True))
     if qmode == 1 or fb < thr:
         rn[0] = rn0
         return fb
     if nwg and pb.shape[0] > 0:     # pruned pass: the bound that keeps the tap limits
         fb = _box_bound(av, rn, hr, nwt, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
-                        _BOX_ITERS) + _BOX_SLACK_DB
+                        np.int64(_BOX_ITERS)) + _BOX_SLACK_DB
         if fb >= thr:           # the bound over the placements' sets of floating taps
             fb = _pair_bound(av, rn, hr, nw, nwt, nwg, nwf, nb, bmin, bmax, var_x, rlm,
                              levels, thr - _SLACK_DB, lv, gram, G, b) + _SLACK_DB
@@ -1175,7 +1178,7 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
         fx = pb[nwt - 1] + _SLACK_DB
         if fx >= thr:           # at the exact V_qc, the bound that keeps the tap limits
             fx = _box_bound(av, rn, hr, nwt, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
-                            levels, _BOX_ITERS) + _BOX_SLACK_DB
+                            levels, np.int64(_BOX_ITERS)) + _BOX_SLACK_DB
         if fx >= thr:
             fx = _pair_bound(av, rn, hr, nw, nwt, nwg, nwf, nb, bmin, bmax, var_x, rlm,
                              levels, thr - _SLACK_DB, lv, gram, G, b) + _SLACK_DB
@@ -1309,11 +1312,13 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                     _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt,
                                k_j, av, rn, hr)
                     cnt[ci] += 1
+                    # qmode - 1 (== 1 here) and qmode below: int64 values, not the literals
+                    # 1 and 2, so _quant_solve compiles one signature, not three
                     fbs[dt + m // 2] = _quant_solve(
                         C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
-                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, 1, qden, m_lb,
-                        p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
-                        thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram,
+                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode - 1, qden,
+                        m_lb, p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P),
+                        a1, thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram,
                         hist[:0], pb[:0])
                 order = np.argsort(-fbs, kind="mergesort")
                 for oi in range(order.shape[0]):
@@ -1328,9 +1333,10 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                                k_j, av, rn, hr)
                     fo = _quant_solve(
                         C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
-                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, 2, qden, m_lb,
-                        p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
-                        th, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram, hist, pb)
+                        bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, qmode, qden,
+                        m_lb, p_half, npts_q, (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P),
+                        a1, th, top, hq, cols, nwt, nwg, nwf, chosen, valid, lv, gram, hist,
+                        pb)
                     if fo > fbest or (fo == fbest and ts < tbest):
                         fbest = fo
                         tbest = ts
