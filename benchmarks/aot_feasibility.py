@@ -88,36 +88,17 @@ def record(out: Path, symbols: int) -> None:
 def build(out: Path) -> None:
     import importlib
 
-    from numba.core import compiler as nc
-    from numba.core.registry import cpu_target
-    from numba.pycc import CC
-    import numba.pycc.compiler as pc
+    from serdes.kernels.aot_build import compile_kernels
 
     with open(out / "sigs.pkl", "rb") as f:
         sigs = pickle.load(f)
-    cc = CC("aot_proto")
-    cc.output_dir = str(out)
-    cc.target_cpu = "host"
-    options = {}
+    exports = {}
     for key, sig in sigs.items():
         modname, name = key.split(".")
-        d = getattr(importlib.import_module(f"serdes.kernels.{modname}"), name)
-        options[d.py_func] = d.targetoptions
-        cc.export(key.replace(".", "__"), sig)(d.py_func)
-    compile_extra = pc.compile_extra
-
-    def with_own_flags(typingctx, targetctx, func, args, return_type, flags, **kw):
-        own = nc.Flags()
-        cpu_target.options.parse_as_flags(own, options[func])
-        own.no_compile = True
-        return compile_extra(typingctx, targetctx, func, args, return_type, own, **kw)
-
-    pc.compile_extra = with_own_flags
+        kernel = getattr(importlib.import_module(f"serdes.kernels.{modname}"), name)
+        exports[key.replace(".", "__")] = (kernel, sig)
     t = time.perf_counter(), time.process_time()
-    try:
-        cc.compile()
-    finally:
-        pc.compile_extra = compile_extra
+    compile_kernels("aot_proto", exports, str(out))
     print(f"  built {len(sigs)} kernels in {time.perf_counter() - t[0]:.1f} s wall, "
           f"{time.process_time() - t[1]:.1f} s CPU: {sorted(out.glob('aot_proto*.so'))}")
 
