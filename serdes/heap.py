@@ -12,8 +12,11 @@ free) let every chunk reuse the pages of the one before: the faults and the syst
 all but vanish (``benchmarks/threads_timeline.py``). The run's memory stays bounded by
 the chunk size as before; what is kept is at most the largest chunk's working set.
 
-Process-wide, so only the CLI's ``run`` command calls it (forked worker processes
-inherit it); a library caller can call :func:`keep_freed_memory` itself. A no-op where
+Process-wide, so only the CLI calls it: ``run`` (its forked worker processes inherit
+it), ``sweep``, and each spawned sweep worker (``serdes.sweep.local``), which with the
+precompiled kernels never imports numba - numba's import happens to raise glibc's dynamic
+thresholds, and without it a sweep point faults in each chunk array afresh (points ran
+1.5x slower). A library caller can call :func:`keep_freed_memory` itself. A no-op where
 the C library is not glibc.
 """
 

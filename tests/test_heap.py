@@ -51,3 +51,44 @@ def test_kept_memory_removes_the_page_faults_of_a_repeated_run():
     # kept: the third run finds every page it needs already mapped
     assert default["faults"] > 300
     assert kept["faults"] < default["faults"] / 10
+
+
+WORKER = r"""
+import resource, sys
+import numpy as np
+if sys.argv[1] == "worker":
+    from serdes.sweep.local import _worker_init
+    _worker_init()
+rng = np.random.default_rng(1)
+
+def chunk():                       # a chunk's worth of 512 KB arrays, made and freed
+    a = rng.standard_normal(65536)
+    b = np.cumsum(a)
+    c = a * b + 1.0
+    return float(np.sign(c).sum())
+
+for _ in range(20):
+    chunk()
+r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(200):
+    chunk()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0, "numba" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
+                    reason="mallopt thresholds are glibc's")
+def test_a_sweep_worker_keeps_freed_memory():
+    """A sweep worker process (spawned, no numba imported, as with the precompiled
+    kernels) reuses the pages of its chunk arrays like `serdes run` does."""
+    def faults(mode):
+        out = subprocess.run([sys.executable, "-c", WORKER, mode], capture_output=True,
+                             text=True, check=True, cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        n, numba = out.stdout.split()
+        assert numba == "False"
+        return int(n)
+
+    plain, worker = faults("plain"), faults("worker")
+    assert plain > 200 * 100          # 128 pages per fresh 512 KB array, several a chunk
+    assert worker < plain / 100

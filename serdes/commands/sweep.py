@@ -72,7 +72,10 @@ def add_parser(sub):
 
 
 def main(args) -> int:
+    from serdes.heap import keep_freed_memory
     from serdes.sweep import SweepError, SweepInterrupted, parse_specs, run_sweep
+
+    keep_freed_memory()  # for --workers 0, where the points run in this process
 
     cfg = load_config(args)
     grid = parse_specs(args.axes)

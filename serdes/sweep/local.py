@@ -99,6 +99,12 @@ def _worker_init() -> None:
     import signal
     import threading
 
+    from serdes.heap import keep_freed_memory
+
+    # A point's chunks reuse the pages of the one before (serdes/heap.py). Without it a
+    # worker that runs the precompiled kernels (it never imports numba, whose import
+    # happens to raise glibc's thresholds) faults in every 512 KB chunk array afresh.
+    keep_freed_memory()
     # Ctrl-C goes to the whole process group; the parent stops the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
