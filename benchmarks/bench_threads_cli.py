@@ -3,8 +3,9 @@
 paired and interleaved, wall clock and CPU time (worker processes included), with the
 load average. `bench_parallel.py` times the counting alone in one process.
 
-Run: python benchmarks/bench_threads_cli.py [SYMBOLS [ROUNDS [THREADS]]]
-     (default 1e8 symbols, 3 rounds, 2 threads; the default link, no error target)
+Run: python benchmarks/bench_threads_cli.py [SYMBOLS [ROUNDS [THREADS]]] [--json]
+     (default 1e8 symbols, 3 rounds, 2 threads; the default link, no error target;
+     --json: the rounds go to stderr and one JSON object of the medians to stdout)
 The CTLE choice comes from the on-disk cache after the first run, as in a user's
 repeated runs; SERDES_CACHE_DIR=off measures every run with its search.
 """
@@ -36,26 +37,39 @@ def one(symbols: str, threads: int) -> tuple[float, float, int, float]:
 
 
 def main(argv) -> None:
+    as_json = "--json" in argv
+    argv = [a for a in argv if a != "--json"]
     symbols = argv[0] if argv else "1e8"
     rounds = int(argv[1]) if len(argv) > 1 else 3
     threads = int(argv[2]) if len(argv) > 2 else 2
     symbols = str(int(float(symbols)))
-    ratios, cpus = [], []
+    say = (lambda m: print(m, file=sys.stderr, flush=True)) if as_json else (
+        lambda m: print(m, flush=True))
+    ratios, cpus, walls, loads, errors = [], [], [], [], None
     for r in range(rounds):
         order = (1, threads) if r % 2 == 0 else (threads, 1)
         got = {t: one(symbols, t) for t in order}
         (w1, c1, e1, l1), (wn, cn, en, ln) = got[1], got[threads]
         assert e1 == en, "a split run must count what one thread counts"
+        errors = e1
         ratios.append(w1 / wn)
         cpus.append((c1, cn))
-        print(f"round {r}: 1 thread {w1:.2f} s wall {c1:.2f} s CPU; {threads} threads "
-              f"{wn:.2f} s wall {cn:.2f} s CPU ({cn / threads:.2f} s per thread); ratio "
-              f"{w1 / wn:.2f}x, from CPU per thread {c1 / (cn / threads):.2f}x; {e1} bit errors; "
-              f"load average {max(l1, ln):.1f}", flush=True)
-    print(f"{symbols} symbols, {threads} threads against 1: wall ratio median "
-          f"{statistics.median(ratios):.2f}x (" + ", ".join(f"{x:.2f}" for x in ratios)
-          + f"); CPU {statistics.median(c for c, _ in cpus):.2f} s against "
-          f"{statistics.median(c for _, c in cpus):.2f} s")
+        walls.append((w1, wn))
+        loads += [l1, ln]
+        say(f"round {r}: 1 thread {w1:.2f} s wall {c1:.2f} s CPU; {threads} threads "
+            f"{wn:.2f} s wall {cn:.2f} s CPU ({cn / threads:.2f} s per thread); ratio "
+            f"{w1 / wn:.2f}x, from CPU per thread {c1 / (cn / threads):.2f}x; {e1} bit errors; "
+            f"load average {max(l1, ln):.1f}")
+    say(f"{symbols} symbols, {threads} threads against 1: wall ratio median "
+        f"{statistics.median(ratios):.2f}x (" + ", ".join(f"{x:.2f}" for x in ratios)
+        + f"); CPU {statistics.median(c for c, _ in cpus):.2f} s against "
+        f"{statistics.median(c for _, c in cpus):.2f} s")
+    if as_json:
+        print(json.dumps(dict(symbols=int(symbols), threads=threads, rounds=rounds,
+                              ratio=statistics.median(ratios), ratios=ratios,
+                              one_wall_s=[w for w, _ in walls], n_wall_s=[w for _, w in walls],
+                              one_cpu_s=[c for c, _ in cpus], n_cpu_s=[c for _, c in cpus],
+                              bit_errors=errors, load_lo=min(loads), load_hi=max(loads))))
 
 
 if __name__ == "__main__":

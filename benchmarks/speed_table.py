@@ -6,7 +6,9 @@ baseline measured in the same run.
 Runs, in this order: the single-thread benchmarks in one pytest process pinned to one
 core (``taskset -c 1``: bench_core, bench_jitter, bench_cdr, bench_statistical,
 bench_mlse), the multi-process ones unpinned (bench_parallel.py as its own process, 3
-rounds; bench_sweep), then
+rounds; bench_sweep; bench_threads_cli.py at 1e8 symbols on numba's JIT, then
+``serdes precompile`` and the same with the precompiled kernels; then the default
+command at 1e5 symbols, warm, precompiled against JIT), then
 compare_engines.py against ``--base`` (the revision the waveform and statistical-SJ rows
 are compared with; default: the tree before the second round of speed work), startup.py
 and peers.py (serdespy and PyBERT on the DPO_4in channel; rows say why when a peer or
@@ -25,6 +27,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +56,10 @@ UNPINNED = ["bench_sweep.py::test_sweep_throughput"]
 # `serdes run` is its own process), 3 rounds, the medians; inside the pytest process the
 # same measurement read 1.35x where the script read 1.6-1.7x on the same tree
 PARALLEL = ["1e7", "2", "--rounds", "3", "--json"]
+# goal 3 as a user meets it: whole `serdes run --threads 2` CLI processes against
+# `--threads 1` at 1e8 symbols, 3 interleaved rounds, once on numba's JIT (SERDES_AOT=off)
+# and once with the precompiled kernels (`serdes precompile` first)
+THREADS_CLI = ["1e8", "3", "2", "--json"]
 
 
 def _pin() -> list[str]:
@@ -60,8 +67,9 @@ def _pin() -> list[str]:
 
 
 def _env() -> dict:
+    # every row on numba's JIT (as after a plain install) but the one that says otherwise
     return dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen",
-                SERDES_BENCH_CLOCK="cpu")
+                SERDES_BENCH_CLOCK="cpu", SERDES_AOT="off")
 
 
 def _log(msg: str) -> None:
@@ -86,13 +94,37 @@ def run_pytest(nodes: list[str], pin: bool, tmp: Path, name: str) -> dict:
     return {b["name"]: b for b in json.loads(out.read_text())["benchmarks"]}
 
 
-def run_script(args: list[str], pin: bool = False) -> str:
-    _log(f"[speed_table] {' '.join(args)}")
+def run_script(args: list[str], pin: bool = False, env: dict | None = None) -> str:
+    _log(f"[speed_table] {' '.join(args)}" + "".join(f" {k}={v}" for k, v in (env or {}).items()))
     r = subprocess.run((_pin() if pin else []) + [sys.executable, *args], cwd=str(ROOT),
-                       env=_env(), capture_output=True, text=True)
+                       env=dict(_env(), **(env or {})), capture_output=True, text=True)
     if r.returncode != 0:
         _log(r.stderr[-2000:])
     return r.stdout
+
+
+def warm_short_runs(rounds: int = 5) -> dict:
+    """Goal 5 as a user meets it: the default command, ``serdes run --set
+    link.symbols=100000`` (text summary with the statistical BER), warm (CTLE choice
+    cached, kernels compiled or precompiled), whole processes pinned to one core,
+    interleaved rounds of the precompiled kernels and numba's JIT: medians of CPU (user +
+    system) and wall seconds per variant."""
+    cmd = _pin() + [sys.executable, "-m", "serdes.cli", "run", "--set", "link.symbols=100000"]
+    out = {"aot": [], "jit": []}
+    for r in range(rounds + 1):                     # round 0 warms both variants' caches
+        for key in ("aot", "jit"):
+            env = dict(_env(), SERDES_AOT="on" if key == "aot" else "off")
+            c0, t0 = _children_cpu_s(), time.perf_counter()
+            ok = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True).returncode
+            wall, cpu = time.perf_counter() - t0, _children_cpu_s() - c0
+            if ok != 0:
+                return {}
+            if r:
+                out[key].append((cpu, wall))
+    med = statistics.median
+    return {k: dict(cpu_s=med(c for c, _ in v), wall_s=med(w for _, w in v),
+                    cpu_lo=min(c for c, _ in v), cpu_hi=max(c for c, _ in v),
+                    rounds=len(v)) for k, v in out.items()}
 
 
 def _m(x: float) -> str:
@@ -104,7 +136,8 @@ def _k(x: float) -> str:
 
 
 def rows_from(b: dict, engines: str, startup: str, peers: list[dict] | None,
-              quick: bool, base: str, parallel: dict | None = None
+              quick: bool, base: str, parallel: dict | None = None,
+              threads_cli: dict | None = None, short: dict | None = None
               ) -> list[tuple[str, str, str]]:
     rows = []
     missing = "not measured in this run (see the log)"
@@ -175,6 +208,19 @@ def rows_from(b: dict, engines: str, startup: str, peers: list[dict] | None,
                  f"the same run in one thread, {e['symbols'] / e['one_cpu_s'] / 1e6:.2f} M "
                  f"symbols/s CPU ({e['one_symbols_per_s'] / 1e6:.2f} M/s wall; "
                  f"`bench_parallel.py {' '.join(PARALLEL[:-1])}`)" if e else ""))
+    for key, how in (("jit", "numba's JIT (`SERDES_AOT=off`)"),
+                     ("aot", "the precompiled kernels (`serdes precompile`)")):
+        e = (threads_cli or {}).get(key)
+        rows.append(("whole CLI, `serdes run --threads 2` against `--threads 1`, 1e8 symbols, "
+                     f"default link, {how}",
+                     f"wall ratio median {e['ratio']:.2f}x ("
+                     + ", ".join(f"{x:.2f}" for x in e["ratios"]) + f"); one thread "
+                     f"{min(e['one_wall_s']):.1f}-{max(e['one_wall_s']):.1f} s wall, two "
+                     f"{min(e['n_wall_s']):.2f}-{max(e['n_wall_s']):.2f} s; {e['bit_errors']} "
+                     f"bit errors in every run; load average {e['load_lo']:.1f}-"
+                     f"{e['load_hi']:.1f}" if e else missing,
+                     "the same command in one thread, rounds interleaved "
+                     f"(`bench_threads_cli.py {' '.join(THREADS_CLI[:-1])}`)"))
     w = re.search(r"waveform, median of (\d+) pairs: ([\d.]+) -> ([\d.]+) M symbols/s "
                   r"\(([\d.]+)x; pair ratios ([\d.]+-[\d.]+)\)", engines)
     rows.append(("waveform engine, default link (noise, 0.01 UI RJ), CPU time",
@@ -195,6 +241,16 @@ def rows_from(b: dict, engines: str, startup: str, peers: list[dict] | None,
                  f"{float(c.group(2)):.1f} s CPU ({float(c.group(1)):.1f} s wall)" if c
                  else missing,
                  "first run after install = cold (`startup.py`)"))
+    e = short or {}
+    rows.append(("warm `serdes run --set link.symbols=100000` (the default command: text "
+                 "summary with the statistical BER), pinned, median of "
+                 f"{e.get('aot', {}).get('rounds', 0)} interleaved rounds",
+                 f"with the precompiled kernels {e['aot']['cpu_s']:.2f} s CPU "
+                 f"({e['aot']['cpu_lo']:.2f}-{e['aot']['cpu_hi']:.2f}), "
+                 f"{e['aot']['wall_s']:.2f} s wall" if e else missing,
+                 f"numba's JIT, warm cache: {e['jit']['cpu_s']:.2f} s CPU "
+                 f"({e['jit']['cpu_lo']:.2f}-{e['jit']['cpu_hi']:.2f}), "
+                 f"{e['jit']['wall_s']:.2f} s wall" if e else ""))
     rows += peer_rows(peers, quick)
     return rows
 
@@ -242,6 +298,7 @@ def markdown(rows, elapsed_s: float, load: tuple[float, float], cpu_s: float) ->
             f"{load[0]:.1f} at the start and "
             f"{load[1]:.1f} at the end) on the 2-core development machine: single-thread "
             "rows in CPU time pinned to one core, numba compile time excluded by a warm-up, "
+            "every row on numba's JIT unless it says otherwise, "
             "each row beside its baseline in the same run; absolute numbers on a shared "
             "machine vary by about 30 %, the ratios less:\n")
     lines = [head, "| what | serdes | baseline in the same run |", "|---|---|---|"]
@@ -266,6 +323,18 @@ def main(argv=None) -> int:
         except json.JSONDecodeError:
             parallel = None
         b.update(run_pytest(UNPINNED, False, Path(tmp), "unpinned"))
+    threads_cli = {}
+    for key in ("jit", "aot"):
+        if key == "aot":
+            run_script(["-m", "serdes.cli", "precompile"], env={"SERDES_AOT": "on"})
+        try:
+            threads_cli[key] = json.loads(run_script(
+                [str(BENCH / "bench_threads_cli.py"), *THREADS_CLI],
+                env=None if key == "jit" else {"SERDES_AOT": "on"}))
+        except json.JSONDecodeError:
+            pass
+    _log("[speed_table] warm short runs, precompiled kernels and JIT")
+    short = warm_short_runs()
     engines = run_script([str(BENCH / "compare_engines.py"), args.base, "--pairs", "5"])
     startup = run_script([str(BENCH / "startup.py"), "--runs", "3"])
     peers_cmd = [str(BENCH / "peers.py"), "--json", "--rounds", "2"]
@@ -278,7 +347,8 @@ def main(argv=None) -> int:
         peers = [dict(peer="serdespy / PyBERT", skipped=out.strip() or "peers.py failed")]
     if args.quick:
         peers = [p for p in peers if p.get("peer") != "pybert"]
-    rows = rows_from(b, engines, startup, peers, args.quick, args.base, parallel)
+    rows = rows_from(b, engines, startup, peers, args.quick, args.base, parallel, threads_cli,
+                     short)
     md = markdown(rows, time.perf_counter() - t0, (load0, os.getloadavg()[0]),
                   _children_cpu_s())
     print(md)
@@ -288,7 +358,8 @@ def main(argv=None) -> int:
         Path(args.json).write_text(json.dumps(dict(
             benchmarks={k: dict(extra_info=v.get("extra_info"), min_s=v["stats"]["min"])
                         for k, v in b.items()},
-            compare_engines=engines, parallel=parallel, startup=startup, peers=peers),
+            compare_engines=engines, parallel=parallel, threads_cli=threads_cli, short=short,
+            startup=startup, peers=peers),
             indent=1, default=str))
     return 0
 
