@@ -97,7 +97,7 @@ def recording(k):
 
 j._bind = recording
 with contextlib.redirect_stdout(io.StringIO()):
-    serdes.cli.main(["run", "--set", "link.symbols=100000", "--no-progress"])
+    serdes.cli.main(["run", "--set", "link.symbols=100000", "--no-progress", "--json"])
 with open(sys.argv[1], "wb") as f:
     pickle.dump(calls, f)
 """
@@ -139,13 +139,24 @@ def test_every_precompiled_kernel_equals_its_jit_to_the_bit(cache, tmp_path):
 _PROBE = ("import io, sys, contextlib, serdes.cli\n"
           "import serdes.kernels.jit as j\n"
           "with contextlib.redirect_stdout(io.StringIO()):\n"
-          "    rc = serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-progress'])\n"
+          "    rc = serdes.cli.main(['run', '--set', 'link.symbols=20000', '--no-progress']"
+          " + sys.argv[1:])\n"
           "print(rc, j.aot_module() is not None, sorted(m for m in "
           "('numba', 'llvmlite', 'scipy') if m in sys.modules))\n")
 
 
-def test_a_short_run_with_precompiled_kernels_does_not_import_numba(cache):
-    assert _py(_PROBE, _env(cache)).split(None, 2) == ["0", "True", "[]"]
+def _probe(env: dict, *extra: str) -> str:
+    out = subprocess.run([sys.executable, "-c", _PROBE, *extra], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["text", "json"])
+def test_a_short_run_with_precompiled_kernels_does_not_import_numba(cache, extra):
+    """The text summary and the --json report (its eye openings and clip probability
+    included) run on the precompiled kernels alone."""
+    assert _probe(_env(cache), *extra).split(None, 2) == ["0", "True", "[]"]
     # the same process without them: numba's JIT (the old path)
     rc, used, mods = _py(_PROBE, _env(cache, aot="off")).split(None, 2)
     assert (rc, used) == ("0", "False") and "numba" in mods

@@ -1,9 +1,10 @@
-"""The kernels a default short ``serdes run`` calls, compiled ahead of time into one
-extension module (``serdes precompile``), so that such a run does not start numba.
+"""The kernels a default short ``serdes run`` calls (its text summary or its ``--json``
+report), compiled ahead of time into one extension module (``serdes precompile``), so
+that such a run does not start numba.
 
 :data:`KERNELS` names each kernel (``module.name`` in serdes.kernels) with the one
-signature its checking wrapper gives it (contiguous, writeable arrays; int64 / float64
-scalars). :func:`serdes.kernels.aot_build.build` compiles them with numba.pycc, each with its own @njit options
+signature its checking wrapper gives it (contiguous, writeable arrays; int64 / float64 /
+boolean scalars). :func:`serdes.kernels.aot_build.build` compiles them with numba.pycc, each with its own @njit options
 (fastmath, error_model) and for the host CPU, as the JIT compiles them, so the results
 are the same to the bit (``tests/test_aot.py``). :mod:`serdes.kernels.jit` loads the
 module (without numba) and calls an AOT kernel only when the arguments have exactly
@@ -36,6 +37,11 @@ KERNELS: dict[str, tuple[str, tuple[str, ...]]] = {
                                      (F1, F1, F1, I1, I, F1, F1, F1, I1, I1, F1, I, I)),
     "stat_joint._merge_close": ("none", (F2, F2, F2, I2, F, F2, F2, F2)),
     "stat_tails._mixture_tails": (F1, (F1, I, F, F1, U81, I1, F2, F2, F2)),
+    # the report's eye openings and clip probability (`--json`, and the sections a text
+    # summary prints when asked)
+    "stat_tails._rows_wrong_side": (F2, (F1, I1, I1, F1, F2, F3, F3, F3, F1, I1, I1, F1, F1,
+                                         F)),
+    "stat._tail_points": (F1, (F1, I, F, F1, F, "boolean", F)),
 }
 MODULE_NAME = "serdes_aot"
 

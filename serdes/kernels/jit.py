@@ -128,6 +128,8 @@ def _check(t: str):
                           and a.flags.c_contiguous and a.flags.writeable)
     if t == "float64":
         return lambda a: type(a) is float or type(a) is np.float64
+    if t == "boolean":
+        return lambda a: type(a) is bool or type(a) is np.bool_
     return lambda a: (type(a) is int or type(a) is np.int64) and -2**63 <= a < 2**63
 
 
