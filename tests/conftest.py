@@ -22,6 +22,14 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "NUMBA_NUM_THREADS" not in os
     _share = _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     os.environ["NUMBA_NUM_THREADS"] = str(max(1, _share))
 
+# `serdes run` keeps its CTLE choices and the precompiled kernels (`serdes precompile`)
+# in the user's cache folder: the tests (and the processes they start) use a folder of
+# their own, set here, when the conftest is imported, so that a kernel called while the
+# test modules are collected does not find the user's precompiled module either (the
+# suite tests numba's JIT; tests/test_aot.py builds a module of its own).
+_TEST_CACHE = tempfile.TemporaryDirectory(prefix="serdes-test-cache-")
+os.environ["SERDES_CACHE_DIR"] = _TEST_CACHE.name
+
 import pytest  # noqa: E402
 
 from serdes.config import Config  # noqa: E402
@@ -67,18 +75,6 @@ def earlier_default(*overrides) -> Config:
     return Config.default().with_overrides([*EARLIER_DEFAULT, *overrides])
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _private_build_cache():
-    """`serdes run` keeps its CTLE choices in the user's cache folder: the tests (and the
-    processes they start) use a folder of their own."""
-    old = os.environ.get("SERDES_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="serdes-test-cache-") as folder:
-        os.environ["SERDES_CACHE_DIR"] = folder
-        yield
-    if old is None:
-        os.environ.pop("SERDES_CACHE_DIR", None)
-    else:
-        os.environ["SERDES_CACHE_DIR"] = old
 
 
 # -- the suite on all cores (pytest-xdist: `-n auto --dist loadgroup` in pyproject.toml) --
