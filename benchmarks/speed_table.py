@@ -106,18 +106,20 @@ def run_script(args: list[str], pin: bool = False, env: dict | None = None) -> s
 def warm_short_runs(rounds: int = 5) -> dict:
     """Goal 5 as a user meets it: the default command, ``serdes run --set
     link.symbols=100000`` (text summary with the statistical BER), warm (CTLE choice
-    cached, kernels compiled or precompiled), whole processes pinned to one core,
-    interleaved rounds of the precompiled kernels and numba's JIT: medians of CPU (user +
-    system) and wall seconds per variant."""
-    cmd = _pin() + [sys.executable, "-m", "serdes.cli", "run", "--set", "link.symbols=100000"]
+    cached, kernels compiled or precompiled), whole processes pinned to one core
+    (``startup_paired._run``), interleaved rounds of the precompiled kernels and numba's
+    JIT: medians of CPU (user + system) and wall seconds per variant ({} if a run failed
+    or taskset is missing)."""
+    from startup_paired import _run
+
+    cmd = [sys.executable, "-m", "serdes.cli", "run", "--set", "link.symbols=100000"]
     out = {"aot": [], "jit": []}
     for r in range(rounds + 1):                     # round 0 warms both variants' caches
         for key in ("aot", "jit"):
             env = dict(_env(), SERDES_AOT="on" if key == "aot" else "off")
-            c0, t0 = _children_cpu_s(), time.perf_counter()
-            ok = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True).returncode
-            wall, cpu = time.perf_counter() - t0, _children_cpu_s() - c0
-            if ok != 0:
+            try:
+                wall, cpu, _ = _run(cmd, env, str(ROOT), 1)
+            except (OSError, subprocess.CalledProcessError):
                 return {}
             if r:
                 out[key].append((cpu, wall))
