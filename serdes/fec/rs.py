@@ -110,11 +110,13 @@ def _decode(words, exp, log, order, t):
                 continue
             coef = _gdiv(d, b, exp, log, order)
             if 2 * L <= i:
-                tmp[:] = lam
+                for q in range(lam.shape[0]):   # element copies: an array assignment
+                    tmp[q] = lam[q]                 # compiles numba's shape-error path
                 for q in range(nr + 1 - m):
                     lam[q + m] ^= _gmul(coef, bb[q], exp, log)
                 L = i + 1 - L
-                bb[:] = tmp
+                for q in range(tmp.shape[0]):
+                    bb[q] = tmp[q]
                 b = d
                 m = 1
             else:

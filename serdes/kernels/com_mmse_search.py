@@ -1048,7 +1048,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         # the window a alone: Gram_F + Ea^T Ea, Ea = La^-1 C_a, La La^T = S_aa
         if not _chol(S[a:a + nwf, a:a + nwf], nwf, La):
             return np.inf
-        Ea[:, :] = Cm[a:a + nwf, :nr]
+        for i in range(nwf):    # element copy: no array-assignment error path to compile
+            for j in range(nr):
+                Ea[i, j] = Cm[a + i, j]
         _lower_solve(La, Ea, nwf, nr)
         _gram_plus(g0, Ea, nwf, nr, ga)
         best = _best_fom(best, ga, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)

@@ -290,8 +290,10 @@ def _gauss_rows(resid, tiny, deltas, levels, thresholds, half, fd, nv, floor):
     for r in range(R):
         gmax = max(gmax, lengths[r])
     pmfs = np.zeros((R, gmax))
-    for r in range(R):
-        pmfs[r, :lengths[r]] = pmfs_list[r]
+    for r in range(R):      # element loops: an array assignment compiles numba's
+        pr = pmfs_list[r]       # shape-mismatch error path (seconds on a first run)
+        for i in range(lengths[r]):
+            pmfs[r, i] = pr[i]
     return pmfs, lengths, k0s, isi_var, noise_var, sigma, approx, tails
 
 

@@ -122,8 +122,9 @@ def _partition(val, ids, lo, hi, ranks):
         tv[q] = val[lo + p]
         ti[q] = ids[lo + p]
         fill[bk[p]] += 1
-    val[lo:hi] = tv
-    ids[lo:hi] = ti
+    for p in range(n):      # a loop, not a slice copy: numba compiles the shape-mismatch
+        val[lo + p] = tv[p]     # error path (string formatting) of an array assignment,
+        ids[lo + p] = ti[p]     # seconds on a first run
     r = 0
     b = 0
     while r < ranks.shape[0]:
@@ -308,10 +309,11 @@ def _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs, mi
         for t in range(B):
             bi = order[t]
             s, e = start[i * B + bi], start[i * B + bi + 1]
-            if e - s < min_bin:
-                var[bi, i] = var[inner[bi], i]
-                wts[bi, i] = wts[inner[bi], i]
-                kk[bi, i] = kk[inner[bi], i]
+            if e - s < min_bin:     # element loops, not row copies (see _partition)
+                for j in range(K):
+                    var[bi, i, j] = var[inner[bi], i, j]
+                    wts[bi, i, j] = wts[inner[bi], i, j]
+                    kk[bi, i, j] = kk[inner[bi], i, j]
                 continue
             _cell(negv, ix, s, e - s, k3, fracs, min_class, var[bi, i], wts[bi, i],
                   kk[bi, i])
