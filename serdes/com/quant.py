@@ -48,30 +48,42 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
     order = np.argsort(-flat, kind="stable")       # ties: lower (CTLE, TX) index first
     best = (-np.inf, -1, -1, -1)
     n_exact = 0
-    cache = {}
-    pos = 0
-    while pos < len(order) and flat[order[pos]] >= best[0]:
-        # the first candidate alone: its FOM is the incumbent the next batch prunes with
-        size = BATCH if best[1] >= 0 else 1
-        batch = order[pos:pos + size]
-        batch = batch[flat[batch] >= best[0]]
-        pos += size
-        for n in np.unique(batch // len(C)):
-            rows = np.sort(batch[batch // len(C) == n] % len(C))
-            if n not in cache:
-                if len(cache) > 4:
-                    cache.pop(next(iter(cache)))
-                cache[n] = parts.at(ctle_weights(ctles[n][2], ctles[n][3]))
-            t = cache[n]
-            thr = np.full(len(rows), best[0])
-            # one row per parallel chunk: an exact evaluation costs ~1 ms per sampling
-            # time with floating taps, so the batch's rows are spread over the threads
-            f, ts, _ = mmse_block(C[rows], CC[rows], t.gv, t.gj, t.gf, t.r_base, t.acf_next,
-                                  t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, chunk=1, **qkw)
-            n_exact += len(rows)
-            for r, fr, tr in zip(rows, f, ts):
-                if fr > best[0] or (fr == best[0] and (n, r) < (best[1], best[2])):
-                    best = (float(fr), int(n), int(r), int(tr))
+
+    def evaluate(n, rows, t):
+        nonlocal best, n_exact
+        thr = np.full(len(rows), best[0])
+        # one row per parallel chunk: an exact evaluation costs ~1 ms per sampling
+        # time with floating taps, so the rows are spread over the threads
+        f, ts, _ = mmse_block(C[rows], CC[rows], t.gv, t.gj, t.gf, t.r_base, t.acf_next,
+                              t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, chunk=1, **qkw)
+        n_exact += len(rows)
+        for r, fr, tr in zip(rows, f, ts):
+            if fr > best[0] or (fr == best[0] and (n, r) < (best[1], best[2])):
+                best = (float(fr), int(n), int(r), int(tr))
+
+    # the candidate of the highest bound alone: its FOM is the first incumbent
+    n0, r0 = divmod(int(order[0]), len(C))
+    evaluate(n0, np.array([r0]), parts.at(ctle_weights(ctles[n0][2], ctles[n0][3])))
+    done = np.zeros(flat.shape, dtype=bool)
+    done[order[0]] = True
+    # then CTLE setting by CTLE setting, in descending order of each one's highest bound
+    # still open: its tables are formed once, and its candidates whose bound reaches the
+    # incumbent are evaluated BATCH at a time in descending bound order, each batch with
+    # the incumbent of the one before. Every candidate whose bound reaches the final best
+    # is evaluated with a threshold at most that best, so the result is that of
+    # evaluating every candidate (ties to the lower (CTLE, TX) index).
+    ubo = np.where(done, -np.inf, flat).reshape(ub.shape)
+    for n in np.argsort(-ubo.max(axis=1), kind="stable"):
+        rows = np.flatnonzero(ubo[n] >= best[0])
+        if not len(rows):
+            continue
+        rows = rows[np.argsort(-ubo[n, rows], kind="stable")]
+        t = parts.at(ctle_weights(ctles[n][2], ctles[n][3]))
+        for s0 in range(0, len(rows), BATCH):
+            batch = rows[s0:s0 + BATCH]
+            batch = np.sort(batch[ubo[n, batch] >= best[0]])
+            if len(batch):
+                evaluate(n, batch, t)
     return best[0], best[1], best[2], best[3], ub, n_exact
 
 
