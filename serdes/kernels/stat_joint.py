@@ -249,6 +249,22 @@ def _cell(nv_, ids, s0, n, k3, fracs, min_class, out_v, out_w, out_k):
 
 
 @njit(cache=True)
+def _first_at_least(a, v):
+    """np.searchsorted(a, v) (a ascending): the first index with a[i] >= v, by bisection
+    (numba's searchsorted compiles a generic comparator, a few tenths of a second on a
+    first run)."""
+    lo = 0
+    hi = a.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
 def _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs, min_class,
                       min_bin):
     nv = v.shape[0]
@@ -270,8 +286,8 @@ def _rj_joint_classes(a, v, k3, lv, m, resid, extra, qs, order, inner, fracs, mi
         virt = (nv - 1) * qs[q]
         p = int(math.floor(virt))
         g = virt - p
-        lo_x = xs[np.searchsorted(rk, p)]
-        hi_x = xs[np.searchsorted(rk, min(p + 1, nv - 1))]
+        lo_x = xs[_first_at_least(rk, p)]
+        hi_x = xs[_first_at_least(rk, min(p + 1, nv - 1))]
         diff = hi_x - lo_x
         edges[q] = hi_x - diff * (1 - g) if g >= 0.5 else lo_x + diff * g
     # cells (level, bin), samples in sample order (a counting sort)
