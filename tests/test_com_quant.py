@@ -172,3 +172,38 @@ def test_com_with_quantization_noise_is_lower_and_reported(channels_dir):
         assert j["sigma_v"]["quant"] == pytest.approx(
             j["quant"]["step_v"] * np.sqrt(np.sum(w ** 2) / 12), rel=1e-12)
         assert "quant" not in b.as_dict()
+
+
+def test_exact_pass_forms_each_ctle_setting_once(monkeypatch, channels_dir):
+    """The exact pass goes CTLE setting by CTLE setting (quant.search_quant): each
+    setting's tables are formed at most once there (beside once in the bound pass and
+    once for the first candidate), however its candidates interleave in bound order;
+    DPO_12in with 1 FEXT, 4 x 3 CTLE x 9 TX settings, floating RX FFE taps on (a looser
+    bound: candidates of most settings are evaluated exactly), batches of 2. The result
+    equals evaluating every candidate (as in the test above)."""
+    from serdes.com import mmse_grid, quant
+    from test_com_dj import _dpo12_vtfs
+
+    p = apply_overrides(preset("802.3dj-kr"), {
+        "f_step_ghz": "0.05", "g_dc": "-12,-10,-8,-6", "g_dc2": "-3,-2,-1",
+        "rx_ffe_n_wg": "2", "mlsd": "false", "tx_step": "0,0,0.17,0.1,0,0"})
+    g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=1, n_next=0)
+    monkeypatch.setattr(quant, "BATCH", 2)
+    calls = []
+    real_at = mmse_grid._CtleParts.at
+
+    def at(self, wt):
+        calls.append(tuple(np.round(wt, 12)))
+        return real_at(self, wt)
+
+    monkeypatch.setattr(mmse_grid._CtleParts, "at", at)
+    pruned = mmse_grid.search_grid_numba(p, g, v, kinds)
+    n_ctle = len(set(calls))
+    assert n_ctle == 12 and len(set(calls[:n_ctle])) == n_ctle     # the bound pass
+    exact = calls[n_ctle + 1:-1]    # after the first candidate's, before the chosen taps'
+    assert pruned.n_exact > n_ctle and len(set(exact)) >= 3    # batches span the settings
+    assert len(exact) == len(set(exact))                # no setting's tables formed twice
+    monkeypatch.setattr(quant, "search_quant", _exhaustive)
+    full = mmse_grid.search_grid_numba(p, g, v, kinds)
+    assert (pruned.g_dc, pruned.g_dc2, pruned.sol.ts) == (full.g_dc, full.g_dc2, full.sol.ts)
+    assert np.array_equal(pruned.tx_taps, full.tx_taps) and pruned.fom_db == full.fom_db
