@@ -100,18 +100,30 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
                      "in one pass"}
     else:
         from serdes.engines.blocks_run import simulate_split
+        from serdes.forked import Forked
 
-        def during():  # the statistical sections overlap the counting
+        # the statistical sections overlap the serial part and the counting: in a child
+        # forked now, or (without fork) here while the workers count
+        side = Forked(_stat_early, system, stat != "ber") if (stat and dfe) else None
+
+        def during():
             try:
-                early.append(_stat_early(system, stat != "ber"))
+                early.append(side.result())
             except KeyboardInterrupt:
                 if should_stop is None:
                     raise
 
-        res, capture, how = simulate_split(
-            system, engine=engine, threads=threads, scheduler=scheduler, timeout=timeout,
-            capture_limit=COUNTED_EYE_SYMBOLS if (eye and dfe) else 0, progress=progress,
-            should_stop=should_stop, during=during if (stat and dfe) else None)
+        try:
+            res, capture, how = simulate_split(
+                system, engine=engine, threads=threads, scheduler=scheduler,
+                timeout=timeout, capture_limit=COUNTED_EYE_SYMBOLS if (eye and dfe) else 0,
+                progress=progress, should_stop=should_stop,
+                during=during if (side is not None and not side.forked) else None)
+            if side is not None and side.forked and res.symbols:
+                during()
+        finally:
+            if side is not None:
+                side.close()
         split = {"threads": how.threads}
         if how.workers is not None:
             split["workers"] = how.workers

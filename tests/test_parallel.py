@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 
 import numpy as np
 import pytest
@@ -209,30 +210,36 @@ def test_ranges_cover_the_blocks_once_and_taper_at_the_end(nblocks, workers):
         assert sizes[-2] == TAIL_BLOCKS
 
 
-def test_split_report_computes_its_statistical_sections_while_counting(monkeypatch):
-    """The statistical sections of a split run are computed once, while the workers
-    count (on the designed taps, checked against the run's), and equal one thread's."""
-    import serdes.engines.blocks_run as blocks_run
+def test_split_report_computes_its_statistical_sections_in_a_forked_child(monkeypatch,
+                                                                         tmp_path):
+    """The statistical sections of a split run are computed once, in a child forked
+    before the workers count (on the designed taps, checked against the run's), and equal
+    one thread's; when the child gives no value, this process computes them, the same."""
     import serdes.report as report
 
     system = _system("link.symbols=400000", "link.target_errors=0", "channel.loss_db=34")
     one = report.run_report(system, threads=1).to_dict()
-    events = []
-    parts, drive = report._stat_parts, blocks_run._drive
-    monkeypatch.setattr(report, "_stat_parts",
-                        lambda *a: (events.append("stat"), parts(*a))[1])
+    log, parts, me = tmp_path / "calls", report._stat_parts, os.getpid()
 
-    def watched(*a, **k):
-        events.append("drive")
-        out = drive(*a, **k)
-        events.append("merged")
-        return out
+    def logged(*a):
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return parts(*a)
 
-    monkeypatch.setattr(blocks_run, "_drive", watched)
-    two = report.run_report(system, threads=2).to_dict()
-    assert events == ["drive", "stat", "merged"]
-    for k in ("stat", "eye", "stat_ber"):  # (json: a NaN field compares equal)
-        assert json.dumps(two[k], sort_keys=True) == json.dumps(one[k], sort_keys=True), k
+    def failing_in_child(*a):
+        if os.getpid() != me:
+            raise RuntimeError("the child fails")
+        return logged(*a)
+
+    for patch, where in ((logged, "child"), (failing_in_child, "here")):
+        log.write_text("")
+        monkeypatch.setattr(report, "_stat_parts", patch)
+        two = report.run_report(system, threads=2).to_dict()
+        assert two["threads"] == 2
+        pids = [int(p) for p in log.read_text().split()]
+        assert len(pids) == 1 and (pids[0] != me if where == "child" else pids[0] == me)
+        for k in ("stat", "eye", "stat_ber"):  # (json: a NaN field compares equal)
+            assert json.dumps(two[k], sort_keys=True) == json.dumps(one[k], sort_keys=True), k
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -1,0 +1,67 @@
+"""serdes.forked.Forked: a value computed in a forked child, or here when the child gives
+none (an exception, an unpicklable value, a killed child), and the same either way."""
+
+import multiprocessing as mp
+import os
+import time
+
+import pytest
+
+from serdes.forked import Forked
+
+pytestmark = pytest.mark.skipif("fork" not in mp.get_all_start_methods(),
+                                reason="no fork on this platform: Forked computes in-process")
+
+ME = os.getpid()
+
+
+def _pid_and(x):
+    return os.getpid(), x * 2
+
+
+def _fails_in_child(x):
+    if os.getpid() != ME:
+        raise RuntimeError("child")
+    return os.getpid(), x
+
+
+def _unpicklable(x):
+    return os.getpid(), (lambda: x)
+
+
+def _dies_in_child(x):
+    if os.getpid() != ME:
+        os._exit(3)
+    return os.getpid(), x
+
+
+def _fails_everywhere(x):
+    raise ValueError(f"bad value {x}")
+
+
+def test_the_value_comes_from_a_child():
+    f = Forked(_pid_and, 21)
+    assert f.forked
+    pid, v = f.result()
+    assert pid != ME and v == 42
+    assert f.result() == (pid, 42)      # computed once
+
+
+@pytest.mark.parametrize("fn", [_fails_in_child, _unpicklable, _dies_in_child])
+def test_a_child_without_a_value_leaves_it_to_this_process(fn):
+    pid, v = Forked(fn, 5).result()
+    assert pid == ME
+    assert (v() if callable(v) else v) == 5
+
+
+def test_an_error_in_both_reaches_the_caller_from_this_process():
+    with pytest.raises(ValueError, match="bad value 7"):
+        Forked(_fails_everywhere, 7).result()
+
+
+def test_close_ends_a_running_child():
+    f = Forked(time.sleep, 60)
+    proc = f._proc
+    t0 = time.perf_counter()
+    f.close()
+    assert not proc.is_alive() and time.perf_counter() - t0 < 10
