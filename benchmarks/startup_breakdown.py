@@ -12,6 +12,8 @@ scipy.linalg); ``benchmarks/startup_floor.py`` measures that floor on its own. A
 many of our modules the run imported and the CPU spent compiling them from source (where
 PYTHONDONTWRITEBYTECODE=1 and no bytecode is stored, every run does), and the same run a
 second time in the same process: its own work, with every module and kernel loaded.
+The runs are in one thread (``--threads 1``): a split run computes its statistical
+sections in a forked child, out of this process's clocks.
 """
 
 from __future__ import annotations
@@ -85,12 +87,14 @@ def main(argv=None) -> int:
 
     report._stat_parts = timed_stat
     with contextlib.redirect_stdout(io.StringIO()):
-        serdes.cli.main(["run", "--set", f"link.symbols={args.symbols}", "--no-progress"])
+        serdes.cli.main(["run", "--set", f"link.symbols={args.symbols}", "--no-progress",
+                         "--threads", "1"])
     mark("text summary")
     ours = [m for m in sys.modules if m == "serdes" or m.startswith("serdes.")]
     serdes.build.build, report._stat_parts = build, stat_parts  # no marks in the second run
     with contextlib.redirect_stdout(io.StringIO()):
-        serdes.cli.main(["run", "--set", f"link.symbols={args.symbols}", "--no-progress"])
+        serdes.cli.main(["run", "--set", f"link.symbols={args.symbols}", "--no-progress",
+                         "--threads", "1"])
     again = (time.perf_counter(), time.process_time())
     prev = T0
     for name, w, c in marks:

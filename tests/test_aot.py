@@ -97,7 +97,10 @@ def recording(k):
 
 j._bind = recording
 with contextlib.redirect_stdout(io.StringIO()):
-    serdes.cli.main(["run", "--set", "link.symbols=100000", "--no-progress", "--json"])
+    # one thread: the split run's statistical sections run in a forked child, whose
+    # calls this process would not record
+    serdes.cli.main(["run", "--set", "link.symbols=100000", "--no-progress", "--json",
+                     "--threads", "1"])
 with open(sys.argv[1], "wb") as f:
     pickle.dump(calls, f)
 """
