@@ -19,19 +19,25 @@ counting kernels compile for about 5 s; in a child both overlap.
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
+import signal
 
 
 def _child(conn, fn, args) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
         value = fn(*args)
     except BaseException:   # noqa: BLE001 - the parent computes it again and reports
-        value, ok = None, False
+        payload = None
     else:
-        ok = True
+        try:
+            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:   # noqa: BLE001 - unpicklable: the parent computes it
+            payload = None
     try:
-        conn.send((ok, value))
-    except Exception:       # noqa: BLE001 - unpicklable: the parent computes it
-        conn.send((False, None))
+        conn.send_bytes(b"" if payload is None else payload)
+    except OSError:         # the parent is gone, or has stopped waiting
+        pass
     conn.close()
 
 
@@ -62,7 +68,10 @@ class Forked:
         ok, value = False, None
         if self._proc is not None:
             try:
-                ok, value = self._conn.recv()
+                payload = self._conn.recv_bytes()
+                ok = bool(payload)
+                if ok:
+                    value = pickle.loads(payload)
             except EOFError:    # the child died without an answer
                 ok = False
             finally:

@@ -3,6 +3,7 @@ none (an exception, an unpicklable value, a killed child), and the same either w
 
 import multiprocessing as mp
 import os
+import signal
 import time
 
 import pytest
@@ -35,6 +36,13 @@ def _dies_in_child(x):
     return os.getpid(), x
 
 
+def _interrupted_in_child(x):
+    if os.getpid() != ME:
+        os.kill(os.getpid(), signal.SIGINT)     # a Ctrl-C reaches the child too
+        time.sleep(0.2)
+    return os.getpid(), x
+
+
 def _fails_everywhere(x):
     raise ValueError(f"bad value {x}")
 
@@ -52,6 +60,11 @@ def test_a_child_without_a_value_leaves_it_to_this_process(fn):
     pid, v = Forked(fn, 5).result()
     assert pid == ME
     assert (v() if callable(v) else v) == 5
+
+
+def test_the_child_leaves_ctrl_c_to_this_process():
+    pid, v = Forked(_interrupted_in_child, 3).result()
+    assert pid != ME and v == 3
 
 
 def test_an_error_in_both_reaches_the_caller_from_this_process():
