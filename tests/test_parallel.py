@@ -351,3 +351,29 @@ def test_the_parent_takes_a_slow_workers_last_queued_range(monkeypatch):
     many, _, how = simulate_split(system, threads=2)
     assert True in taken
     _same_counts(simulate(system), many)
+
+
+def test_an_interrupted_wait_for_the_workers_leaves_none_behind(monkeypatch):
+    """A second Ctrl-C while the parent waits for its workers to end their ranges ends
+    them at once: a worker left waiting for its next range would outlive the parent
+    (before, `serdes run` interrupted twice left one idle worker process behind)."""
+    import serdes.engines.blocks_run as blocks_run
+    from serdes.engines.run import design_equalizer
+
+    system = _system("link.symbols=400000", "link.target_errors=0")
+    ex = blocks_run._Local(2, system, design_equalizer(system), "pulse", 0)
+    assert ex.pool.submit(os.getpid).result() != os.getpid()   # a worker is up
+    procs = list(ex.pool._processes.values())
+    real, calls = ex.pool.shutdown, []
+
+    def interrupted(*a, **k):   # the second Ctrl-C arrives while the parent waits
+        calls.append(k)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(ex.pool, "shutdown", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ex.close()
+    assert procs and not any(p.is_alive() for p in procs)
+    real(wait=True)

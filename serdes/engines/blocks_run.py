@@ -90,7 +90,19 @@ class _Local:
         pass
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        """Wait for the workers to end their ranges and exit; interrupted while waiting
+        (a second Ctrl-C), end them at once: a worker left waiting for its next range
+        would outlive the parent (it holds its task pipe's other end, so it never sees
+        the parent go)."""
+        try:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:
+            procs = list((getattr(self.pool, "_processes", None) or {}).values())
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.join(5)
+            raise
 
 
 class _Dask:
