@@ -7,7 +7,8 @@ the built link and every kernel already loaded; nothing is pickled on the way in
 of the parent's: whatever goes wrong there (an exception, a value that does not pickle,
 the child killed) gives no value, and :meth:`Forked.result` then computes ``fn(*args)``
 in this process, so an error reaches the user from the parent as it would without the
-child, and the value is the same either way. Without ``fork`` (not Linux) the value is
+child, and the value is the same either way. Without ``fork`` (not Linux), or where no
+child can be started (the caller is itself a daemonic worker process), the value is
 computed in this process, when it is asked for.
 
 Why: on two cores a split run's serial part (imports, link build, equalizer design,
@@ -52,8 +53,13 @@ class Forked:
         ctx = mp.get_context("fork")
         recv, send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-        proc.start()
-        send.close()
+        try:
+            proc.start()
+        except (AssertionError, OSError):   # a daemonic caller (no children), no memory
+            recv.close()
+            return
+        finally:
+            send.close()
         self._proc, self._conn = proc, recv
 
     @property

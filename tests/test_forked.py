@@ -78,3 +78,20 @@ def test_close_ends_a_running_child():
     t0 = time.perf_counter()
     f.close()
     assert not proc.is_alive() and time.perf_counter() - t0 < 10
+
+
+def _in_a_daemon(q):
+    f = Forked(_pid_and, 4)
+    q.put((f.forked, f.result(), os.getpid()))
+
+
+def test_a_daemonic_caller_computes_it_itself():
+    """multiprocessing refuses children to a daemonic process (a pool or cluster
+    worker): the value is then computed in the caller."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_in_a_daemon, args=(q,), daemon=True)
+    p.start()
+    forked, (pid, v), caller = q.get(timeout=60)
+    p.join()
+    assert not forked and pid == caller and v == 8
