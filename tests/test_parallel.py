@@ -377,3 +377,32 @@ def test_an_interrupted_wait_for_the_workers_leaves_none_behind(monkeypatch):
         ex.close()
     assert procs and not any(p.is_alive() for p in procs)
     real(wait=True)
+
+
+def _report_in_a_daemon(q, system):
+    import serdes.report as report
+
+    r = report.run_report(system, threads=2).to_dict()
+    q.put({k: r.get(k) for k in ("threads", "threads_note", "bit_errors", "symbols",
+                                 "stat_ber")})
+
+
+def test_a_daemonic_caller_counts_in_one_thread_and_says_why():
+    """A process pool's or a cluster's worker is daemonic and cannot start processes: a
+    split run there counts in one thread (the same counts) and says why, instead of
+    failing in multiprocessing."""
+    import multiprocessing as mp
+
+    import serdes.report as report
+
+    system = _system("link.symbols=300000", "link.target_errors=0", "channel.loss_db=34")
+    one = report.run_report(system, threads=1).to_dict()
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_report_in_a_daemon, args=(q, system), daemon=True)
+    p.start()
+    got = q.get(timeout=600)
+    p.join()
+    assert got["threads"] == 1 and "daemonic" in got["threads_note"]
+    assert (got["bit_errors"], got["symbols"], got["stat_ber"]) == (
+        one["bit_errors"], one["symbols"], one["stat_ber"])

@@ -167,6 +167,9 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     taps = design_equalizer(system)
     pipe = pipeline(system, taps, engine=engine, seed=run.seed)
     threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    if scheduler is None and threads > 1 and not note and _daemonic():
+        note = ("this process is a daemonic worker (a process pool's or a cluster's), "
+                "which cannot start worker processes")
     if scheduler is None and (note or not can_split(pipe, run.symbols, threads)):
         capture = SlicerCapture(capture_limit) if capture_limit else None
         res = simulate(system, engine=engine, taps=taps, progress=progress,
@@ -185,6 +188,12 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     else:
         split.threads = threads
     return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
+
+
+def _daemonic() -> bool:
+    import multiprocessing as mp
+
+    return bool(mp.current_process().daemon)
 
 
 def _warm_kernels(system, taps, engine) -> None:
