@@ -66,6 +66,10 @@ class Forked:
     def forked(self) -> bool:
         return self._proc is not None
 
+    def ready(self) -> bool:
+        """Whether the child has answered or ended (True where there is no child)."""
+        return self._done or self._proc is None or self._conn.poll()
+
     def result(self):
         """The child's value (waiting for it), or ``fn(*args)`` computed here when the
         child gave none (or there is no child); computed once."""

@@ -95,3 +95,17 @@ def test_a_daemonic_caller_computes_it_itself():
     forked, (pid, v), caller = q.get(timeout=60)
     p.join()
     assert not forked and pid == caller and v == 8
+
+
+def _slow(x):
+    time.sleep(0.5)
+    return x
+
+
+def test_ready_says_whether_the_child_has_answered():
+    side = Forked(_slow, 3)
+    assert side.forked and not side.ready()
+    deadline = time.monotonic() + 30
+    while not side.ready() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert side.ready() and side.result() == 3 and side.ready()

@@ -184,3 +184,31 @@ def _load() -> None:
         except Exception as e:  # a broken file: the JIT, never a wrong result
             log.warning("serdes: precompiled kernels in %s not used (%s); using numba",
                         found[0], e)
+
+
+def compiled_here() -> bool:
+    """Whether numba compiled a kernel in this process rather than load it from its
+    on-disk cache: the caches are cold (a first run) or stale, so the kernels not
+    called yet will compile too."""
+    if not _jitted:
+        return False
+    from numba.core.registry import CPUDispatcher
+
+    return any(isinstance(obj, CPUDispatcher) and obj.stats.cache_misses
+               for name in list(_jitted) for obj in list(vars(sys.modules[name]).values()))
+
+
+def compile_ahead(keys, stop) -> None:
+    """Compile the kernels ``keys`` (``module.name`` in :data:`aot.KERNELS`) for the
+    argument types of their table signature, in this order, checking ``stop()`` before
+    each: numba keeps each one in its on-disk cache, from which another process (a
+    forked child that calls it with those types) loads it instead of compiling it."""
+    from numba.core import sigutils
+
+    for key in keys:
+        if stop():
+            return
+        module, name = key.split(".")
+        k = getattr(importlib.import_module(f"serdes.kernels.{module}"), name)
+        argtypes, _ = sigutils.normalize_signature(f"none({', '.join(aot.KERNELS[key][1])})")
+        dispatcher(k).compile(tuple(argtypes))
