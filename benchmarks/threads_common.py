@@ -39,7 +39,12 @@ rep = json.loads(buf.getvalue())
 
 def arguments(argv, rounds: int) -> tuple[str, str, int, int]:
     """REV [SYMBOLS [ROUNDS [THREADS]]]: (rev, symbols as an integer string, rounds,
-    threads); defaults 1e8 symbols, ``rounds``, 2 threads."""
+    threads); defaults 1e8 symbols, ``rounds``, 2 threads. Without REV: the usage line
+    and exit code 2."""
+    if not argv or argv[0].startswith("-"):
+        print(f"usage: {Path(sys.argv[0]).name} REV [SYMBOLS [ROUNDS [THREADS]]] "
+              "(REV: the base revision to compare with, e.g. HEAD~1)", file=sys.stderr)
+        sys.exit(2)
     rev = argv[0]
     symbols = str(int(float(argv[1]))) if len(argv) > 1 else str(10 ** 8)
     return (rev, symbols, int(argv[2]) if len(argv) > 2 else rounds,
