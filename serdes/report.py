@@ -89,7 +89,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
 
     link = system.link
     dfe = system.receiver.detector == "dfe"
-    split, early = None, []
+    split, early, interrupted = None, [], []
     fec = _fec_counter(system, threads, scheduler)
     if (threads == 1 and scheduler is None) or fec is not None:
         capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
@@ -111,9 +111,10 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
                 if side.forked and not side.ready():
                     _compile_late_stat_kernels(side, stat != "ber")
                 early.append(side.result())
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:   # a second Ctrl-C: the sections are skipped
                 if should_stop is None:
                     raise
+                interrupted.append(True)
 
         try:
             res, capture, how = simulate_split(
@@ -147,7 +148,9 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
         return report
     if capture is not None and capture.n:
         report.eye = _counted_eye(capture, link)
-    if stat and res.symbols:
+    if stat and res.symbols and interrupted:
+        report.skipped = "statistical sections (interrupted)"
+    elif stat and res.symbols:
         try:
             _stat_sections(system, res, report, early[0] if early else None,
                            detail=stat != "ber")

@@ -242,6 +242,35 @@ def test_split_report_computes_its_statistical_sections_in_a_forked_child(monkey
             assert json.dumps(two[k], sort_keys=True) == json.dumps(one[k], sort_keys=True), k
 
 
+def test_a_second_ctrl_c_while_the_child_computes_skips_the_statistical_sections(
+        monkeypatch):
+    """A second Ctrl-C while the parent waits for the forked child (the CLI's handler
+    raises KeyboardInterrupt then): the report comes at once with the sections marked
+    interrupted, and the parent does not compute them itself; without a stop event (a
+    library call) the KeyboardInterrupt reaches the caller."""
+    import serdes.report as report
+    from serdes.forked import Forked
+
+    system = _system("link.symbols=100000", "link.target_errors=0")
+    parts, me, here = report._stat_parts, os.getpid(), []
+
+    def logged(*a):
+        if os.getpid() == me:
+            here.append(1)
+        return parts(*a)
+
+    def ctrl_c(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "_stat_parts", logged)
+    monkeypatch.setattr(Forked, "result", ctrl_c)
+    rep = report.run_report(system, threads=2, should_stop=lambda: False)
+    assert rep.counted.symbols > 0 and rep.skipped == "statistical sections (interrupted)"
+    assert not here and rep.to_dict().get("stat_ber") is None
+    with pytest.raises(KeyboardInterrupt):
+        report.run_report(system, threads=2)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_block_runs_match_run_lengths_counted_one_by_one(seed):
     """A block's runs of symbol errors (leading run, inner runs, trailing run), fed in
