@@ -267,6 +267,8 @@ def test_a_second_ctrl_c_while_the_child_computes_skips_the_statistical_sections
     rep = report.run_report(system, threads=2, should_stop=lambda: False)
     assert rep.counted.symbols > 0 and rep.skipped == "statistical sections (interrupted)"
     assert not here and rep.to_dict().get("stat_ber") is None
+    from serdes.commands.run import format_summary
+    assert "skipped   statistical sections (interrupted)" in format_summary(rep.to_dict())
     with pytest.raises(KeyboardInterrupt):
         report.run_report(system, threads=2)
 

@@ -207,6 +207,8 @@ def format_summary(r: dict) -> str:
         lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
         if (r.get("stat") or {}).get("calibration_note"):
             lines.append(f"note      {r['stat']['calibration_note']}")
+    elif r.get("skipped"):
+        lines.append(f"skipped   {r['skipped']}")
     if (r.get("cdr") or {}).get("lock_warning"):
         lines.append(f"warning   {r['cdr']['lock_warning']}")
     if r.get("fec"):
