@@ -241,7 +241,7 @@ class Jtol:
         bps = 2 if sys_.link.modulation_order == 4 else 1
         allowed = int(math.floor(target * symbols * bps))
         r = simulate(sys_, symbols=symbols, target_errors=allowed + 1, taps=self.taps)
-        ok = r.bit_errors <= target * r.bits and r.stopped_by == "symbols"
+        ok = r.bits > 0 and r.bit_errors <= target * r.bits and r.stopped_by == "symbols"
         return ok, r.bit_errors, r.bits
 
     def counted_point(self, f_hz: float, target: float, symbols: int, start_ui: float,

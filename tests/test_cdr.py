@@ -410,3 +410,25 @@ def test_jtol_refuses_bad_executor_options(capsys, extra, message):
     assert cli_main(["jtol", "--freqs", "1e6", "--set", "cdr.mode=mm"] + extra) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("symbols", ["10", "0", "-5", "499999"])
+def test_jtol_refuses_counted_runs_too_short_for_the_target(capsys, symbols):
+    """A counted run passes with at most target x bits errors; --symbols below one
+    allowed error at the target (here 500,000 PAM4 symbols at 1e-6) cannot tell a pass
+    from a BER 1/bits times higher (10 symbols had counted no bit at all and 'passed' up
+    to 9948 UI): one line, exit 2."""
+    from serdes.cli import main as cli_main
+
+    assert cli_main(["jtol", "--method", "counted", "--freqs", "1e6", "--symbols", symbols,
+                     *FIXED_CTLE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs at least 500,000 symbols" in err and len(err.splitlines()) == 1
+
+
+def test_a_counted_run_without_bits_does_not_pass():
+    from serdes.jtol import Jtol
+
+    jt = Jtol(build(Config.default().with_overrides(["ctle.auto=false"])))
+    ok, errors, bits = jt.counted_pass(0.05, 1e6, 1e-6, 10)
+    assert bits == 0 and errors == 0 and not ok

@@ -29,7 +29,8 @@ def add_parser(sub):
     p.add_argument("--freqs", default=None, help="comma-separated frequencies (Hz) instead")
     p.add_argument("--symbols", type=int, default=None,
                    help="counted: symbols per run (default 10 / target / bits per symbol, "
-                        "at least 1e6)")
+                        "at least 1e6; no fewer than 1 / target / bits per symbol, one "
+                        "allowed error)")
     p.add_argument("--workers", type=int, default=None,
                    help="frequencies run in parallel on this many local processes (as "
                         "serdes sweep; default: in this process)")
@@ -68,6 +69,20 @@ def _freqs(args, fb: float):
     return f
 
 
+def _check_symbols(symbols, target: float, bps: int) -> None:
+    """A counted run passes with at most target x bits errors: shorter than one allowed
+    error it cannot tell the target from a BER 1/bits times higher."""
+    import numpy as np
+
+    least = max(1000, math.ceil(1.0 / (target * bps)))
+    if isinstance(symbols, bool) or not isinstance(symbols, (int, np.integer)) or not (
+            least <= symbols <= 10**13):
+        raise ConfigError(
+            f"--symbols = {symbols!r}: a counted run at BER {target:g} needs at least "
+            f"{least:,} symbols (one allowed bit error; the default, "
+            f"{max(1_000_000, math.ceil(10 / target / bps)):,}, allows ten)")
+
+
 def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None = None,
                 workers: int | None = None, jtf: bool = False, scheduler: str | None = None,
                 timeout: float | None = None) -> dict:
@@ -87,6 +102,8 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
     if system.receiver.detector != "dfe" or system.receiver.mode != "mmse":
         raise ConfigError("serdes jtol: the receiver must be an MMSE FFE + DFE "
                           "(eq.mode = 'mmse', eq.detector = 'dfe')")
+    if method in ("counted", "both") and symbols is not None:
+        _check_symbols(symbols, target, 2 if system.link.modulation_order == 4 else 1)
     jt = Jtol(system)  # the loop model and the jitter transfer, here
     fb = 1.0 / system.link.ui_s
     tmpl = template_ui(freqs, fb)
