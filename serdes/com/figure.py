@@ -13,6 +13,8 @@ def report_figure(res, path, dpi: int = 120) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from serdes.plot.eye import save_figure
+
     case = min(res.cases, key=lambda c: c.com_db)
     p = res.params
     m = p.samples_per_ui
@@ -60,5 +62,7 @@ def report_figure(res, path, dpi: int = 120) -> None:
     a.set_title("FOM landscape")
     fig.suptitle(f"{res.preset}: {res.thru.split('/')[-1]}")
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=dpi)
+    finally:
+        plt.close(fig)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import math
 
-from serdes.commands.common import add_config_options, json_safe, load_config
+from serdes.commands.common import (add_config_options, check_figure_path, json_safe,
+                                    load_config)
 from serdes.errors import ConfigError
 
 
@@ -34,6 +35,8 @@ def main(args) -> int:
     from serdes.tiadc.spectrum import sine_test
 
     cfg = load_config(args)
+    if args.plot:
+        check_figure_path(args.plot)
     if not -60.0 <= args.amplitude_dbfs <= 0.0:
         raise ConfigError(f"--amplitude-dbfs = {args.amplitude_dbfs:g}: expected a number "
                           f"in [-60, 0]")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from serdes.commands.common import (ItemProgress, add_config_options, add_dpi_option,
-                                    add_progress_options, check_dpi, count_distributions,
-                                    json_safe, load_config, refuse_mlse)
+                                    add_progress_options, check_dpi, check_figure_path,
+                                    count_distributions, json_safe, load_config,
+                                    refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -32,6 +33,7 @@ def main(args) -> int:
 
     cfg = load_config(args)
     check_dpi(args.dpi)
+    check_figure_path(args.output)
     refuse_mlse(build_receiver(cfg), "the bathtub (statistical engine)")
     if not 4 <= args.phases <= 4096:
         raise ConfigError(f"--phases = {args.phases}: expected an integer in [4, 4096]")

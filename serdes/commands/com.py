@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import add_dpi_option, check_dpi, json_safe
+from serdes.commands.common import add_dpi_option, check_dpi, check_figure_path, json_safe
 
 
 def add_parser(sub):
@@ -81,6 +81,7 @@ def main(args) -> int:
 
     if args.output:
         check_dpi(args.dpi)
+        check_figure_path(args.output)
     res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides)
     erl = None
     if args.erl:

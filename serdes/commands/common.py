@@ -81,6 +81,31 @@ def check_dpi(dpi: int) -> int:
     return dpi
 
 
+def check_figure_path(path) -> None:
+    """An image path of the figure-writing commands, checked before any work: its folder
+    exists and is writable, and matplotlib writes its format (the suffix; none: PNG).
+    Otherwise one line (a long COM or jitter-tolerance run would end in a traceback)."""
+    import os
+    from pathlib import Path
+
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"cannot write {path}: folder {folder} is not writable")
+    if p.is_dir():
+        raise ConfigError(f"cannot write {path}: it is a folder")
+    ext = p.suffix[1:].lower()
+    if ext:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        if ext not in kinds:
+            raise ConfigError(f"cannot write {path}: format '{ext}' is not supported "
+                              f"(supported formats: {', '.join(sorted(kinds))})")
+
+
 def check_executor_options(workers, scheduler, timeout, what: str = "points",
                            error=ConfigError) -> None:
     """--workers, --scheduler and --timeout of the commands that run on the sweep

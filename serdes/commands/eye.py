@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from serdes.commands.common import (ItemProgress, add_config_options, add_dpi_option,
-                                    add_progress_options, check_dpi, count_distributions,
-                                    load_config, refuse_mlse)
+                                    add_progress_options, check_dpi, check_figure_path,
+                                    count_distributions, load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -50,6 +50,7 @@ def main(args) -> int:
 
     cfg = load_config(args)
     check_dpi(args.dpi)
+    check_figure_path(args.output)
     if args.kind != "analog":
         refuse_mlse(build_receiver(cfg), f"the {args.kind} eye")
     _check_positive("--phases", args.phases, 4, 4096)

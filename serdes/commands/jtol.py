@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import math
 
-from serdes.commands.common import (add_config_options, check_executor_options, json_safe,
-                                    load_config)
+from serdes.commands.common import (add_config_options, check_executor_options,
+                                    check_figure_path, json_safe, load_config)
 from serdes.errors import ConfigError
 
 
@@ -147,6 +147,8 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
 
 def main(args) -> int:
     cfg = load_config(args)
+    if args.plot:
+        check_figure_path(args.plot)
     fb = cfg["link"]["symbol_rate_hz"]
     out = jtol_report(cfg, target=args.target_ber, method=args.method,
                       freqs=_freqs(args, fb), symbols=args.symbols,
@@ -155,9 +157,10 @@ def main(args) -> int:
     if args.csv:
         _write_csv(args.csv, out)
     if args.plot:
+        from serdes.plot.eye import save_figure
         from serdes.plot.jtol import plot_jtol
 
-        plot_jtol(out, fb).figure.savefig(args.plot, dpi=120)
+        save_figure(plot_jtol(out, fb).figure, args.plot, dpi=120)
     if args.json:
         print(json.dumps(json_safe(out), allow_nan=False), flush=True)
     else:

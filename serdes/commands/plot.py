@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from serdes.commands.common import add_dpi_option, check_dpi
+from serdes.commands.common import add_dpi_option, check_dpi, check_figure_path
 from serdes.errors import SerdesError
 
 
@@ -40,6 +40,7 @@ def main(args) -> int:
         raise SerdesError("--y: give at least one column")
     check_dpi(args.dpi)
     out = Path(args.output) if args.output else Path(args.results).with_suffix(".png")
+    check_figure_path(out)
     rows = load_rows(args.results, parse_where(args.where))
     ax = new_axes(figsize=(7.0, 4.5), file_backend=True)
     curves(rows, x=args.x, y=ys, hue=args.hue, ax=ax,
