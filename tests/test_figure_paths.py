@@ -1,4 +1,4 @@
-"""Every command that writes a figure checks its path before any work: a missing folder,
+"""Every command that writes a figure (and jtol's --csv) checks its path before any work: a missing folder,
 a folder given as the file, or a format matplotlib does not write gives one line and
 exit 2 at once (`serdes com -o` and `serdes jtol --plot` had ended a full run in a
 traceback, the others in one line after the whole simulation)."""
@@ -51,6 +51,20 @@ def test_a_bad_figure_path_stops_every_command_before_its_work(tmp_path, capsys,
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith(f"serdes: error: cannot write {path}")
         assert message.format(tmp=tmp_path) in err, (cmd, err)
+
+
+@pytest.mark.parametrize("bad, message", [("missing/x.csv", "does not exist"),
+                                          (".", "it is a folder")])
+def test_jtol_checks_its_csv_path_before_the_run(tmp_path, capsys, monkeypatch, bad,
+                                                  message):
+    import serdes.commands.jtol
+
+    monkeypatch.setattr(serdes.commands.jtol, "jtol_report",
+                        lambda *a, **k: pytest.fail("the run started"))
+    path = str(tmp_path / bad) if bad != "." else str(tmp_path)
+    assert cli(["jtol", "--freqs", "1e6", "--csv", path]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any folder")

@@ -81,10 +81,10 @@ def check_dpi(dpi: int) -> int:
     return dpi
 
 
-def check_figure_path(path) -> None:
-    """An image path of the figure-writing commands, checked before any work: its folder
-    exists and is writable, and matplotlib writes its format (the suffix; none: PNG).
-    Otherwise one line (a long COM or jitter-tolerance run would end in a traceback)."""
+def check_writable(path) -> None:
+    """An output file's path, checked before any work: its folder exists and is
+    writable, and it is not a folder. Otherwise one line (a long run would end in an
+    error only when it writes)."""
     import os
     from pathlib import Path
 
@@ -96,7 +96,15 @@ def check_figure_path(path) -> None:
         raise ConfigError(f"cannot write {path}: folder {folder} is not writable")
     if p.is_dir():
         raise ConfigError(f"cannot write {path}: it is a folder")
-    ext = p.suffix[1:].lower()
+
+
+def check_figure_path(path) -> None:
+    """An image path of the figure-writing commands: :func:`check_writable`, and a
+    format matplotlib writes (the suffix; none: PNG)."""
+    from pathlib import Path
+
+    check_writable(path)
+    ext = Path(path).suffix[1:].lower()
     if ext:
         from matplotlib.backend_bases import FigureCanvasBase
 

@@ -8,7 +8,8 @@ import json
 import math
 
 from serdes.commands.common import (add_config_options, check_executor_options,
-                                    check_figure_path, json_safe, load_config)
+                                    check_figure_path, check_writable, json_safe,
+                                    load_config)
 from serdes.errors import ConfigError
 
 
@@ -149,6 +150,8 @@ def main(args) -> int:
     cfg = load_config(args)
     if args.plot:
         check_figure_path(args.plot)
+    if args.csv:
+        check_writable(args.csv)
     fb = cfg["link"]["symbol_rate_hz"]
     out = jtol_report(cfg, target=args.target_ber, method=args.method,
                       freqs=_freqs(args, fb), symbols=args.symbols,
