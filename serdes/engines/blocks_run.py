@@ -155,7 +155,7 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     ``during``: work for this process while the workers count (called once, after the
     first ranges are handed out, before this process counts any itself; not called when
     the run is not split), so that it overlaps the counting instead of following it."""
-    from serdes.engines.run import design_equalizer, pipeline, simulate
+    from serdes.engines.run import design_equalizer, pipeline, simulate, whole_number
     from serdes.errors import ConfigError
 
     t0 = time.perf_counter()
@@ -166,7 +166,8 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
                           f"({note}); run it without --scheduler")
     taps = design_equalizer(system)
     pipe = pipeline(system, taps, engine=engine, seed=run.seed)
-    threads = (os.cpu_count() or 1) if threads is None else int(threads)
+    threads = ((os.cpu_count() or 1) if threads is None
+               else whole_number("threads", threads, 1, 4096))
     if scheduler is None and threads > 1 and not note and _daemonic():
         note = ("this process is a daemonic worker (a process pool's or a cluster's), "
                 "which cannot start worker processes")

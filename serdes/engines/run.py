@@ -130,6 +130,20 @@ def pipeline(system, taps: ReceiverTaps, *, engine: str = "pulse", seed: int,
                     pulse_ui=link.pulse.n_ui, ffe_taps=len(taps.ffe))
 
 
+def whole_number(name: str, v, lo: int, hi: int) -> int:
+    """A count given to the library (symbols, errors, chunk, seed, threads): an integer,
+    or a float with a whole value (1e6), in lo..hi; else a one-line ConfigError (int()
+    had truncated 2.5, turned 0 or -1 into an empty run and NaN into a ValueError)."""
+    from serdes.errors import ConfigError
+
+    ok = not isinstance(v, (bool, np.bool_)) and (
+        isinstance(v, (int, np.integer))
+        or (isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()))
+    if not ok or not lo <= int(v) <= hi:
+        raise ConfigError(f"{name} = {v!r}: expected a whole number in [{lo:,}, {hi:,}]")
+    return int(v)
+
+
 def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
              target_errors: int | None = None, chunk: int | None = None,
              seed: int | None = None, taps: EqualizerTaps | None = None, receiver=None,
@@ -143,10 +157,11 @@ def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
     chunk (e.g. set on Ctrl-C), the run then ends with what was counted
     (``stopped_by = "interrupted"``)."""
     link, run = system.link, system.run
-    symbols = run.symbols if symbols is None else int(symbols)
-    target = run.target_errors if target_errors is None else int(target_errors)
-    chunk = run.chunk_symbols if chunk is None else int(chunk)
-    seed = run.seed if seed is None else int(seed)
+    symbols = run.symbols if symbols is None else whole_number("symbols", symbols, 1, 10**13)
+    target = (run.target_errors if target_errors is None
+              else whole_number("target_errors", target_errors, 0, 10**12))
+    chunk = run.chunk_symbols if chunk is None else whole_number("chunk", chunk, 1, 1 << 24)
+    seed = run.seed if seed is None else whole_number("seed", seed, 0, 2**63 - 1)
     t0 = time.perf_counter()
     taps = taps or design_equalizer(system)
     pipe = pipeline(system, taps, engine=engine, seed=seed, receiver=receiver)
