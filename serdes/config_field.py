@@ -28,6 +28,8 @@ class Field:
         if self.kind is bool:
             extra = "".join(f", or {c!r}" for c in self.choices or ())
             return "true or false" + extra
+        if self.kind is str:
+            return "a string (a file path)" if "path" in self.doc else "a string"
         if self.kind is list:
             n = self.length or (0, 1 << 30)
             return f"a list of {n[0]}..{n[1]} numbers"

@@ -48,6 +48,17 @@ def test_bad_values_name_the_key_and_the_range(override, words):
         assert w in msg
 
 
+def test_a_path_key_given_a_number_asks_for_a_string():
+    with pytest.raises(ConfigError) as exc:
+        Config.default().with_overrides(["channel.file=3"])
+    assert "expected a string (a file path)" in str(exc.value)
+    assert "number" not in str(exc.value).split("expected")[1]
+    for section, keys in SCHEMA.items():
+        for key, field in keys.items():
+            if field.kind is str:
+                assert "number" not in field.allowed(), f"{section}.{key}"
+
+
 def test_unknown_key_in_toml_file(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text("[adc]\nbitz = 6\n")
