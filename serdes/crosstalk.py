@@ -154,14 +154,13 @@ class AggressorPulse:
     and its taps at the victim's sampling instants for any phase."""
 
     def __init__(self, link, agg: Aggressor):
-        from serdes.grid import BULK_DELAY_UI
         from serdes.stage import cascade
 
         self.agg = agg
         m, n = link.m, link.n_fft
         f = link.f_hz
         h = (cascade(agg.tx, f) * cascade(agg.channel, f) * link.h_rx
-             * np.exp(-2j * np.pi * f * BULK_DELAY_UI * link.ui_s))
+             * np.exp(-2j * np.pi * f * link.bulk_delay_ui * link.ui_s))
         rect = np.zeros(n)
         rect[: m + 1] = agg.swing_v
         rect[0] = rect[m] = 0.5 * agg.swing_v

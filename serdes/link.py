@@ -34,7 +34,7 @@ from serdes.grid import BULK_DELAY_UI, Grid
 from serdes.impairments import Impairments, tx_noise_sigma
 from serdes.pulse_response import Noise, Pulse, noise_model, trim_pulse  # noqa: F401 (re-exported)
 from serdes.signal.pam import levels as pam_levels
-from serdes.stage import cascade, check_stages, describe
+from serdes.stage import cascade, check_stages, describe, lead_s
 
 DROP_TOL = 1e-2    # no UI left out of the kept pulse may reach this fraction of the peak
 WRAP_TOL = 1e-3    # response beyond the FFT window (would wrap around), fraction of the peak
@@ -163,9 +163,20 @@ class Link:
         return total
 
     @cached_property
+    def bulk_delay_ui(self) -> int:
+        """The delay (UI) every response gets, so that none starts before the window and
+        wraps to its end: BULK_DELAY_UI, or more where the stages of the victim or an
+        aggressor reach further ahead of t = 0 (:func:`serdes.stage.lead_s`: pre-cursor
+        TX FFE taps, a slow zero-phase edge), plus one UI."""
+        leads = [lead_s(self.tx_stages + self.channel_stages + self.rx_stages)]
+        for agg in getattr(self.crosstalk_spec, "aggressors", ()) or ():
+            leads.append(lead_s(tuple(agg.tx) + tuple(agg.channel) + self.rx_stages))
+        return max(BULK_DELAY_UI, int(np.ceil(max(leads) / self.ui_s - 1e-9)) + 1)
+
+    @cached_property
     def h_total(self) -> np.ndarray:
         """TX, channel and RX stages with the bulk delay; without the VGA gain."""
-        delay = np.exp(-2j * np.pi * self.f_hz * BULK_DELAY_UI * self.ui_s)
+        delay = np.exp(-2j * np.pi * self.f_hz * self.bulk_delay_ui * self.ui_s)
         return self.h_tx * self.h_channel * self.h_rx * delay
 
     def describe(self) -> dict[str, str]:
@@ -197,7 +208,7 @@ class Link:
     def pulse_full(self) -> tuple[np.ndarray, np.ndarray]:
         """(t_s, p): the untrimmed pulse response over the whole window, before the VGA,
         with t = 0 at the start of the transmitted UI (the bulk delay removed)."""
-        shift = BULK_DELAY_UI * self.m
+        shift = self.bulk_delay_ui * self.m
         p = np.roll(self._pulse_window, -shift)
         return np.arange(self.n_fft) * self.dt_s, p
 
@@ -216,11 +227,27 @@ class Link:
             if p.dropped_peak < DROP_TOL:
                 return p
             if span >= limit:
+                pre = self._pre_cursor_ui(DROP_TOL)
+                if pre > pulse_ui // 4:
+                    raise ConfigError(
+                        f"link.pulse_ui = {pulse_ui}: the pulse response has {pre} UI of "
+                        f"pre-cursors reaching {DROP_TOL:g} of its peak, and at most "
+                        f"link.pulse_ui // 4 = {pulse_ui // 4} are kept; set link.pulse_ui "
+                        f"to at least {4 * pre}")
                 raise ConfigError(
                     f"link.window_ui = {self.window_ui}: the pulse response still reaches "
                     f"{p.dropped_peak:.2g} of its peak beyond the {span} UI that half the "
                     f"window can hold; set link.window_ui to {2 * self.window_ui}")
             span = min(2 * span, limit)
+
+    def _pre_cursor_ui(self, tol: float) -> int:
+        """How many UI before the main cursor the response reaches ``tol`` of its peak."""
+        full, m = self._pulse_window, self.m
+        ipk = int(np.argmax(full))
+        cells = np.max(np.abs(np.roll(full, m // 2 - ipk % m).reshape(-1, m)), axis=1)
+        c0 = (ipk + m // 2 - ipk % m) // m
+        big = np.nonzero(cells[:c0] >= tol * full[ipk])[0]
+        return int(c0 - big[0]) if big.size else 0
 
     @cached_property
     def vga_gain(self) -> float:

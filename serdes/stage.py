@@ -3,8 +3,10 @@
 A stage is any object with its settings fixed at construction and a method
 ``response(f_hz) -> complex ndarray`` (the transfer function at the frequencies
 ``f_hz``, 1-D, Hz, first point 0 Hz on a link's grid). It may also have
-``describe() -> str`` (a short label for reports) and ``il_db(f_hz) -> float``
-(its insertion loss, for channels). :class:`serdes.link.Link` multiplies the
+``describe() -> str`` (a short label for reports), ``il_db(f_hz) -> float``
+(its insertion loss, for channels) and ``lead_s`` (how far before t = 0 its impulse
+response reaches, s: a TX FFE's pre-cursor taps, a zero-phase Gaussian edge; 0 for a
+causal stage; the link delays every response by at least the sum, :func:`lead_s`). :class:`serdes.link.Link` multiplies the
 responses of its TX, channel and RX stages; users can write their own stage in a
 notebook and pass it in.
 
@@ -51,6 +53,12 @@ class Ideal:
 
     def il_db(self, f_hz) -> float:
         return 0.0
+
+
+def lead_s(stages: Sequence) -> float:
+    """How far before t = 0 the cascade of ``stages`` reaches (s): the sum of their
+    ``lead_s`` (absent: a causal stage, 0)."""
+    return float(sum(max(float(getattr(s, "lead_s", 0.0) or 0.0), 0.0) for s in stages))
 
 
 def describe(stage) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 RISE_20_80 = 1.6832  # 20-80 % rise time of a Gaussian step, in units of its sigma
+EDGE_LEAD_SIGMA = 5.0  # the edge filter's reach before t = 0, in sigmas
 
 
 def rise_filter(f_hz, rise_time_s):
@@ -50,6 +51,12 @@ class TxFfe:
     def response(self, f_hz) -> np.ndarray:
         return ffe_response(f_hz, self.taps, self.main, self.ui_s)
 
+    @property
+    def lead_s(self) -> float:
+        """The earliest non-zero pre-cursor tap's advance (s)."""
+        first = next((i for i, c in enumerate(self.taps) if c != 0.0), self.main)
+        return max(self.main - first, 0) * self.ui_s
+
     def describe(self) -> str:
         return "TX FFE [" + ", ".join(f"{c:g}" for c in self.taps) + "]"
 
@@ -62,6 +69,12 @@ class TxEdge:
 
     def response(self, f_hz) -> np.ndarray:
         return rise_filter(f_hz, self.rise_time_s)
+
+    @property
+    def lead_s(self) -> float:
+        """The zero-phase Gaussian reaches before t = 0: 5 sigma, where it is 3.7e-6 of
+        its peak."""
+        return EDGE_LEAD_SIGMA * self.rise_time_s / RISE_20_80
 
     def describe(self) -> str:
         return f"TX edge {self.rise_time_s * 1e12:g} ps"

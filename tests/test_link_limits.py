@@ -125,6 +125,20 @@ def test_delay_past_the_largest_window_is_refused(capsys):
     assert "link.window_ui = 16384" in err and "wrap" in err
 
 
+def test_long_pre_cursors_ask_for_a_longer_pulse_not_a_window(capsys):
+    """A 500 ps edge at 53 GBd spreads the pulse 49 UI ahead of its cursor: the span kept
+    before the cursor is link.pulse_ui // 4, so the error names that key and a value
+    that works (it said to double link.window_ui, which never helps)."""
+    args = ["run", "--threads", "1", "--set", "link.symbols=2000", "--set", "tx.rise_time_s=5e-10"]
+    code = main(args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "link.pulse_ui = 64" in err and "pre-cursors" in err, err
+    need = int(err.rsplit(" ", 1)[1])
+    assert main(args + ["--set", f"link.pulse_ui={need}", "--json"]) == 0
+    assert capsys.readouterr().out.strip().startswith("{")
+
+
 # -- reflection canceller with the Viterbi detector: no lags out of reach ------------------
 MLSE_ECHO = ["channel.loss_db=30", "link.pulse_ui=96", "reflections.echo_delay_ui=22",
              "reflections.echo_db=-20", "rc.taps=4", "eq.detector=mlse", "mlse.memory=2",

@@ -93,7 +93,6 @@ def test_pulse_through_gaussian_edge_matches_closed_form_and_is_centred(rise_ps)
     symmetric about d + T/2 to rounding, so its centroid and peak land there."""
     from scipy.stats import norm
 
-    from serdes.link import BULK_DELAY_UI
     from serdes.tx import RISE_20_80
 
     tr = rise_ps * 1e-12
@@ -104,13 +103,13 @@ def test_pulse_through_gaussian_edge_matches_closed_form_and_is_centred(rise_ps)
     sigma = tr / RISE_20_80
     full = link._pulse_window
     t = np.arange(full.shape[0]) * dt
-    d = BULK_DELAY_UI * T
+    d = link.bulk_delay_ui * T
     ref = A * (norm.cdf((t - d) / sigma) - norm.cdf((t - d - T) / sigma))
     bound = A * norm.pdf(1.0) / sigma ** 2 * dt ** 2 / 12
     err = np.max(np.abs(full - ref))
     assert err <= 1.01 * bound
     assert err >= 0.9 * bound  # the leading term is what is left: no other error source
-    c = BULK_DELAY_UI * m + m // 2  # fine index of d + T/2 (m even)
+    c = link.bulk_delay_ui * m + m // 2  # fine index of d + T/2 (m even)
     k = np.arange(1, 4 * m)
     np.testing.assert_allclose(full[c + k], full[c - k], rtol=0, atol=1e-12 * A)
     centroid = float(full @ t) / float(full.sum())
@@ -119,6 +118,44 @@ def test_pulse_through_gaussian_edge_matches_closed_form_and_is_centred(rise_ps)
     # the trimmed pulse samples the main cursor at that instant
     p = link._pulse_unscaled
     assert p.fine[p.phase + p.cursor * m] == pytest.approx(full[c], rel=1e-12)
+
+
+@pytest.mark.parametrize("rise_ps", [150.0, 400.0])
+def test_a_slow_edge_starts_inside_the_window(rise_ps):
+    """The zero-phase Gaussian edge reaches 5 sigma before t = 0: with an edge of 8-21 UI
+    sigma (more than the fixed 8 UI delay covers) the link delays every response by
+    enough that the pulse is the closed form, none of it wrapped to the window's end."""
+    from scipy.stats import norm
+
+    from serdes.tx import RISE_20_80
+
+    tr, A = rise_ps * 1e-12, 0.4
+    pulse_ui = 512 if rise_ps > 200 else 128
+    cfg = ideal_config(link={"window_ui": 1024, "pulse_ui": pulse_ui},
+                       tx={"rise_time_s": tr, "swing_v": A})
+    link = build_link(cfg)
+    sigma = tr / RISE_20_80
+    assert link.bulk_delay_ui * link.ui_s >= 5 * sigma
+    full = link._pulse_window
+    t = np.arange(full.shape[0]) * link.dt_s
+    d = link.bulk_delay_ui * link.ui_s
+    ref = A * (norm.cdf((t - d) / sigma) - norm.cdf((t - d - link.ui_s) / sigma))
+    # what is left: the fine-grid rectangle's p'' dt^2 / 12 and the tail beyond 5 sigma
+    assert np.max(np.abs(full - ref)) < 1e-5 * np.max(ref)
+
+
+def test_a_far_pre_cursor_tx_tap_lands_before_the_cursor():
+    """A TX FFE tap 14 UI before its main tap (allowed: tx.main <= 15) is a pre-cursor
+    14 UI early in the pulse, not a response wrapped around the window (which was
+    refused as 'the channel response does not decay')."""
+    taps = [0.01] + [0.0] * 12 + [-0.1, 0.8, -0.05]
+    cfg = ideal_config(link={"pulse_ui": 64}, tx={"ffe": taps, "main": 14})
+    link = build_link(cfg)
+    h = link.pulse.taps / link.pulse.taps[link.pulse.cursor]
+    c = link.pulse.cursor
+    assert c >= 14
+    np.testing.assert_allclose(h[c - 14: c + 2], np.array(taps) / 0.8, atol=1e-9)
+    assert np.max(np.abs(np.delete(h, np.arange(c - 14, c + 2)))) < 1e-9
 
 
 def test_rise_time_of_tx_edge():
