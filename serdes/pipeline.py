@@ -24,6 +24,7 @@ from serdes.signal.pam import unprecode
 
 STOP_BLOCK = 1 << 16
 ALIGN_WINDOW = 4096
+MIN_ALIGN = 256    # a run too short for this many aligned decisions counts none
 
 
 @dataclass
@@ -78,10 +79,16 @@ class Pipeline:
                            int(getattr(front_end, "warmup_symbols", 0))))
 
     def skip_for(self, symbols: int) -> int:
+        """The first decision of the alignment window: after the warm-up where the run
+        holds the warm-up, the window and the delay search; in a shorter run as late as a
+        whole window allows; in a run shorter still, after the warm-up if MIN_ALIGN
+        decisions remain, and never before ``max_delay`` (the window is compared with the
+        symbols sent up to max_delay UI before it, which must exist)."""
         skip = self.warm
         if skip + ALIGN_WINDOW + self.max_delay > symbols:
-            skip = 0 if symbols <= ALIGN_WINDOW else max(0, symbols - ALIGN_WINDOW
-                                                          - self.max_delay)
+            skip = symbols - ALIGN_WINDOW - self.max_delay
+            if skip < self.max_delay:
+                skip = max(self.max_delay, min(self.warm, symbols - MIN_ALIGN))
         return skip
 
     def run(self, symbols: int, *, chunk: int, observers=(), target_errors: int = 0,
@@ -99,6 +106,7 @@ class Pipeline:
         symbols, chunk, target = int(symbols), int(chunk), int(target_errors)
         skip = self.skip_for(symbols) if skip is None else int(skip)
         count_from = skip if count_from is None else max(int(count_from), skip)
+        n_align = min(ALIGN_WINDOW, symbols - skip)   # shorter only in a short run
         levels, m = self.levels, self.m
         tx_line = np.zeros(0, dtype=np.uint8)
         tx_data = np.zeros(0, dtype=np.uint8)
@@ -137,8 +145,8 @@ class Pipeline:
                 dec_data = np.concatenate([dec_data, dd])
                 dec_v = np.concatenate([dec_v, v])
                 k0 += n
-                if delay is None and k0 >= skip + ALIGN_WINDOW:
-                    seg = dec_line[skip - dec_start:skip - dec_start + ALIGN_WINDOW]
+                if delay is None and n_align >= MIN_ALIGN and k0 >= skip + n_align:
+                    seg = dec_line[skip - dec_start:skip - dec_start + n_align]
                     delay = align_delay(seg, skip, tx_line, tx_start, self.max_delay)
                 stop_at = None
                 if delay is not None:
