@@ -111,3 +111,18 @@ def test_joint_rj_agrees_with_counted_at_offset():
           f"statistical {stat:.3e}, counted / stat {cnt.ber / stat:.3f}")
     assert hi / lo < 1.2, "the count is too short to judge"
     assert lo <= stat <= hi
+
+
+def test_rj_rows_where_the_pulse_is_out_of_reach(capsys):
+    """TX SJ of 1000 UI (allowed: tx_jitter.sj_ui <= 1000) moves some rows' sampling
+    instants past the whole pulse: no sample carries jitter variance there, and the RJ
+    classes' support was the empty range past the pulse (a ConfigError from the kernel's
+    argument check, 'lo: must be in 0..63', ended the run). Such a row has no RJ term."""
+    from serdes.cli import main
+
+    code = main(["run", "--threads", "1", "--set", "link.symbols=5000",
+                 "--set", "tx_jitter.sj_ui=1000"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    line = next(s for s in out.out.splitlines() if s.startswith("stat BER"))
+    assert 0.0 <= float(line.split()[2]) <= 0.5

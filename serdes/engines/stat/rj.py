@@ -330,7 +330,9 @@ class RandomJitterModel:
     def _support(jv: np.ndarray) -> tuple[int, int]:
         """The pulse samples that carry the jitter variance (all but 1e-4 of it, left
         off at the two ends; the mean is restored exactly by mixture's scaling)."""
-        c = np.cumsum(jv) / max(float(jv.sum()), 1e-300)
+        if not float(jv.sum()) > 0.0:   # no pulse sample moves (the pulse is out of reach)
+            return 0, 1
+        c = np.cumsum(jv) / float(jv.sum())
         lo = int(np.searchsorted(c, 0.5e-4))
         hi = max(int(np.searchsorted(c, 1 - 0.5e-4)) + 1, lo + 1)
         return lo, hi
