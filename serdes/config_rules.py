@@ -119,9 +119,13 @@ def _check_dsp(d: dict) -> None:
     # the echo brings a tail of its own
     if delay > 0 and pulse_ui - pulse_ui // 4 < delay + 8:
         need = 16 * math.ceil((delay + 8) * 4 / 3 / 16)
+        window = d["link"]["window_ui"]
+        wider = ""
+        if need > window // 2:   # pulse_ui may be at most half the window
+            wider = f" and link.window_ui to at least {1 << (2 * need - 1).bit_length()}"
         raise ConfigError(f"link.pulse_ui = {pulse_ui} is too short to hold the echo at "
                           f"reflections.echo_delay_ui = {delay:g}: set link.pulse_ui to at "
-                          f"least {need}")
+                          f"least {need}" + wider)
     rc, ml, eq = d["rc"], d["mlse"], d["eq"]
     if eq["detector"] == "mlse":
         if eq["mode"] == "lms":

@@ -38,6 +38,10 @@ def test_every_key_has_a_valid_default():
     ("link.precoding=3", ["link.precoding", "true or false, or 'auto'"]),
     ("noise.rj_ui=nan", ["noise.rj_ui"]),
     ("loss_db=3", ["section.key=value"]),
+    ("reflections.echo_delay_ui=100", ["link.pulse_ui to at least 144"]),
+    # the pulse may hold at most half the window: both keys, values that then run
+    ("reflections.echo_delay_ui=2000", ["link.pulse_ui to at least 2688",
+                                        "link.window_ui to at least 8192"]),
 ])
 def test_bad_values_name_the_key_and_the_range(override, words):
     with pytest.raises(ConfigError) as exc:
