@@ -65,6 +65,46 @@ def test_package_s_matrix_equals_scikit_rf_cascade(preset, side):
     assert np.max(np.abs(ours - ref)) < 1e-9
 
 
+@pytest.mark.parametrize("side", ["tx", "rx"])
+def test_a_long_matched_package_line_is_its_propagation_factor(side):
+    """A matched package line (Z_c / 2 = R0, no capacitors) of length L has S21 = S12 =
+    exp(-gamma L) and S11 = S22 = 0, also where gamma L is hundreds of nepers (a 1 m line
+    up to the top of a link's fine grid). Through cosh and sinh, S12 = 2 (A D - B C) / den
+    cancelled to garbage there: the RX side, whose S21 is that S12 mirrored, gave a 1 m
+    package a pulse 10 times the TX swing."""
+    f = np.linspace(0.0, 850e9, 341)
+    for mm in (12.0, 300.0, 1000.0):
+        p = PackageParams(c_d_nf=(0.0,), l_s_nh=(0.0,), c_b_nf=0.0, c_p_nf=0.0,
+                          z_c_ohm=(100.0,), z_p_mm=(mm,))
+        s = Package(p, side).s_matrix(f)
+        ref = np.exp(-gamma_93a(np.maximum(f, 1e-3), p.gamma0_per_mm, p.a1, p.a2,
+                                p.tau_ns_per_mm) * mm)
+        ref[0] = 1.0
+        assert np.all(np.isfinite(s))
+        np.testing.assert_allclose(s[:, 1, 0], ref, rtol=1e-9, atol=1e-300)
+        np.testing.assert_allclose(s[:, 0, 1], ref, rtol=1e-9, atol=1e-300)
+        assert np.max(np.abs(s[:, 0, 0])) < 1e-12 and np.max(np.abs(s[:, 1, 1])) < 1e-12
+
+
+def test_a_one_metre_rx_package_delays_and_attenuates_the_pulse():
+    """package.z_p_rx_mm = 1000 (allowed): the pulse arrives about 1000 mm x 6.1 ps/mm
+    (the line's tau) later and lower than with the preset's length, and stays a pulse
+    (it was refused: 'the channel response does not decay')."""
+    from serdes.build import build_link
+
+    def link(mm):
+        return build_link(Config.default().with_overrides(
+            ["package.preset=802.3ck-kr", f"package.z_p_rx_mm={mm}", "ctle.auto=false"]))
+
+    short, long = link(12), link(1000)
+    pk_s, pk_l = np.argmax(short._pulse_window), np.argmax(long._pulse_window)
+    delay_ui = (pk_l - pk_s) / long.m
+    expect = 988 * 6.141e-3 * 1e-9 / long.ui_s
+    assert abs(delay_ui - expect) < 0.1 * expect
+    assert 0 < long._pulse_window.max() < short._pulse_window.max()
+    assert long._pulse_window.min() > -0.05 * long._pulse_window.max()
+
+
 def test_link_cascade_equals_scikit_rf_terminated_at_the_die():
     """TX package, a matched loss line, RX package, the dies terminated in R_d = 55 ohm:
     the link's transfer (eq. 93A-18) is S21 of the scikit-rf cascade renormalised to

@@ -22,6 +22,9 @@ as in 93A with the single-ended values:
 
 These are the single-ended elements (C, L, Z_c / 2) between R0 ports, so the cascade
 is done here with ABCD matrices of the single-ended equivalent and converted to S once.
+Each line's matrix is kept divided by ``e^{g z}`` (finite however long and lossy the
+line, up to the top of a link's fine grid), the factors restored in S21; every element
+is reciprocal (A D - B C = 1), so S12 = S21.
 
 The die termination R_d (single-ended) terminates the die port: the voltage transfer of
 a cascade from a source of reflection ``G1 = (R_d - R0)/(R_d + R0)`` into a load ``G2``
@@ -117,8 +120,12 @@ def _series(z: np.ndarray) -> np.ndarray:
 
 
 def _line(gl: np.ndarray, z0: float) -> np.ndarray:
+    """The line's ABCD matrix divided by exp(g l): [[1 + E, z0 (1 - E)], [(1 - E) / z0,
+    1 + E]] / 2 with E = exp(-2 g l), finite however long and lossy the line (cosh and
+    sinh overflow, and A D - B C = 1 cancels to nothing long before)."""
     m = np.empty(gl.shape + (2, 2), dtype=np.complex128)
-    c, s = np.cosh(gl), np.sinh(gl)
+    e = np.exp(-2.0 * gl)
+    c, s = 0.5 * (1.0 + e), 0.5 * (1.0 - e)
     m[:, 0, 0] = c
     m[:, 0, 1] = z0 * s
     m[:, 1, 0] = s / z0
@@ -126,14 +133,16 @@ def _line(gl: np.ndarray, z0: float) -> np.ndarray:
     return m
 
 
-def abcd_to_s(m: np.ndarray, r0: float) -> np.ndarray:
-    """S (nf, 2, 2) referenced to r0 at both ports from ABCD matrices (nf, 2, 2)."""
+def abcd_to_s(m: np.ndarray, r0: float, log_scale=0.0) -> np.ndarray:
+    """S (nf, 2, 2) referenced to r0 at both ports from the ABCD matrices (nf, 2, 2) of a
+    reciprocal 2-port (A D - B C = 1), given as ``m`` = ABCD exp(-log_scale) (the lines'
+    factors exp(g l) taken out, :func:`_line`); S12 = S21."""
     a, b, c, d = m[:, 0, 0], m[:, 0, 1], m[:, 1, 0], m[:, 1, 1]
     den = a + b / r0 + c * r0 + d
     s = np.empty_like(m)
     s[:, 0, 0] = (a + b / r0 - c * r0 - d) / den
-    s[:, 0, 1] = 2.0 * (a * d - b * c) / den
-    s[:, 1, 0] = 2.0 / den
+    s[:, 1, 0] = 2.0 * np.exp(-np.asarray(log_scale)) / den
+    s[:, 0, 1] = s[:, 1, 0]
     s[:, 1, 1] = (-a + b / r0 - c * r0 + d) / den
     return s
 
@@ -177,8 +186,11 @@ class Package:
         p = self.params
         return (p.r_d_ohm - p.r0_ohm) / (p.r_d_ohm + p.r0_ohm)
 
-    def _abcd_die_to_ball(self, f: np.ndarray) -> np.ndarray:
+    def _abcd_die_to_ball(self, f: np.ndarray):
+        """(the ABCD matrices die -> ball divided by exp(log_scale), log_scale): the
+        lines' exp(g l) factors are kept apart (:func:`_line`)."""
         p = self.params
+        log_scale = np.zeros(f.shape, dtype=np.complex128)
         w = 2.0 * np.pi * f
         jw = 1j * w
         mats = []
@@ -194,20 +206,22 @@ class Package:
             for zc, zp in zip(p.z_c_ohm, p.z_p_mm):
                 if zp > 0:
                     mats.append(_line(g * zp, zc / 2.0))  # single-ended equivalent Z_c / 2
+                    log_scale = log_scale + g * zp
         if p.c_p_nf > 0:
             mats.append(_shunt(jw * p.c_p_nf * 1e-9))
         out = np.zeros(f.shape + (2, 2), dtype=np.complex128)
         out[:, 0, 0] = out[:, 1, 1] = 1.0
         for m in mats:
             out = out @ m
-        return out
+        return out, log_scale
 
     def s_matrix(self, f_hz) -> np.ndarray:
         """S (nf, 2, 2), port 1 toward the TX (the die for "tx", the channel for "rx")."""
         f = np.ascontiguousarray(f_hz, dtype=np.float64)
         if f.ndim != 1 or np.any(~np.isfinite(f)) or np.any(f < 0):
             raise ConfigError("package: frequencies must be a 1-D array of finite values >= 0")
-        s = abcd_to_s(self._abcd_die_to_ball(f), self.z_ref_ohm)
+        abcd, log_scale = self._abcd_die_to_ball(f)
+        s = abcd_to_s(abcd, self.z_ref_ohm, log_scale)
         if self.side == "rx":  # mirrored: channel side is port 1
             s = s[:, ::-1, ::-1].copy()
         return s
