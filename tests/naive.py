@@ -831,7 +831,8 @@ def merge_close(sigma, beta, weights, rel=1e-3):
                 w0, w1 = out_w[i, c], weights[i, k]
                 out_s[i, c] = np.sqrt((w0 * out_s[i, c] ** 2 + w1 * sigma[i, k] ** 2)
                                       / (w0 + w1))
-                out_b[i, c] = (w0 * out_b[i, c] + w1 * beta[i, k]) / (w0 + w1)
+                b0, b1 = out_b[i, c], beta[i, k]
+                out_b[i, c] = np.clip((w0 * b0 + w1 * b1) / (w0 + w1), min(b0, b1), max(b0, b1))
                 out_w[i, c] = w0 + w1
                 continue
             c += 1

@@ -83,6 +83,22 @@ def test_merge_close_rows_equal_merge_close():
             np.testing.assert_array_equal(g[i], r)
 
 
+def test_merged_betas_stay_within_the_merged_ones():
+    """Components clipped at beta = 0.04 (BETA_MAX) merge to 0.04, not one ulp above:
+    (0.4046 x 0.04 + 0.1985 x 0.04) / 0.6031 rounds to 0.04000000000000001, which the
+    tail kernel's argument check refused ('betas: must be in [-0.04, 0.04]', ending a
+    run with noise.rj_ui = 0.2 and SJ)."""
+    w0, w1 = 0.4045518398215282, 0.19851304450925533
+    assert (w0 * 0.04 + w1 * 0.04) / (w0 + w1) > 0.04   # the rounding this guards against
+    s = np.array([[1.0, 1.0 + 1e-6, 2.0]])
+    b = np.array([[0.04, 0.04, -0.04]])
+    w = np.array([[w0, w1, 0.3]])
+    got_s, got_b, got_w = sj.merge_close_rows(s, b, w, rjm.MERGE_REL)
+    assert got_w[0, 0] == w0 + w1 and got_b[0, 0] == 0.04 and got_b[0, 1] == -0.04
+    for g, r in zip((got_s, got_b, got_w), naive.merge_close(s, b, w, rjm.MERGE_REL)):
+        np.testing.assert_array_equal(g, r)
+
+
 def test_merge_close_rows_equal_merge_close_on_a_level_mixture(eng):
     """The level-only classes' mixture as the engines with their own ISI components
     merge it (StatisticalEngine._distribution_of): bit for bit the NumPy form."""

@@ -403,7 +403,10 @@ def _merge_close(sigma, beta, weights, order, rel, out_s, out_b, out_w):
                 w0, w1 = out_w[r, c], weights[r, k]
                 out_s[r, c] = math.sqrt((w0 * out_s[r, c] ** 2 + w1 * sigma[r, k] ** 2)
                                         / (w0 + w1))
-                out_b[r, c] = (w0 * out_b[r, c] + w1 * beta[r, k]) / (w0 + w1)
+                b0, b1 = out_b[r, c], beta[r, k]
+                # a convex combination, also in rounding (betas clipped at BETA_MAX)
+                out_b[r, c] = min(max((w0 * b0 + w1 * b1) / (w0 + w1), min(b0, b1)),
+                                  max(b0, b1))
                 out_w[r, c] = w0 + w1
                 continue
             c += 1
