@@ -31,6 +31,8 @@ def check_consistency(d: dict) -> None:
         raise ConfigError("noise.sj_hz must be > 0 when noise.sj_ui > 0")
     if d["noise"]["sj_ui"] > 0:
         _check_sj(d)
+    if d["tx_jitter"]["sj_ui"] > 0 and d["tx_jitter"]["sj_hz"] <= 0:
+        raise ConfigError("tx_jitter.sj_hz must be > 0 when tx_jitter.sj_ui > 0")
     if d["ctle"]["model"] == "zpk" and not d["ctle"]["poles_hz"]:
         raise ConfigError("ctle.poles_hz must list at least one pole when ctle.model = 'zpk'")
     if any(z > 0 for z in d["ctle"]["zeros_hz"]):

@@ -63,9 +63,10 @@ class TxJitterSource:
     def __init__(self, settings: TxJitter, ui_s: float, seed: int):
         self.s = settings
         self.sj_rad_per_ui = 2 * np.pi * settings.sj_hz * ui_s
-        if settings.sj_ui > 0 and not settings.sj_hz * ui_s < 0.25:
-            raise ConfigError(f"tx_jitter.sj_hz = {settings.sj_hz:g} must be below a quarter "
-                              f"of the symbol rate ({0.25 / ui_s:g})")
+        if settings.sj_ui > 0 and not 0 < settings.sj_hz * ui_s < 0.25:
+            raise ConfigError(f"tx_jitter.sj_hz = {settings.sj_hz:g} must be > 0 and below a "
+                              f"quarter of the symbol rate ({0.25 / ui_s:g}) when "
+                              "tx_jitter.sj_ui > 0")
         self._rj = rng.BlockRNG(seed, TX_RJ)
         self._buj = rng.BlockRNG(seed, TX_BUJ)
         self.sj_phase = 2 * np.pi * rng.BlockRNG(seed, TX_SJ_PHASE).uniform_scalar()

@@ -52,6 +52,13 @@ def test_bad_values_name_the_key_and_the_range(override, words):
         assert w in msg
 
 
+def test_tx_sj_needs_a_frequency():
+    """TX SJ at 0 Hz (a static offset) ended a CDR run in a NaN traceback; it is refused
+    as noise.sj_hz = 0 is."""
+    with pytest.raises(ConfigError, match="tx_jitter.sj_hz must be > 0 when tx_jitter.sj_ui"):
+        Config.default().with_overrides(["tx_jitter.sj_ui=0.5", "tx_jitter.sj_hz=0"])
+
+
 def test_a_path_key_given_a_number_asks_for_a_string():
     with pytest.raises(ConfigError) as exc:
         Config.default().with_overrides(["channel.file=3"])
