@@ -187,3 +187,19 @@ def test_quiet_steep_loop_stays_within_the_memory_bound():
     lp = fl.analyse(_resp(s, lr), kpd=1.0, kp=kp, ki=0.0, latency=0, mu=0.0)
     assert len(lp.zeros) == 2 and sum(lp.occupancy) == pytest.approx(1.0, abs=1e-9)
     assert max(lp.occupancy) > 0.99
+
+
+def test_a_basin_narrower_than_a_cell_still_has_its_hump():
+    """A noisy, fast loop widens the density's cells past a narrow basin (here 0.05 UI
+    between unstable zeros at -0.15 and -0.10 UI, cells of about 0.4 UI): no cell lies in
+    it, and the basin's bottom was the minimum of an empty array (a ValueError that ended
+    `serdes run` with cdr.mode = 'ssmm' and cdr.latency_ui = 4096). The bottom is then
+    the potential at the zero, and the hump of a basin no cell resolves is small."""
+    roots = (-0.3, -0.15, -0.12, -0.10, 0.1)   # stable, unstable, stable, unstable, stable
+    s = -40.0 * np.prod([GRID - r for r in roots], axis=0)
+    lp = fl.analyse(_resp(s, 30.0), kpd=0.05, kp=0.3, ki=0.0, latency=0, mu=0.0)
+    assert lp.zeros == pytest.approx([-0.3, -0.12, 0.1], abs=1e-9)
+    assert lp.basins[1] == pytest.approx((-0.15, -0.10), abs=1e-9)
+    assert all(math.isfinite(h) and h >= 0 for h in lp.hump_sigma)
+    assert sum(lp.occupancy) == pytest.approx(1.0, abs=1e-9)
+    assert lp.warning() is not None

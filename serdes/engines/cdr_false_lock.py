@@ -205,8 +205,9 @@ def analyse(resp, kpd: float, kp: float, ki: float, latency: int, mu: float = 0.
     phi = potential(c, sc, vc, gain)
     humps = []
     for z, (lo, hi) in zip(stable, basins):
-        inb = (c >= lo) & (c <= hi)
-        bottom = float(phi[inb].min())
+        inb = (c >= lo) & (c <= hi)   # may hold no cell: a basin narrower than a cell
+        bottom = min(float(phi[inb].min()) if inb.any() else math.inf,
+                     float(np.interp(z, c, phi)))
         rise = min(float(np.interp(lo, c, phi)), float(np.interp(hi, c, phi))) - bottom
         humps.append(math.sqrt(2.0 * max(rise, 0.0)))
     main = min(range(len(stable)), key=lambda i: (not basins[i][0] <= mu <= basins[i][1],
