@@ -22,12 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from serdes import rng
+from serdes.errors import ConfigError
 from serdes.engines.taylor_rule import TAYLOR_TOL, taylor_scales
 from serdes.kernels import jitter as kj
 from serdes.kernels.adc_ti import lane_fir, lane_pulse_sum_rows, lane_pulse_sum_taylor
 from serdes.kernels.fir import interp_cubic
 from serdes.kernels.jitter import pulse_rows
 from serdes.tiadc.model import APERTURE_STREAM
+
+MAX_ROWS_BYTES = 1 << 30   # the exact path's pulse rows (lanes x positions x UI x 8 B)
 
 
 def lane_fine_pulses(adc, fine: np.ndarray, m: int, dt: float) -> list[np.ndarray]:
@@ -108,6 +111,18 @@ class LanePulses:
             self.path = "lanes-exact"
             self._first = int(np.floor(self.phase - reach)) - 1
             count = int(np.floor(self.phase + reach)) + 2 - self._first + 1
+            need = len(lane_pulses) * count * n_ui * 8
+            if need > MAX_ROWS_BYTES:
+                parts = {"the link's jitter (noise.*)": jitter.max_ui * m,
+                         "the supply-induced clock jitter (supply.*)": supply_max,
+                         "the aperture jitter (adc.aperture_jitter_s)": 8 * self.aperture_fine,
+                         "the lane skews (adc.skew*)": float(np.max(np.abs(self.skew_fine)))}
+                big = max(parts, key=parts.get)
+                raise ConfigError(
+                    f"the ADC's sampling instants move up to {reach / m:.3g} UI, most of it "
+                    f"from {big} ({parts[big] / m:.3g} UI): the pulse rows for that reach "
+                    f"would take {need / 2 ** 30:.3g} GiB (at most "
+                    f"{MAX_ROWS_BYTES / 2 ** 30:g}); lower it")
             self._rows = np.ascontiguousarray(np.stack(
                 [pulse_rows(pl, m, n_ui, self._first, count) for pl in lane_pulses]))
 
