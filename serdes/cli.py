@@ -48,13 +48,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning on the command line: one line, ``serdes: warning: ...`` (Python's own
+    form names our source file and line and repeats the code that warned)."""
+    print(f"serdes: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
     previous = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *previous[1:])
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
     try:
         return _main(sys.argv[1:] if argv is None else list(argv))
-    finally:  # a caller in this process (a test, a notebook) keeps its own setting
+    finally:  # a caller in this process (a test, a notebook) keeps its own settings
         gc.set_threshold(*previous)
+        warnings.showwarning = shown
 
 
 def _main(argv: list[str]) -> int:

@@ -561,3 +561,41 @@ def test_a_file_read_again_is_parsed_once_and_each_caller_gets_its_own_copy(
         with pytest.raises(FileFormatError):
             touchstone_io.load_touchstone(path)
     assert len(calls) == 4
+
+
+def _flat_s2p(path, fmax_ghz, gain):
+    """A 2-port thru: S21 = S12 = gain x 0.1 dB/GHz of loss x 1 ns, no reflections."""
+    f = np.arange(0.0, fmax_ghz + 1e-3, 0.05)
+    h = gain * np.exp(-2j * np.pi * f * 1.0) * 10 ** (-0.1 * f / 20)
+    rows = [f"{x:.4f} 0 0 {v.real:.12g} {v.imag:.12g} {v.real:.12g} {v.imag:.12g} 0 0"
+            for x, v in zip(f, h)]
+    path.write_text("# GHz S RI R 50\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_a_warning_on_the_command_line_is_one_line(tmp_path, capsys):
+    """A non-passive file (|S21| = 1.2) warns; on the command line that is one line in
+    the CLI's own form, not Python's (our source file and line, then the code that
+    warned)."""
+    from serdes.cli import main
+
+    f = _flat_s2p(tmp_path / "gain.s2p", 60, 1.2)
+    assert main(["run", "--threads", "1", "--json", "--set", "link.symbols=20000",
+                 "--set", "channel.model=touchstone", "--set", f"channel.file={f}"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"serdes: warning: {f}: not passive, largest singular value of S is 1.2000"]
+
+
+def test_com_warns_when_a_file_ends_below_half_the_symbol_rate(tmp_path):
+    """COM extrapolates a file's data past their end (the IEEE code's rule); data ending
+    below f_b / 2 (here 10 GHz at 25.78 GBd) leave the result to that guess, and COM says
+    so (it ran silently on a file ending at 2 GHz); data to 60 GHz raise nothing."""
+    from serdes.com.core import compute_com
+
+    short = _flat_s2p(tmp_path / "short.s2p", 10, 0.9)
+    with pytest.warns(RuntimeWarning, match="data end at 10 GHz, below the 12.89 GHz"):
+        compute_com(short, preset="100gbase-kr4")
+    full = _flat_s2p(tmp_path / "full.s2p", 60, 0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compute_com(full, preset="100gbase-kr4")

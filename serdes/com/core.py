@@ -113,6 +113,7 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     chans += [_channel(f, "fext") for f in fext]
     chans += [_channel(f, "next") for f in next]
     kinds = [c.kind for c in chans[1:]]
+    _check_coverage(chans, p)
     offs = _fom.tx_offsets(p)
     m = grid.m
     xs = xsinc(grid)
@@ -160,6 +161,21 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
     return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
                      [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0)
+
+
+def _check_coverage(chans, p) -> None:
+    """A warning for each file whose data end below f_b / 2: COM extrapolates the rest
+    (the IEEE code's rule, :func:`serdes.com.pulse.to_grid`), so above its data the
+    result stands on a straight-line guess."""
+    import warnings
+
+    nyq = p.fb_gbd * 1e9 / 2
+    for c in chans:
+        if c.f_hz[-1] < nyq:
+            warnings.warn(f"{c.path}: data end at {c.f_hz[-1] / 1e9:.4g} GHz, below the "
+                          f"{nyq / 1e9:.4g} GHz of f_b / 2; COM extrapolates the rest in "
+                          "a straight line (as the IEEE code does), and rests on that guess",
+                          RuntimeWarning, stacklevel=3)
 
 
 def _float_taps(p, w: list) -> dict | None:
