@@ -256,6 +256,27 @@ def test_readme_example_output_has_the_lines_run_prints(capsys):
     assert readme == printed
 
 
+@pytest.mark.parametrize("sets, words", [
+    ([], "correct DFE feedback, the count adds error propagation"),
+    (["link.precoding=true"], "correct DFE feedback, and precoding counts each error about"),
+    (["dfe.taps=0"], None),
+])
+def test_stat_ber_line_says_what_it_leaves_to_the_count(sets, words, capsys):
+    """The statistical BER takes the DFE's decisions as correct; the count has the error
+    propagation (a precoded link counts each error about twice: 1.95x at 1.4e-4 on a
+    30 dB link with a 5-bit ADC). The summary line says so where a DFE decides, and
+    points to the JSON's propagation model."""
+    args = ["run", "--set", "link.symbols=20000"]
+    for x in sets:
+        args += ["--set", x]
+    assert cli_main(args) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("stat BER"))
+    if words is None:
+        assert line.endswith("(statistical engine)")
+    else:
+        assert words in line and "stat.dfe_error_propagation" in line
+
+
 def test_help_texts(capsys):
     from serdes.cli import build_parser
 

@@ -204,6 +204,12 @@ def format_summary(r: dict) -> str:
                if (r.get("cdr") or {}).get("stat_model") == "tracking" else "statistical engine")
         if (r.get("cdr") or {}).get("main_point_ber") is not None:
             how += ", weighted over the CDR's lock points"
+        rx = r.get("receiver") or {}
+        if rx.get("detector") == "dfe" and rx.get("dfe_taps"):
+            how += ("; correct DFE feedback, " + (
+                "and precoding counts each error about twice" if rx.get("precoding")
+                else "the count adds error propagation")
+                + ": --json's stat.dfe_error_propagation")
         lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
         if (r.get("stat") or {}).get("calibration_note"):
             lines.append(f"note      {r['stat']['calibration_note']}")
