@@ -52,6 +52,24 @@ def echo_file(tmp_path_factory):
     return _write_s2p(tmp_path_factory.mktemp("com") / "echo.s2p", f, h)
 
 
+def test_a_tiny_signal_leaves_the_rx_noise_quantile(echo_file):
+    """With A_v = 1e-9 V the signal and every term that scales with it (TX noise, ISI,
+    jitter) vanish beside the RX noise, so A_ni is the Gaussian's DER_0 quantile,
+    sigma_n Q^-1(DER_0). The distribution's step is A_s / 1000: here that asked for
+    1e11 points (an allocation of 684 GiB, a MemoryError traceback); the step now grows
+    to keep MAX_PDF_POINTS, and A_ni still comes out to 1e-6 of the closed form."""
+    from serdes.com import noise as comnoise
+
+    p = _ideal(preset("802.3ck-kr"), eta0=2e-9, a_v=1e-9)
+    res = compute_com(echo_file, preset=p)
+    c = res.cases[0]
+    assert len(c.y) <= comnoise.MAX_PDF_POINTS
+    q = stats.norm.isf(p.der0)
+    assert c.a_ni_v == pytest.approx(c.sigmas_v["rx_noise"] * q, rel=1e-6)
+    assert c.com_db == pytest.approx(20 * math.log10(c.a_s_v / c.a_ni_v), abs=1e-9)
+    assert c.com_db < -100
+
+
 def test_closed_form_echo_and_white_noise(echo_file):
     """An ideal thru with one echo of 0.1 at 20 UI (beyond the 12 DFE taps) and white RX
     noise only: the noise + interference is (echo x a PAM4 symbol) + Gaussian, so

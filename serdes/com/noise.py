@@ -26,6 +26,10 @@ from serdes.com import floating as _floating
 __all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf", "quant_pmf"]
 
 FILTER_REL = 1e-3
+#: the noise and ISI distribution's points at most: its step is A_s / 1000 (1e-5 V at
+#: most), coarser only where the support would need more points (noise and ISI over
+#: 2000 A_s: a COM below -60 dB), which asked for terabytes when A_s was tiny
+MAX_PDF_POINTS = 1 << 22
 
 
 @dataclass
@@ -135,6 +139,7 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
     if quant is not None:
         support += float(np.abs(quant[1]).sum()) * quant[0] / 2
     ymax = max(1.1 * a_s, support + 10 * np.sqrt(var_g) + 2 * ystep)
+    ystep = max(ystep, ymax / (MAX_PDF_POINTS // 2 - 1))
     npts = 2 * int(np.ceil(ymax / ystep)) + 1
     y = (np.arange(npts) - npts // 2) * ystep
     p_j = delta_pmf(h_dd, L, npts, ystep)
