@@ -330,6 +330,9 @@ def test_cli_json_interface(echo_file, capsys):
     (["--preset", "nope"], "--preset = 'nope'"),
     (["--set", "der0=abc"], "der0 = 'abc'"),
     (["--set", "unknown=1"], "unknown key 'unknown'"),
+    # 6.4e8 frequency points: the process was killed for memory
+    (["--set", "fb_gbd=500", "--set", "samples_per_ui=256", "--set", "f_step_ghz=1e-4"],
+     "640,000,000 frequency points, more than 4,194,304"),
 ])
 def test_cli_bad_input_one_line_exit_2(echo_file, capsys, argv, words):
     assert cli_main(["com", str(echo_file), *argv]) == 2

@@ -238,6 +238,10 @@ def apply_overrides(p: ComParams, overrides) -> ComParams:
     return new
 
 
+#: the COM frequency grid's points at most (f_b x M / 2 / f_step; the presets: 41k-170k)
+MAX_FREQ_POINTS = 1 << 22
+
+
 def check(p: ComParams) -> None:
     def bad(key, allowed):
         raise ConfigError(f"com: {key} = {getattr(p, key)!r} is not allowed: expected {allowed}")
@@ -253,6 +257,12 @@ def check(p: ComParams) -> None:
         bad("samples_per_ui", "an integer in [8, 256]")
     if not 1e-4 <= p.f_step_ghz <= 1.0:
         bad("f_step_ghz", "a number in [1e-4, 1] GHz")
+    n_f = p.fb_gbd * p.samples_per_ui / (2.0 * p.f_step_ghz)
+    if n_f > MAX_FREQ_POINTS:
+        raise ConfigError(
+            f"com: fb_gbd x samples_per_ui / (2 f_step_ghz) = {n_f:,.0f} frequency points, "
+            f"more than {MAX_FREQ_POINTS:,} (about 0.4 GB per channel file at that size); "
+            "raise f_step_ghz or lower samples_per_ui")
     for k in ("a_v", "a_fe", "a_ne"):
         if not 0 < getattr(p, k) <= 10:
             bad(k, "a number in (0, 10] V")
