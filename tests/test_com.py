@@ -333,6 +333,8 @@ def test_cli_json_interface(echo_file, capsys):
     # 6.4e8 frequency points: the process was killed for memory
     (["--set", "fb_gbd=500", "--set", "samples_per_ui=256", "--set", "f_step_ghz=1e-4"],
      "640,000,000 frequency points, more than 4,194,304"),
+    # 5e8 TX settings: their rows took all 24 GB before the search began
+    (["--set", "tx_step=0.001,0.001,0.001,0.001"], "505,901,121 TX settings"),
 ])
 def test_cli_bad_input_one_line_exit_2(echo_file, capsys, argv, words):
     assert cli_main(["com", str(echo_file), *argv]) == 2

@@ -142,18 +142,23 @@ class ComParams:
     def tx_grid(self) -> np.ndarray:
         """All TX FFE settings of the grid with c(0) >= c0_min, rows of the non-cursor
         taps (pre-cursor taps first); the first tap varies slowest."""
-        axes = []
-        for lo, hi, st in zip(self.tx_min, self.tx_max, self.tx_step):
-            if st <= 0 or hi <= lo:
-                axes.append(np.array([lo if st <= 0 else lo]))
-            else:
-                n = int(round((hi - lo) / st)) + 1
-                axes.append(np.round(lo + st * np.arange(n), 10))
+        axes = self._tx_axes()
         if not axes:
             return np.zeros((1, 0))
         grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
         keep = 1.0 - np.abs(grid).sum(axis=1) >= self.c0_min - 1e-12
         return grid[keep]
+
+    def _tx_axes(self) -> list:
+        """Each TX tap's values, tx_min to tx_max in tx_step (one value: a fixed tap)."""
+        axes = []
+        for lo, hi, st in zip(self.tx_min, self.tx_max, self.tx_step):
+            if st <= 0 or hi <= lo:
+                axes.append(np.array([lo]))
+            else:
+                n = int(round((hi - lo) / st)) + 1
+                axes.append(np.round(lo + st * np.arange(n), 10))
+        return axes
 
     def ctle_allowed(self, g_dc: float, g_dc2: float) -> bool:
         """Whether the CTLE setting is in the grid. With ``ctle_qual`` the rule of the
@@ -238,6 +243,9 @@ def apply_overrides(p: ComParams, overrides) -> ComParams:
     return new
 
 
+#: TX settings at most before the c(0) filter (their rows are formed at once; the earlier
+#: 802.3dj set, dj_early(), has 919,425)
+MAX_TX_SETTINGS = 1 << 23
 #: the COM frequency grid's points at most (f_b x M / 2 / f_step; the presets: 41k-170k)
 MAX_FREQ_POINTS = 1 << 22
 
@@ -279,6 +287,12 @@ def check(p: ComParams) -> None:
         bad("dfe_max", "dfe_max and dfe_min of equal length")
     if not p.g_dc or not p.g_dc2:
         bad("g_dc", "at least one value in g_dc and in g_dc2")
+    n_tx = math.prod(a.shape[0] for a in p._tx_axes())
+    if n_tx > MAX_TX_SETTINGS:
+        raise ConfigError(
+            f"com: tx_min..tx_max in tx_step spans {n_tx:,} TX settings before the c(0) "
+            f"limit, more than {MAX_TX_SETTINGS:,} (the presets: 200-5,544); coarsen tx_step "
+            "or narrow the range")
     if len(p.tx_grid) == 0:
         bad("c0_min", "a value that leaves at least one TX setting in the grid")
     if len(p.rx_ffe_min) != len(p.rx_ffe_max):
