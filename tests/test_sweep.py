@@ -461,6 +461,22 @@ def test_plot_errors(kwargs, words):
         curves(synthetic_rows(), ax=Figure().subplots(), **kwargs)
 
 
+def test_a_plot_of_no_drawable_value_is_refused():
+    """Rows whose y values are all missing or not finite (a CSV with ber 'nan' or text)
+    drew an empty figure and said 'wrote'; one line says why instead. Rows whose BER is
+    0 still plot, as the 95 % upper bounds of their intervals."""
+    from matplotlib.figure import Figure
+
+    from serdes.errors import SerdesError
+    from serdes.plot.sweep import curves
+
+    rows = [{"channel.loss_db": 20.0, "ber": float("nan")}, {"channel.loss_db": 30.0, "ber": "abc"}]
+    with pytest.raises(SerdesError, match="no finite positive value of ber to plot in 2 rows"):
+        curves(rows, x="channel.loss_db", ax=Figure().subplots())
+    zero = [{"channel.loss_db": 20.0, "ber": 0.0, "ber_ci_lo": 0.0, "ber_ci_hi": 1e-5}]
+    curves(zero, x="channel.loss_db", ax=Figure().subplots())
+
+
 def test_cli_plot(reference, tmp_path, capsys):
     ref_out, _ = reference
     png = tmp_path / "ber.png"

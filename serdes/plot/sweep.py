@@ -93,6 +93,7 @@ def curves(rows, x: str | None = None, y: str | Sequence[str] = "ber", hue: str 
     cats = list(dict.fromkeys(_hashable(r.get(x)) for r in rows)) if categorical else []
     colours = [p["color"] for p in matplotlib.rcParams["axes.prop_cycle"]]
     zeros = False
+    drawn = 0   # points drawn (a figure of none is refused: it would look like a result)
     handles: list = []  # legend entries in drawing order (ber before stat_ber)
     for gi, (hv, grp) in enumerate(sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))):
         colour = colours[gi % len(colours)]
@@ -109,6 +110,7 @@ def curves(rows, x: str | None = None, y: str | Sequence[str] = "ber", hue: str 
                 pos = [(xv, v, r) for xv, v, r in zip(xs, vals, grp) if v is not None and v > 0]
             else:
                 pos = [(xv, v, r) for xv, v, r in zip(xs, vals, grp) if v is not None]
+            drawn += len(pos)
             if pos:
                 px, py = [p[0] for p in pos], [p[1] for p in pos]
                 if col == "ber" and ci and "ber_ci_lo" in columns and "ber_ci_hi" in columns:
@@ -133,6 +135,9 @@ def curves(rows, x: str | None = None, y: str | Sequence[str] = "ber", hue: str 
                     ax.plot([a for a, _ in zz], [b for _, b in zz], linestyle="none",
                             marker="v", markerfacecolor="none", color=colour)
                     zeros = True
+    if not drawn and not zeros:
+        raise SerdesError(f"no finite {'positive ' if log else ''}value of "
+                          f"{', '.join(ys)} to plot in {len(rows)} rows")
     if zeros:
         handles += ax.plot([], [], linestyle="none", marker="v", markerfacecolor="none",
                            color="grey", label="no errors: 95% upper bound")
