@@ -242,3 +242,21 @@ def test_a_supply_jitter_past_any_pulse_is_refused_in_one_line(capsys):
     assert main(["run", "--threads", "1", "--json", "--set", "link.symbols=20000",
                  "--set", "supply.ripple_mv=[5]", "--set", "supply.ripple_hz=[1e6]",
                  "--set", "supply.delay_ps_per_mv=0.1", "--set", "supply.noise_uv_per_rthz=10"]) == 0
+
+
+@pytest.mark.parametrize("sets, key", [
+    (["adc.gain_rms=0.5"], "adc.gain_rms = 0.5 drew lane"),
+    (["adc.bw_hz=40e9", "adc.bw_rms_rel=0.5"], "adc.bw_rms_rel = 0.5 drew lane"),
+])
+def test_a_drawn_lane_factor_below_zero_names_the_keys_that_drew_it(sets, key, capsys):
+    """An rms at the top of its allowed range draws some lane's factor 1 + rms z <= 0
+    (2.3 % of the lanes at 0.5; 1024 lanes here): the error named adc.gains or
+    adc.bws_hz, keys the user had not set. It now names the rms key and the seed."""
+    from serdes.cli import main
+
+    args = ["adc", "--fin", "1e9", "--json", "--set", "adc.lanes=1024"]
+    for x in sets:
+        args += ["--set", x]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and key in err and "adc.mismatch_seed" in err

@@ -123,10 +123,12 @@ class TiAdc(Adc):
             offsets_v = offset_rms_v * z[0]
         if unset(gains) and gain_rms > 0:
             gains = 1.0 + gain_rms * z[1]
+            _drawn_positive("adc.gain_rms", gain_rms, gains, seed, "gain")
         if unset(skews_s) and skew_rms_s > 0:
             skews_s = skew_rms_s * z[2]
         if unset(bws_hz) and bw_rms_rel > 0 and bw_hz > 0:
             bws_hz = bw_hz * (1.0 + bw_rms_rel * z[3])
+            _drawn_positive("adc.bw_rms_rel", bw_rms_rel, bws_hz / bw_hz, seed, "bandwidth")
         return cls(bits=bits, fullscale_v=fullscale_v, enob=enob, lanes=int(lanes),
                    offsets_v=offsets_v, gains=gains, skews_s=skews_s, bw_hz=bw_hz,
                    bws_hz=bws_hz, **kw)
@@ -222,3 +224,15 @@ class TiAdc(Adc):
             t = t + jitter_s
         return amplitude_v * np.abs(h[lane]) * np.sin(2 * np.pi * f_in_hz * t + phase_rad
                                                       + np.angle(h[lane]))
+
+
+def _drawn_positive(key: str, rms: float, rel: np.ndarray, seed: int, what: str) -> None:
+    """A drawn lane factor 1 + rms z must stay > 0; an rms near the top of its range can
+    draw one <= 0 (rms 0.5: 2.3 % of the lanes), which names the keys to change."""
+    bad = np.nonzero(rel <= 0)[0]
+    if bad.size:
+        k = int(bad[0])
+        raise ConfigError(f"{key} = {rms:g} drew lane {k}'s {what} factor {rel[k]:.3g} "
+                          f"(<= 0) with adc.mismatch_seed = {seed}: lower {key} or draw "
+                          "again with another adc.mismatch_seed")
+
