@@ -32,7 +32,7 @@ from serdes.adc import Adc
 from serdes.errors import ConfigError
 from serdes.grid import BULK_DELAY_UI, Grid
 from serdes.impairments import Impairments, tx_noise_sigma
-from serdes.pulse_response import Noise, Pulse, noise_model, trim_pulse  # noqa: F401 (re-exported)
+from serdes.pulse_response import Noise, Pulse, noise_model, trim_pulse, ui_cells  # noqa: F401 (re-exported)
 from serdes.signal.pam import levels as pam_levels
 from serdes.stage import cascade, check_stages, describe, lead_s
 
@@ -61,7 +61,7 @@ class Link:
                  rx: Sequence = (), levels=None, swing_v: float = 0.4,
                  impairments: Impairments | None = None, adc: Adc | None = None,
                  clip_sigma: float = 4.0, pulse_ui: int = 64, fixed_window: bool = False,
-                 crosstalk=None):
+                 crosstalk=None, bulk_delay_ui: int | None = None):
         self.grid = grid or Grid()
         self.crosstalk_spec = crosstalk  # serdes.crosstalk.Crosstalk: the aggressors
         self.tx_stages = check_stages("tx", tx)
@@ -87,6 +87,8 @@ class Link:
         self.dt_s = g.dt_s
         if fixed_window:  # a probe on exactly this window (no wrap check)
             self.__dict__["window_ui"] = int(g.window_ui)
+        if bulk_delay_ui is not None:  # given (e.g. the CTLE search's candidates keep the link's)
+            self.__dict__["bulk_delay_ui"] = int(bulk_delay_ui)
 
     # -- FFT window -----------------------------------------------------------------------
     @cached_property
@@ -242,11 +244,9 @@ class Link:
 
     def _pre_cursor_ui(self, tol: float) -> int:
         """How many UI before the main cursor the response reaches ``tol`` of its peak."""
-        full, m = self._pulse_window, self.m
-        ipk = int(np.argmax(full))
-        cells = np.max(np.abs(np.roll(full, m // 2 - ipk % m).reshape(-1, m)), axis=1)
-        c0 = (ipk + m // 2 - ipk % m) // m
-        big = np.nonzero(cells[:c0] >= tol * full[ipk])[0]
+        full = self._pulse_window
+        cells, c0 = ui_cells(full, self.m)
+        big = np.nonzero(cells[:c0] >= tol * float(np.max(full)))[0]
         return int(c0 - big[0]) if big.size else 0
 
     @cached_property

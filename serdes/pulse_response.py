@@ -64,6 +64,17 @@ class Noise:
         return float(self.autocorr[0])
 
 
+def ui_cells(full: np.ndarray, m: int) -> tuple[np.ndarray, int]:
+    """(cells, c0): the largest |sample| of each UI cell of a fine-grid pulse, cell j the
+    m samples centred on the sampling instant (the peak's fine phase) + j m, circularly
+    from the phase - m/2; c0 the peak's cell."""
+    ipk = int(np.argmax(full))
+    start0 = ipk % m - m // 2
+    n_ui_all = full.shape[0] // m
+    cells = np.max(np.abs(np.roll(full, -start0)[: n_ui_all * m].reshape(n_ui_all, m)), axis=1)
+    return cells, ipk // m
+
+
 def trim_pulse(full: np.ndarray, m: int, max_ui: int, tol: float = TRIM_TOL,
                max_pre: int | None = None) -> Pulse:
     """Cut a fine-grid pulse to the UIs around its peak that matter.
@@ -76,12 +87,10 @@ def trim_pulse(full: np.ndarray, m: int, max_ui: int, tol: float = TRIM_TOL,
     n_ui_all = full.shape[0] // m
     ipk = int(np.argmax(full))
     phase = ipk % m
-    c0 = ipk // m
-    # UI cell j covers fine samples centred on the sampling instant phase + j*m
     half = m // 2
     start0 = phase - half
-    # cell j: the m samples from start0 + j*m on, circularly
-    cells = np.max(np.abs(np.roll(full, -start0)[: n_ui_all * m].reshape(n_ui_all, m)), axis=1)
+    # UI cell j: the m samples from start0 + j*m on, circularly (centred on its instant)
+    cells, c0 = ui_cells(full, m)
     peak = full[ipk]
     big = np.nonzero(cells >= tol * peak)[0]
     first, last = int(big[0]), int(big[-1])

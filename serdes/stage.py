@@ -6,7 +6,8 @@ A stage is any object with its settings fixed at construction and a method
 ``describe() -> str`` (a short label for reports), ``il_db(f_hz) -> float``
 (its insertion loss, for channels) and ``lead_s`` (how far before t = 0 its impulse
 response reaches, s: a TX FFE's pre-cursor taps, a zero-phase Gaussian edge; 0 for a
-causal stage; the link delays every response by at least the sum, :func:`lead_s`). :class:`serdes.link.Link` multiplies the
+causal stage; the link delays every response by at least the sum, :func:`lead_s`).
+:class:`serdes.link.Link` multiplies the
 responses of its TX, channel and RX stages; users can write their own stage in a
 notebook and pass it in.
 

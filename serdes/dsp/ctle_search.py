@@ -34,10 +34,9 @@ G_DC2_GRID_DB = tuple(float(g) for g in range(0, -7, -1))
 class _Fixed:
     """A stage whose response was computed once on the search's frequency grid."""
 
-    def __init__(self, h: np.ndarray, label: str, lead_s: float = 0.0):
+    def __init__(self, h: np.ndarray, label: str):
         self.h = h
         self.label = label
-        self.lead_s = lead_s
 
     def response(self, f_hz) -> np.ndarray:
         if np.shape(f_hz) != self.h.shape:
@@ -81,8 +80,7 @@ def search_ctle(link, receiver, *, g_dc_grid=G_DC_GRID_DB, g_dc2_grid=G_DC2_GRID
         raise ValueError("search_ctle needs a link with exactly one IeeeCtle stage")
     template = ctles[0]
     f = link.f_hz  # the link's own window (widened if its response needed it)
-    # the candidates keep the link's bulk delay (their pulses are the link's, UI for UI)
-    fixed_tx = _Fixed(link.h_tx, "tx", lead_s=(link.bulk_delay_ui - 1) * link.ui_s)
+    fixed_tx = _Fixed(link.h_tx, "tx")
     fixed_ch = _Fixed(link.h_channel, "channel")
     others = [s for s in link.rx_stages if s is not template]
     fixed_rx = _Fixed(cascade(others, f), "rx")
@@ -99,7 +97,7 @@ def search_ctle(link, receiver, *, g_dc_grid=G_DC_GRID_DB, g_dc2_grid=G_DC2_GRID
                         levels=link.levels, swing_v=link.swing_v,
                         impairments=link.impairments, adc=link.adc,
                         clip_sigma=link.clip_sigma, pulse_ui=link.pulse_ui,
-                        fixed_window=True)
+                        fixed_window=True, bulk_delay_ui=link.bulk_delay_ui)
             snr[i, k] = predicted_snr_db(cand, receiver)
         return snr[i, k]
 
