@@ -327,3 +327,17 @@ def test_sj_is_documented_as_untracked():
     for doc in ("README.md", "docs/architecture.md"):
         text = (ROOT / doc).read_text()
         assert "untracked" in text and 'cdr.mode = "off"' in text
+
+
+@pytest.mark.parametrize("sets, named, not_named", [
+    (["tx_jitter.rj_ui=0.02"], "tx_jitter.rj_ui = 0.02", "cdr.mode"),
+    (["cdr.mode=mm", "tx_jitter.ppm=-3"], "cdr.mode = 'mm', tx_jitter.ppm = -3", "rj_ui"),
+])
+def test_waveform_engine_refusal_names_the_keys_set(sets, named, not_named, capsys):
+    """The waveform engine has no clock recovery or TX jitter: the one-line refusal names
+    the settings the user turned on, not a key left at its default."""
+    args = ["run", "--engine", "waveform", "--no-stat", "--threads", "1"]
+    rc = cli_main(args + [a for s in sets for a in ("--set", s)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert named in err and not_named not in err, err

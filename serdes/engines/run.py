@@ -84,6 +84,16 @@ def _cdr_limits(system) -> None:
     so nothing is refused here."""
 
 
+def _timing_keys(system) -> str:
+    """The clock-recovery and TX-jitter settings a run has on, as the user wrote them."""
+    on = [f"cdr.mode = {system.cdr.mode!r}"] if system.cdr.active else []
+    tj = system.tx_jitter
+    on += [f"tx_jitter.{k} = {getattr(tj, k):g}" for k in ("rj_ui", "sj_ui", "dcd_ui",
+                                                          "buj_ui", "ppm")
+           if getattr(tj, k) != 0]
+    return ", ".join(on)
+
+
 def front_end(system, engine: str, seed: int):
     """The pulse (default) or waveform engine's front end of a system."""
     if engine == "pulse" and (system.cdr.active or system.tx_jitter.active):
@@ -101,7 +111,7 @@ def front_end(system, engine: str, seed: int):
     if engine == "waveform" and (system.cdr.active or system.tx_jitter.active):
         from serdes.errors import ConfigError
 
-        raise ConfigError("cdr.mode and [tx_jitter]: only the pulse engine models clock "
+        raise ConfigError(f"{_timing_keys(system)}: only the pulse engine models clock "
                           "recovery and TX jitter; use the pulse engine")
     if engine == "waveform" and getattr(system.link.adc, "analog", False):
         from serdes.errors import ConfigError
