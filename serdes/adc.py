@@ -15,16 +15,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from serdes.errors import ConfigError
 from serdes.kernels.adc import quantize
+from serdes.validate import finite_float, whole_number
+
+MAX_BITS = 62  # the quantizer kernel's range (0: no quantizer)
 
 
 class Adc:
     """Quantizer settings; ``__call__`` quantizes an array of input voltages."""
 
     def __init__(self, *, bits: int, fullscale_v: float, enob: float = 0.0):
-        self.bits = int(bits)
-        self.fullscale_v = float(fullscale_v)
-        self.enob = float(enob)
+        self.bits = whole_number("adc bits", bits, 0, MAX_BITS)
+        self.fullscale_v = finite_float("adc fullscale_v", fullscale_v,
+                                        "a finite full scale > 0 V")
+        if self.fullscale_v <= 0:
+            raise ConfigError(f"adc fullscale_v={self.fullscale_v!r} is out of range; "
+                              "allowed a finite full scale > 0 V")
+        self.enob = finite_float("adc enob", enob, "a finite number of bits >= 0")
+        if self.enob < 0:
+            raise ConfigError(f"adc enob={self.enob!r} is out of range; allowed a finite "
+                              "number of bits >= 0")
 
     @property
     def lsb_v(self) -> float:

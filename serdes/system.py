@@ -11,17 +11,18 @@ from dataclasses import dataclass, field
 
 from serdes.cdr import CdrSettings
 from serdes.dsp.spec import ReceiverSpec
-from serdes.errors import ConfigError
 from serdes.link import Link
 from serdes.signal.source import SourceSpec
 from serdes.txjitter import TxJitter
+from serdes.validate import whole_number
 
 
 @dataclass(frozen=True)
 class RunSpec:
     """How long to count: at most ``symbols``, stopping at ``target_errors`` bit errors
     (0: never) on a 65536-symbol block boundary; ``chunk_symbols`` per streamed chunk
-    (results do not depend on it); ``seed`` of every random stream."""
+    (results do not depend on it, except with the TI-ADC background calibration, whose
+    skew loop trims once per chunk); ``seed`` of every random stream."""
 
     symbols: int = 4_000_000
     target_errors: int = 1000
@@ -29,11 +30,9 @@ class RunSpec:
     seed: int = 1
 
     def __post_init__(self):
-        for name in ("symbols", "chunk_symbols"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} = {getattr(self, name)!r}: must be >= 1")
-        if self.target_errors < 0 or self.seed < 0:
-            raise ConfigError("target_errors and seed must be >= 0")
+        for name, lo, hi in (("symbols", 1, 10**13), ("target_errors", 0, 10**12),
+                             ("chunk_symbols", 1, 1 << 24), ("seed", 0, 2**63 - 1)):
+            object.__setattr__(self, name, whole_number(name, getattr(self, name), lo, hi))
 
 
 @dataclass(frozen=True)

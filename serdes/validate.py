@@ -36,3 +36,16 @@ def finite_float(name: str, value, allowed: str) -> float:
     if not math.isfinite(x):
         raise ConfigError(f"{name}={x!r} is not finite; allowed {allowed}")
     return x
+
+
+def whole_number(name: str, v, lo: int, hi: int) -> int:
+    """A count given to the library (symbols, errors, chunk, seed, threads, taps): an
+    integer, or a float with a whole value (1e6), in lo..hi; else a one-line ConfigError
+    (int() had truncated 2.5, turned 0 or -1 into an empty run and NaN into a
+    ValueError)."""
+    ok = not isinstance(v, (bool, np.bool_)) and (
+        isinstance(v, (int, np.integer))
+        or (isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()))
+    if not ok or not lo <= int(v) <= hi:
+        raise ConfigError(f"{name} = {v!r}: expected a whole number in [{lo:,}, {hi:,}]")
+    return int(v)

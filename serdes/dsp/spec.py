@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from serdes.dsp.rc import RcSettings
 from serdes.errors import ConfigError
+from serdes.validate import whole_number
+
+MAX_COUNT = 1 << 30  # bound of the library's tap and symbol counts (the config's are lower)
 
 
 @dataclass(frozen=True)
@@ -41,9 +45,17 @@ class ReceiverSpec:
             raise ConfigError(f"mode = {self.mode!r}: expected 'mmse' or 'lms'")
         if self.detector not in ("dfe", "mlse"):
             raise ConfigError(f"detector = {self.detector!r}: expected 'dfe' or 'mlse'")
+        for name, lo in (("ffe_taps", 1), ("ffe_pre", 0), ("dfe_taps", 0),
+                         ("train_symbols", 0)):
+            object.__setattr__(self, name, whole_number(name, getattr(self, name), lo,
+                                                        MAX_COUNT))
         if not 0 <= self.ffe_pre < self.ffe_taps:
             raise ConfigError(f"ffe_pre = {self.ffe_pre} must be in 0..ffe_taps-1 "
                               f"({self.ffe_taps - 1})")
+        if not (math.isfinite(self.dfe_limit) and self.dfe_limit >= 0):
+            raise ConfigError(f"dfe_limit = {self.dfe_limit!r}: must be a finite number >= 0")
+        if self.mode == "lms" and not (math.isfinite(self.mu) and self.mu > 0):
+            raise ConfigError(f"mu = {self.mu!r}: the LMS step must be a finite number > 0")
 
     @property
     def mlse_active(self) -> bool:

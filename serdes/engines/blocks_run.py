@@ -155,8 +155,9 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     ``during``: work for this process while the workers count (called once, after the
     first ranges are handed out, before this process counts any itself; not called when
     the run is not split), so that it overlaps the counting instead of following it."""
-    from serdes.engines.run import design_equalizer, pipeline, simulate, whole_number
+    from serdes.engines.run import design_equalizer, pipeline, simulate
     from serdes.errors import ConfigError
+    from serdes.validate import whole_number
 
     t0 = time.perf_counter()
     run = system.run

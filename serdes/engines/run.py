@@ -17,6 +17,7 @@ from serdes.dsp.receiver import build_chain, chain_taps
 from serdes.metrics.ber import ErrorCounter
 from serdes.pipeline import Bursts, Pipeline, SnrMeter
 from serdes.signal.source import Transmitter
+from serdes.validate import whole_number
 
 
 @dataclass
@@ -138,20 +139,6 @@ def pipeline(system, taps: ReceiverTaps, *, engine: str = "pulse", seed: int,
                     bit_errors_of=counter.bit_errors_of, precoding=system.source.precoding,
                     train_symbols=spec.train_symbols if spec.mode == "lms" else 0,
                     pulse_ui=link.pulse.n_ui, ffe_taps=len(taps.ffe))
-
-
-def whole_number(name: str, v, lo: int, hi: int) -> int:
-    """A count given to the library (symbols, errors, chunk, seed, threads): an integer,
-    or a float with a whole value (1e6), in lo..hi; else a one-line ConfigError (int()
-    had truncated 2.5, turned 0 or -1 into an empty run and NaN into a ValueError)."""
-    from serdes.errors import ConfigError
-
-    ok = not isinstance(v, (bool, np.bool_)) and (
-        isinstance(v, (int, np.integer))
-        or (isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()))
-    if not ok or not lo <= int(v) <= hi:
-        raise ConfigError(f"{name} = {v!r}: expected a whole number in [{lo:,}, {hi:,}]")
-    return int(v)
 
 
 def simulate(system, *, engine: str = "pulse", symbols: int | None = None,

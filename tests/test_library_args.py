@@ -1,0 +1,104 @@
+"""The building blocks a notebook constructs directly (TxEdge, TxFfe, Adc, ReceiverSpec,
+RunSpec): a bad value is one ConfigError naming it, at construction. Before, each was
+taken as given and failed later, far from its cause (a ZeroDivisionError for an all-zero
+TX FFE, "cannot convert float NaN to integer" for a NaN rise time or symbol count, a
+LinAlgError for a zero ADC full scale, "negative dimensions" for -1 DFE taps), or ran
+with a wrong value (a TX FFE main tap outside the taps, 2000.5 symbols)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from serdes.adc import Adc
+from serdes.analog.ctle import ZpkCtle
+from serdes.dsp.spec import ReceiverSpec
+from serdes.errors import ConfigError
+from serdes.system import RunSpec
+from serdes.tx import TxEdge, TxFfe
+
+FB = 53.125e9
+NAN = float("nan")
+
+BAD = {
+    "edge NaN": (lambda: TxEdge(rise_time_s=NAN), "rise_time_s=nan"),
+    "edge < 0": (lambda: TxEdge(rise_time_s=-1e-12), "rise_time_s=-1e-12"),
+    "FFE empty": (lambda: TxFfe(taps=[], main=0, symbol_rate_hz=FB), "TX FFE taps = []"),
+    "FFE zero": (lambda: TxFfe(taps=[0, 0], main=1, symbol_rate_hz=FB), "TX FFE taps ="),
+    "FFE NaN tap": (lambda: TxFfe(taps=[NAN, 1], main=1, symbol_rate_hz=FB), "TX FFE tap=nan"),
+    "FFE main past": (lambda: TxFfe(taps=[0.1, 0.9], main=5, symbol_rate_hz=FB),
+                      "TX FFE main = 5"),
+    "FFE main < 0": (lambda: TxFfe(taps=[0.1, 0.9], main=-1, symbol_rate_hz=FB),
+                     "TX FFE main = -1"),
+    "FFE rate 0": (lambda: TxFfe(taps=[1.0], main=0, symbol_rate_hz=0),
+                   "TX FFE symbol_rate_hz=0.0"),
+    "ADC bits -1": (lambda: Adc(bits=-1, fullscale_v=0.5), "adc bits = -1"),
+    "ADC bits 6.5": (lambda: Adc(bits=6.5, fullscale_v=0.5), "adc bits = 6.5"),
+    "ADC full scale 0": (lambda: Adc(bits=7, fullscale_v=0.0), "adc fullscale_v=0.0"),
+    "ADC ENOB NaN": (lambda: Adc(bits=7, fullscale_v=0.5, enob=NAN), "adc enob=nan"),
+    "ADC ENOB < 0": (lambda: Adc(bits=7, fullscale_v=0.5, enob=-1), "adc enob=-1"),
+    "DFE -1": (lambda: ReceiverSpec(dfe_taps=-1), "dfe_taps = -1"),
+    "FFE 2.5": (lambda: ReceiverSpec(ffe_taps=2.5), "ffe_taps = 2.5"),
+    "DFE limit NaN": (lambda: ReceiverSpec(dfe_limit=NAN), "dfe_limit = nan"),
+    "LMS step 0": (lambda: ReceiverSpec(mode="lms", mu=0.0), "mu = 0"),
+    "symbols NaN": (lambda: RunSpec(symbols=NAN), "symbols = nan"),
+    "symbols 2000.5": (lambda: RunSpec(symbols=2000.5), "symbols = 2000.5"),
+    "seed -1": (lambda: RunSpec(seed=-1), "seed = -1"),
+    "chunk 0": (lambda: RunSpec(chunk_symbols=0), "chunk_symbols = 0"),
+    # more zeros than poles: a gain rising without bound, the result set by the grid's
+    # top frequency (samples_per_ui); before, BER 0.45 without a word
+    "CTLE improper": (lambda: ZpkCtle(zeros_hz=[-1e9, -2e9], poles_hz=[-1e10]),
+                      "zeros_hz has 2 zeros and poles_hz 1 poles"),
+    "CTLE gain 0": (lambda: ZpkCtle(zeros_hz=[-1e9], poles_hz=[-1e10], gain=0.0),
+                    "gain = 0.0"),
+    "CTLE RHP pole": (lambda: ZpkCtle(zeros_hz=[], poles_hz=[1e9]), "poles_hz contains"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_value_is_refused_where_it_is_given(case):
+    make, named = BAD[case]
+    with pytest.raises(ConfigError) as info:
+        make()
+    msg = str(info.value)
+    assert msg.startswith(named) and "\n" not in msg, msg
+
+
+def test_good_values_are_kept_as_numbers():
+    """Whole floats are counts (1e6 symbols), integers stay integers, and the checks do
+    not change a valid value."""
+    run = RunSpec(symbols=1e6, target_errors=0, seed=3)
+    assert run.symbols == 1_000_000 and isinstance(run.symbols, int)
+    spec = ReceiverSpec(ffe_taps=24.0, ffe_pre=4, dfe_taps=0)
+    assert spec.ffe_taps == 24 and isinstance(spec.ffe_taps, int)
+    ffe = TxFfe(taps=[-0.05, 0.9, -0.05], main=1, symbol_rate_hz=FB)
+    assert ffe.taps == [-0.05, 0.9, -0.05] and ffe.main == 1
+    assert math.isclose(ffe.ui_s, 1 / FB)
+    adc = Adc(bits=0, fullscale_v=0.5, enob=6.0)          # no quantizer, ENOB noise only
+    assert adc.bits == 0 and adc.lsb_v == 0.0 and adc.enob_noise_sigma_v > 0
+    assert TxEdge(rise_time_s=0).rise_time_s == 0.0
+
+
+def test_an_improper_zpk_ctle_is_refused_by_the_config(capsys):
+    from serdes.cli import main
+
+    rc = main(["run", "--no-stat", "--set", "ctle.model=zpk", "--set",
+               "ctle.zeros_hz=[-1e9,-2e9,-3e9]", "--set", "ctle.poles_hz=[-1e10]"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert "ctle.zeros_hz has 3 zeros and ctle.poles_hz 1 poles" in err, err
+
+
+def test_a_link_that_passes_nothing_is_one_error():
+    """A stage of zero gain: one ConfigError (a ZeroDivisionError in the window check
+    before)."""
+    from serdes.link import Link
+
+    class Open:
+        def response(self, f_hz):
+            return np.zeros(np.shape(f_hz), dtype=np.complex128)
+
+    with pytest.raises(ConfigError, match="^the link's pulse response is zero"):
+        Link(channel=[Open()]).pulse
