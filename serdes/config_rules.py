@@ -42,6 +42,11 @@ def check_consistency(d: dict) -> None:
     if any(p >= 0 for p in d["ctle"]["poles_hz"]):
         raise ConfigError(f"ctle.poles_hz = {d['ctle']['poles_hz']}: poles must be negative "
                           "(left half plane)")
+    if d["ctle"]["model"] == "zpk" and len(d["ctle"]["zeros_hz"]) > len(d["ctle"]["poles_hz"]):
+        raise ConfigError(f"ctle.zeros_hz has {len(d['ctle']['zeros_hz'])} zeros and "
+                          f"ctle.poles_hz {len(d['ctle']['poles_hz'])} poles: a CTLE needs at "
+                          "least as many poles as zeros (its gain must level off at high "
+                          "frequency)")
     _check_dsp(d)
     if d["adc"]["bw_rms_rel"] > 0 and d["adc"]["bw_hz"] <= 0:
         raise ConfigError(f"adc.bw_rms_rel = {d['adc']['bw_rms_rel']} needs a nominal T/H "

@@ -353,9 +353,17 @@ class ZpkCtle:
     """CTLE stage from zeros and poles in Hz (s/2pi) and a gain (:func:`zpk_response`)."""
 
     def __init__(self, *, zeros_hz, poles_hz, gain: float = 1.0):
-        self.zeros_hz = np.asarray(zeros_hz, dtype=complex)
-        self.poles_hz = np.asarray(poles_hz, dtype=complex)
-        self.gain = float(gain)
+        zpk_response([0.0], zeros_hz, poles_hz, gain)   # the roots' and gain's checks
+        self.zeros_hz = _roots_array("zeros_hz", zeros_hz)
+        self.poles_hz = _roots_array("poles_hz", poles_hz)
+        self.gain = float(np.real(gain))
+        if self.zeros_hz.size > self.poles_hz.size:
+            raise ConfigError(f"zeros_hz has {self.zeros_hz.size} zeros and poles_hz "
+                              f"{self.poles_hz.size} poles: a CTLE needs at least as many "
+                              "poles as zeros (its gain must level off at high frequency)")
+        if self.gain == 0.0:
+            raise ConfigError("gain = 0.0: the CTLE would pass nothing; allowed a "
+                              "non-zero gain")
 
     def response(self, f_hz) -> np.ndarray:
         return zpk_response(f_hz, self.zeros_hz, self.poles_hz, self.gain)
