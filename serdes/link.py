@@ -144,8 +144,26 @@ class Link:
 
     @cached_property
     def h_rx(self) -> np.ndarray:
-        """Receiver front end (e.g. CTLE x AFE), before the VGA."""
+        """Receiver front end (e.g. CTLE x AFE) with its polarity (:attr:`rx_polarity`),
+        before the VGA."""
+        return self._h_rx_stages * self.rx_polarity
+
+    @cached_property
+    def _h_rx_stages(self) -> np.ndarray:
         return cascade(self.rx_stages, self.f_hz)
+
+    @cached_property
+    def rx_polarity(self) -> int:
+        """-1 where the link inverts the signal (e.g. a channel file whose P and N are
+        crossed: its pulse's largest excursion is negative), else 1. A receiver inverts
+        its input there (every SerDes RX has the setting), so an inverted link gives the
+        same results as the same link not inverted."""
+        raw = self._raw_window
+        peak = int(np.argmax(np.abs(raw)))
+        if raw[peak] == 0.0:
+            raise ConfigError("the link's pulse response is zero: check the TX FFE, "
+                              "channel and CTLE settings")
+        return -1 if raw[peak] < 0.0 else 1
 
     @cached_property
     def il_nyquist_db(self) -> float:
@@ -177,9 +195,14 @@ class Link:
 
     @cached_property
     def h_total(self) -> np.ndarray:
-        """TX, channel and RX stages with the bulk delay; without the VGA gain."""
+        """TX, channel and RX stages (with the RX polarity) and the bulk delay; without
+        the VGA gain."""
+        return self._h_stages * self.rx_polarity
+
+    @cached_property
+    def _h_stages(self) -> np.ndarray:
         delay = np.exp(-2j * np.pi * self.f_hz * self.bulk_delay_ui * self.ui_s)
-        return self.h_tx * self.h_channel * self.h_rx * delay
+        return self.h_tx * self.h_channel * self._h_rx_stages * delay
 
     def describe(self) -> dict[str, str]:
         """One label per part: tx, channel and rx stages."""
@@ -198,10 +221,15 @@ class Link:
         default 6 ps edge at 32 samples/UI. (The continuous spectrum T sinc(fT)
         e^{-j pi f T} would be exact only for a band-limited link: with no edge and an
         ideal channel it rings by 9 % at each jump; these samples stay exact there.)"""
+        return self._raw_window if self.rx_polarity > 0 else -self._raw_window
+
+    @cached_property
+    def _raw_window(self) -> np.ndarray:
+        """:attr:`_pulse_window` before the RX polarity."""
         rect = np.zeros(self.n_fft)
         rect[: self.m + 1] = self.swing_v
         rect[0] = rect[self.m] = 0.5 * self.swing_v
-        full = np.fft.irfft(np.fft.rfft(rect) * self.h_total, n=self.n_fft)
+        full = np.fft.irfft(np.fft.rfft(rect) * self._h_stages, n=self.n_fft)
         if not np.all(np.isfinite(full)):
             raise ConfigError("the link's pulse response is not finite: check the channel "
                               "and CTLE settings")
@@ -323,7 +351,8 @@ class Link:
                           ("nrz" if self.modulation_order == 2 else f"pam{self.modulation_order}"),
             "channel": d["channel"],
             "tx": d["tx"],
-            "rx": d["rx"],
+            "rx": d["rx"] + (", polarity inverted" if self.rx_polarity < 0 else ""),
+            "rx_polarity": self.rx_polarity,
             "il_nyquist_db": self.il_nyquist_db,
             "pulse_ui": self.pulse.n_ui,
             "window_ui": self.window_ui,

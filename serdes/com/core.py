@@ -80,6 +80,8 @@ class ComResult:
     next: list
     cases: list
     elapsed_s: float
+    #: the thru's pulse peaks negative (P and N crossed): the receiver inverts its input
+    thru_inverted: bool = False
 
     @property
     def com_db(self) -> float:
@@ -88,7 +90,8 @@ class ComResult:
     def as_dict(self) -> dict:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 **({"package_class": self.params.package_class} if self.params.package_class else {}),
-                "thru": self.thru, "fext": self.fext, "next": self.next,
+                "thru": self.thru, "thru_inverted": self.thru_inverted,
+                "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
                 "not_modelled": ", ".join(
                     (["C2M eye timing window (T_O = 0)"] if self.params.eye_t_o_mui <= 0 else [])
@@ -117,9 +120,14 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     offs = _fom.tx_offsets(p)
     m = grid.m
     xs = xsinc(grid)
-    cases = []
+    cases, inverted = [], None
     for n, case in enumerate(p.cases, start=1):
         vtfs = [channel_vtf(p, grid, c, case) for c in chans]
+        if inverted is None:   # P and N crossed in the thru: the RX inverts its input
+            raw = np.fft.irfft(xs * vtfs[0])
+            inverted = bool(raw[int(np.argmax(np.abs(raw)))] < 0)
+        if inverted:
+            vtfs[0] = -vtfs[0]
         # the time window is circular: a thru with almost no delay would put its
         # pre-cursors at the end; delay every channel alike so the peak is >= 20 UI in
         pk0 = int(np.argmax(np.fft.irfft(xs * vtfs[0])))
@@ -160,7 +168,8 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
     return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
-                     [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0)
+                     [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0,
+                     thru_inverted=bool(inverted))
 
 
 def _check_coverage(chans, p) -> None:

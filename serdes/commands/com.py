@@ -36,6 +36,9 @@ def summary(res) -> str:
     p = res.params
     lines = [f"COM {res.com_db:.2f} dB  ({p.name}, DER_0 {p.der0:g}, {len(res.fext)} FEXT, "
              f"{len(res.next)} NEXT, {res.elapsed_s:.1f} s)"]
+    if res.thru_inverted:
+        lines.append("thru inverted (its pulse peaks negative: P and N crossed); the receiver "
+                     "inverts its input")
     for c in res.cases:
         tx = " ".join(f"{t:+.2f}" for t in c.tx_taps)
         dfe = " ".join(f"{t:.3f}" for t in c.dfe_taps[:6]) + (" ..." if len(c.dfe_taps) > 6 else "")
