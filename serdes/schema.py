@@ -32,7 +32,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
                      "reaches past it (up to window_ui / 2)", 8, 4096),
         "window_ui": F(int, 1024, "FFT window of the linear model (UI); doubled while the "
                       "response reaches past it (up to 16384)", 64, 16384),
-        "chunk_symbols": F(int, 1 << 16, "symbols per streamed chunk", 256, 1 << 24),
+        "chunk_symbols": F(int, 1 << 16, "symbols per streamed chunk (the counts do "
+                           "not depend on it, except with adc_cal: its skew loop trims "
+                           "once per chunk)", 256, 1 << 24),
     },
     "tx": {
         "ffe": F(list, [0.0, 0.0, -0.05, 0.9, -0.05],
