@@ -236,3 +236,18 @@ def test_slipped_offsets_count_at_half_error_rate():
     counts[[0, half, -1]] = [1.0, 2.0, 1.0]  # -0.6, 0 and +0.6 UI
     tr = cdr_track.Tracking(lo=-half, counts=counts, mean=0.0, untracked=0.0, wander=0.0)
     assert tab.mean_ber(tr, 1e-10) == pytest.approx(0.5 * 0.5 + 0.5 * 1e-3, rel=1e-9)
+
+
+def test_a_runaway_loop_keeps_a_bounded_histogram():
+    """2000 UI of SJ at 100 kHz drives a detector that saturates at +-4 UI past what the
+    loop follows: the tracking error runs to thousands of UI. Offsets beyond +-LOST all
+    count alike (BER 0.5), so one bin past each end holds them: the histogram had a bin
+    per 0.001 UI of the excursion (16 M bins here; 105 M, 805 MiB, on the IEEE C2C thru
+    in `serdes jtol`, which then ran out of memory)."""
+    front, resp = _linear_front()
+    tr = cdr_track.simulate(front, resp, 2000.0, 1e5, symbols=1 << 20)
+    assert tr.counts.shape[0] <= 2 * cdr_track.EDGE_BIN + 1
+    assert tr.counts.sum() >= 1 << 20
+    assert tr.untracked > 100                       # it did run away
+    lost = tr.counts[np.abs(tr.centers) > cdr_track.LOST].sum() / tr.counts.sum()
+    assert lost > 0.99

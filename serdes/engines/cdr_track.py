@@ -103,6 +103,7 @@ SPAN_STEP = 0.005         # quasi-static: SJ change across the FFE + pulse span 
 F_MIN = 10e3              # below: the simulated run (PERIODS SJ periods) grows as 1 / f
 PERIODS = 4               # the run covers at least this many SJ periods
 LOST = 0.5                # |offset| beyond this (UI): the loop has slipped, BER 0.5
+EDGE_BIN = int(math.ceil(LOST / FINE)) + 1   # the histogram's last bin each side (past LOST)
 
 
 @dataclass
@@ -158,7 +159,9 @@ def simulate(front, resp, amp: float, f_hz: float, symbols: int = TRACK_SYMBOLS)
         acc[2] += (c * c).sum()
         acc[3] += (c * sn).sum()
         acc[4] += (c * np.cos(w * k)).sum()
-        b = np.floor(c / FINE + 0.5).astype(np.int64)
+        # beyond +-LOST every offset counts alike (a slip, BER 0.5): one bin past each
+        # end holds them, so a loop that runs away cannot ask for a bin per FINE of it
+        b = np.clip(np.floor(c / FINE + 0.5), -EDGE_BIN, EDGE_BIN).astype(np.int64)
         blo = int(b.min())
         bins.append((blo, np.bincount(b - blo)))
         lo_all = blo if lo_all is None else min(lo_all, blo)
