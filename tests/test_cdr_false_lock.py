@@ -3,6 +3,7 @@ search on synthetic S-curves, the stationary density of the phase chain against 
 simulation of that chain (the phase-domain loop kernel) and against the continuum closed
 form, the hump height against a Gaussian well, and the weighting left alone with one zero."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -203,3 +204,67 @@ def test_a_basin_narrower_than_a_cell_still_has_its_hump():
     assert all(math.isfinite(h) and h >= 0 for h in lp.hump_sigma)
     assert sum(lp.occupancy) == pytest.approx(1.0, abs=1e-9)
     assert lp.warning() is not None
+
+
+def test_a_chain_that_falls_apart_takes_the_continuum_density():
+    """A deep well at 0 and, past the unstable zero at 0.2, the trap where the grid's end
+    holds the phase: the chain's moves out of either underflow to 0, so it has two closed
+    classes. The direct solve put all the mass in the well (1.0) where the continuum
+    density gives it 2e-145; the density is now the continuum one there, while a chain
+    that holds (the cubic of the tests above) keeps its own solution."""
+    g = 0.002
+    s = -10.0 * GRID * (0.2 - GRID)
+    v = 0.3 + 0 * GRID
+    h = g * math.sqrt(v.min()) / fl.CELLS_PER_STEP
+    c = np.arange(GRID[0], GRID[-1] + h / 2, h)
+    sc, vc = np.interp(c, GRID, s), np.interp(c, GRID, v)
+    p = fl.stationary_density(c, sc, vc, g)
+    phi = fl.potential(c, sc, vc, g)
+    q = np.exp(-(phi - phi.min()))
+    q /= q.sum()
+    assert np.all(np.isfinite(p)) and p.sum() == pytest.approx(1.0, abs=1e-12)
+    assert p[c < 0.2].sum() < 1e-100 and np.allclose(p, q, rtol=0, atol=1e-15)
+    # a chain that holds: its own solution, within the O(gain) gap of the continuum
+    sc = np.interp(c, GRID, cubic())
+    vc = np.interp(c, GRID, 0.3 + 0.5 * GRID ** 2)
+    p = fl.stationary_density(c, sc, vc, 0.01)
+    phi = fl.potential(c, sc, vc, 0.01)
+    q = np.exp(-(phi - phi.min()))
+    q /= q.sum()
+    assert 0 < abs(p[c < -0.12].sum() - q[c < -0.12].sum()) < 5e-3
+
+
+def test_the_warning_says_the_loop_holds_a_deep_main_point():
+    """Two stable zeros, the main one many sigma deep: the loop does not hop, and the
+    warning says so (it said "the loop hops between them" at any depth)."""
+    lp = fl.LockPoints(zeros=[-0.25, 0.0], basins=[(-0.45, -0.12), (-0.12, 0.45)],
+                       occupancy=[1e-12, 1.0], hump_sigma=[2.0, 13.2], main=1, gain=0.01)
+    w = lp.warning()
+    assert "hops" not in w and "13.2 sigma" in w and "holds it" in w and "2.0" in w
+    low = dataclasses.replace(lp, hump_sigma=[2.0, 3.0])
+    assert "hops between them" in low.warning()
+
+
+def test_the_ieee_c2c_thru_with_the_mm_loop_has_a_statistical_ber(channels_dir, capsys):
+    """Real data: the 12 dB C2C thru with the MM loop has two stable zeros, the main one
+    13.2 sigma deep. Its chain fell apart (a singular solve): the run printed "stat BER
+    nan" and "nan of the time". Now the occupancies are finite and sum to 1 (but for the
+    mass past the last unstable zero), and the statistical BER is the weighted one."""
+    import json
+
+    from serdes.cli import main
+
+    f = channels_dir / "ieee8023ck_C2C_gore_3ck_02_0519/C2C_PCB_SYSVIA_12dB_thru.s4p"
+    rc = main(["run", "--json", "--threads", "1", "--set", "channel.model=touchstone",
+               "--set", f"channel.file={f}", "--set", "cdr.mode=mm",
+               "--set", "link.symbols=200000"])
+    out = capsys.readouterr()
+    assert rc == 0 and "singular" not in out.err
+    d = json.loads(out.out)
+    pts = d["cdr"]["lock_points"]
+    occ = [p["occupancy"] for p in pts]
+    assert len(pts) == 2 and all(o is not None and 0 <= o <= 1 for o in occ)
+    assert sum(occ) == pytest.approx(1.0, abs=1e-5)
+    assert d["stat_ber"] == pytest.approx(sum(o * p["ber"] for o, p in zip(occ, pts)),
+                                          rel=1e-6)
+    assert "hops" not in d["cdr"]["lock_warning"]

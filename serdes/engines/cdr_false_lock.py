@@ -56,6 +56,17 @@ import math
 import numpy as np
 
 N_WARN = 6.0        # warn below this hump height (sigma)
+# The chain's moves out of a deep well underflow to exactly 0: the chain falls apart into
+# closed classes (a deep well; the trap past the last unstable zero, where the grid's end
+# holds the phase), and the direct solve is singular, or puts the mass in either class
+# by rounding (a well 10 x 0.2^3 / 6 deep against the end trap, gain 0.002: the solve
+# gave the well 1.0 where the continuum gives it 2e-145). The continuum density
+# exp(-potential) is the same law without the underflow; it is used where the solve
+# fails or where the two put masses more than this apart in a region between unstable
+# zeros (their O(gain) difference is below 5e-3 where the solve holds:
+# tests/test_cdr_false_lock.py). The 12 dB IEEE C2C thru with the MM loop: the solve
+# singular, and the run's statistical BER was NaN.
+MAX_REGION_GAP = 0.1
 CELLS_PER_STEP = 4  # density grid: cells per rms step of the chain (the smallest)
 REACH_SIGMA = 8.0   # transitions kept out to this many rms steps
 MAX_BAND = 4_000_000  # the chain's band at most: cells x reachable cells (~200 MB)
@@ -104,9 +115,12 @@ def potential(c, s, v, gain):
 def stationary_density(c, s, v, gain):
     """Stationary probabilities of the chain c' = c + gain (S(c) + sqrt(V(c)) n) on the
     cells of the uniform grid ``c`` (each cell's mass moved from its centre; mass beyond
-    an end stays in the end cell), by one sparse direct solve of p P = p, sum p = 1."""
+    an end stays in the end cell), by one sparse direct solve of p P = p, sum p = 1; the
+    continuum density where the solve fails (:data:`MAX_REGION_GAP`)."""
+    import warnings
+
     from scipy import sparse
-    from scipy.sparse.linalg import spsolve
+    from scipy.sparse.linalg import MatrixRankWarning, spsolve
     from scipy.special import ndtr
 
     c, s, v = (np.asarray(a, dtype=np.float64) for a in (c, s, v))
@@ -126,8 +140,22 @@ def stationary_density(c, s, v, gain):
     a[n // 2, :] = np.ones(n)  # one balance equation is redundant: normalise instead
     b = np.zeros(n)
     b[n // 2] = 1.0
-    p = spsolve(a.tocsc(), b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MatrixRankWarning)
+        p = spsolve(a.tocsc(), b)
     p = np.maximum(p, 0.0)
+    q = _continuum(potential(c, s, v, gain))
+    if not (np.all(np.isfinite(p)) and p.sum() > 0):   # singular
+        return q
+    p = p / p.sum()
+    edges = np.searchsorted(c, crossings(c, s)[1])     # the unstable zeros
+    mass_p, mass_q = (np.add.reduceat(x, np.r_[0, edges]) for x in (p, q))
+    return q if float(np.max(np.abs(mass_p - mass_q))) > MAX_REGION_GAP else p
+
+
+def _continuum(phi) -> np.ndarray:
+    """The continuum density exp(-potential) on the cells, normalised."""
+    p = np.exp(-(phi - phi.min()))
     return p / p.sum()
 
 
@@ -159,9 +187,16 @@ class LockPoints:
         if self.several:
             pts = ", ".join(f"{z:+.3f} UI ({o:.2g} of the time)"
                             for z, o in zip(self.zeros, self.occupancy))
-            return (f"the CDR's detector has {len(self.zeros)} stable lock points ({pts}, "
-                    f"from the lock point); the hump between them is {hs:.1f} sigma of "
-                    "the loop's noise: the loop hops between them")
+            head = (f"the CDR's detector has {len(self.zeros)} stable lock points ({pts}, "
+                    "from the lock point); ")
+            if hs < N_WARN:
+                return head + (f"the hump between them is {hs:.1f} sigma of the loop's "
+                               "noise: the loop hops between them")
+            others = ", ".join(f"{h:.1f}" for i, h in enumerate(self.hump_sigma)
+                               if i != self.main)
+            return head + (f"the main one's hump is {hs:.1f} sigma of the loop's noise, "
+                           f"so the loop holds it once there; the others' humps ({others} "
+                           "sigma) hold it only for a while (a false lock as it acquires)")
         return (f"the CDR's detector S-curve rises only {hs:.1f} sigma of the loop's noise "
                 f"from its lock point (below {N_WARN:g}): cycle slips are likely")
 
