@@ -341,3 +341,18 @@ def test_waveform_engine_refusal_names_the_keys_set(sets, named, not_named, caps
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert named in err and not_named not in err, err
+
+
+def test_stat_ber_line_of_a_lost_loop_says_it_assumes_a_held_lock(capsys):
+    """The statistical BER takes the loop at its lock point; where the run's loop was
+    lost (samples past the slip window: the IEEE KR DPO_4in thru with the MM loop, whose
+    peak-biased S-curve only touches zero at the peak) the line says so, beside the cdr
+    line's "the BER is not valid"."""
+    assert cli_main(["run", "--json", "--threads", "1", "--set", "cdr.mode=mm",
+                     "--set", "link.symbols=200000"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    held = next(x for x in format_summary(r).splitlines() if x.startswith("stat BER"))
+    assert r["cdr"]["outside_window_symbols"] == 0 and "did not" not in held
+    r["cdr"]["outside_window_symbols"] = 1000
+    lost = next(x for x in format_summary(r).splitlines() if x.startswith("stat BER"))
+    assert "which this run's loop did not" in lost

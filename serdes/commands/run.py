@@ -204,6 +204,8 @@ def format_summary(r: dict) -> str:
                if (r.get("cdr") or {}).get("stat_model") == "tracking" else "statistical engine")
         if (r.get("cdr") or {}).get("main_point_ber") is not None:
             how += ", weighted over the CDR's lock points"
+        if (r.get("cdr") or {}).get("outside_window_symbols"):
+            how += "; a loop that holds its lock point, which this run's loop did not"
         rx = r.get("receiver") or {}
         if rx.get("detector") == "dfe" and rx.get("dfe_taps"):
             how += ("; correct DFE feedback, " + (
