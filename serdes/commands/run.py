@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import signal
 import sys
 import threading
@@ -227,9 +228,13 @@ def format_summary(r: dict) -> str:
 def _cdr_line(c: dict) -> str:
     """CDR results: lock time, recovered phase (from the pulse peak), tracked offset."""
     m = c["model"]
+    pd = "BB" if c["mode"] == "bb" else "MM"
+    zero = c.get("pd_zero_ui", c["mm_lock_ui"])
     head = (f"cdr       {c['mode'].upper()} loop {m['bandwidth_hz'] / 1e6:.2f} MHz "
-            f"({m['peaking_db']:.2f} dB peaking), {'BB' if c['mode'] == 'bb' else 'MM'} zero "
-            f"{c.get('pd_zero_ui', c['mm_lock_ui']):+.3f} UI from the peak")
+            f"({m['peaking_db']:.2f} dB peaking), " + (
+                f"{pd} zero {zero:+.3f} UI from the peak"
+                if zero is not None and math.isfinite(zero)
+                else f"no {pd} zero within +-0.45 UI of the peak"))
     if c.get("outside_window_symbols"):
         head += (f"; loop lost: {c['outside_window_symbols']:,} samples slipped past the "
                  "sampler's slip window (not the signal: the BER is not valid)")

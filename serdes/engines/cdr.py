@@ -51,6 +51,7 @@ from serdes import rng
 from serdes.engines.cdr_summary import PhaseStats, summarize
 from serdes.engines.crosstalk import CrosstalkFrontEnd
 from serdes.engines.pulse import Jitter
+from serdes.errors import ConfigError
 from serdes.kernels import cdr as kc
 from serdes.kernels.fir import fir_valid, interp_cubic
 from serdes.txjitter import TxJitter, TxJitterSource
@@ -59,6 +60,8 @@ LOOKAHEAD = 8          # largest cycle slip the sampler follows (UI); also its l
 TABLE_Q = 256          # pulse rows per UI
 CAL_SYMBOLS = 1 << 17  # S-curve calibration length
 CAL_DELTA = 0.03       # S-curve half step (UI)
+ZERO_SPAN_UI = 0.45     # the MM zero is searched this far from the pulse peak
+ZERO_SCAN_UI = 0.05     # ... in steps of this where the secant from the peak fails
 EDGE_NOISE = 141       # block-stream id of the edge samples' RX noise (cdr.mode = "bb")
 
 
@@ -305,17 +308,24 @@ class CdrFrontEnd:
             return float(np.mean(np.sign(e - bias))) if sign else float(np.mean(e - bias))
 
         e0 = level(0.0)
-        mm_zero = 0.0
+        mm_zero, found = 0.0, False
         for _ in range(4):  # secant steps to the zero of the raw MM mean
             ea, eb = level(mm_zero - CAL_DELTA), level(mm_zero + CAL_DELTA)
             slope = (np.mean(ea) - np.mean(eb)) / (2 * CAL_DELTA)
             if not slope > 0:
-                mm_zero = float("nan")
                 break
             step = float(np.mean(level(mm_zero))) / slope
-            mm_zero = float(np.clip(mm_zero + step, -0.45, 0.45))
+            mm_zero = float(np.clip(mm_zero + step, -ZERO_SPAN_UI, ZERO_SPAN_UI))
             if abs(step) < 1e-4:
+                found = abs(mm_zero) < ZERO_SPAN_UI
                 break
+        if not found:   # the secant from the peak failed: scan the span, then bisect
+            mm_zero = _falling_zero(lambda x: float(np.mean(level(x))))
+            if not np.isfinite(mm_zero) and self.settings.lock == "mm":
+                raise ConfigError(
+                    f"cdr.lock = 'mm': the {self.settings.mode.upper()} detector's S-curve "
+                    f"has no falling zero within +-{ZERO_SPAN_UI:g} UI of the pulse peak on "
+                    "this link; use cdr.lock = 'peak' or cdr.mode = 'bb'")
         if self.settings.lock == "peak":
             lock = 0.0
             bias = float(np.median(e0)) if sign else float(np.mean(e0))
@@ -362,3 +372,26 @@ def pulse_tables(pulse, q: int):
     mid, hi, lo = _rows(pulse, q), _rows(pulse, q, 1.0), _rows(pulse, q, -1.0)
     return mid, np.ascontiguousarray((hi - lo) * (m / 2.0)), \
         np.ascontiguousarray((hi - 2 * mid + lo) * (m * m))
+
+
+def _falling_zero(mean_at) -> float:
+    """The falling zero of the detector's mean output (positive when sampling early)
+    nearest the pulse peak within +-ZERO_SPAN_UI: a scan in steps of ZERO_SCAN_UI, then
+    bisection of the bracketing step to 1e-5 UI; NaN where it has none. (The secant from
+    the peak that runs first stops after 4 steps: on a link with a strong pre-cursor it
+    ended wherever it was, or at the span's end, and that was reported as the zero.)"""
+    xs = np.linspace(-ZERO_SPAN_UI, ZERO_SPAN_UI,
+                     int(round(2 * ZERO_SPAN_UI / ZERO_SCAN_UI)) + 1)
+    ms = np.array([mean_at(x) for x in xs])
+    i = np.nonzero((ms[:-1] > 0) & (ms[1:] <= 0))[0]
+    if not i.size:
+        return float("nan")
+    k = int(i[np.argmin(np.abs(xs[i] + xs[i + 1]))])
+    lo, hi = float(xs[k]), float(xs[k + 1])
+    while hi - lo > 1e-5:
+        mid = 0.5 * (lo + hi)
+        if mean_at(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
