@@ -225,10 +225,15 @@ class Jtol:
         while g_lo > 0 and lo > 1e-4:
             hi, g_hi, lo = lo, g_lo, lo / 1.5
             g_lo, _ = g(lo)
-        a = illinois(lambda x: g(x)[0], lo, g_lo, hi, g_hi, log=True)
-        tr = runs[a]
+        if g_hi <= 0:      # passes at the search's cap
+            a = at = hi
+        elif g_lo > 0:     # fails down to 1e-4 UI: the loop does not hold its lock point
+            a, at = 0.0, lo
+        else:
+            a = at = illinois(lambda x: g(x)[0], lo, g_lo, hi, g_hi, log=True)
+        tr = runs[at]
         return {"sj_hz": float(f_hz), "sj_ui": a, "untracked_ui": tr.untracked,
-                "one_minus_h": tr.untracked / a, "loop_shift_ui": tr.mean,
+                "one_minus_h": tr.untracked / at, "loop_shift_ui": tr.mean,
                 "wander_ui": tr.wander, "evaluations": row["evaluations"] + len(runs),
                 "model": "tracking", "linear_sj_ui": row["sj_ui"]}
 

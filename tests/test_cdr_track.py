@@ -3,6 +3,8 @@ serdes/engines/cdr_track.py): the kernel against a plain loop, the linear loop's
 forms, and the real closed loop (the pulse-level CDR front end) under SJ below the loop
 bandwidth: phase-conditional mean and spread, and the heavy early tail."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -251,3 +253,29 @@ def test_a_runaway_loop_keeps_a_bounded_histogram():
     assert tr.untracked > 100                       # it did run away
     lost = tr.counts[np.abs(tr.centers) > cdr_track.LOST].sum() / tr.counts.sum()
     assert lost > 0.99
+
+
+@pytest.mark.parametrize("ber, want", [(0.5, 0.0), (1e-30, "cap")])
+def test_tracking_search_without_a_bracket(monkeypatch, ber, want):
+    """The tracking model's jitter tolerance when the BER does not cross the target: a
+    loop that fails at every amplitude down to 1e-4 UI (the IEEE KR DPO_4in thru with
+    the MM loop biased to the peak, where its S-curve only touches zero) tolerates 0 UI;
+    one that passes up to the search's cap reports the cap. Both ended in a
+    ZeroDivisionError in the root finder (an empty bracket)."""
+    from types import SimpleNamespace
+
+    import serdes.engines.cdr_stat as cs
+    import serdes.engines.cdr_stat_model as csm
+    from serdes import jtol
+
+    tr = cdr_track.Tracking(lo=0, counts=np.ones(1), mean=0.0, untracked=1e-3, wander=0.0)
+    monkeypatch.setattr(cs, "response_for", lambda system, front: None)
+    monkeypatch.setattr(csm, "tracking_ber", lambda *a: (ber, tr))
+    jt = jtol.Jtol.__new__(jtol.Jtol)
+    jt.system, jt.taps, jt.front, jt._offset_ber = SimpleNamespace(), None, None, object()
+    row = jt._tracking_point(1e5, 1e-6, {"sj_ui": 3.0, "evaluations": 7})
+    if want == "cap":   # the last amplitude of the x1.5 climb from 3 UI past the cap
+        assert jtol.MAX_COUNTED_UI <= row["sj_ui"] < 1.5 * jtol.MAX_COUNTED_UI
+    else:
+        assert row["sj_ui"] == 0.0
+    assert math.isfinite(row["one_minus_h"])
