@@ -279,3 +279,17 @@ def test_tracking_search_without_a_bracket(monkeypatch, ber, want):
     else:
         assert row["sj_ui"] == 0.0
     assert math.isfinite(row["one_minus_h"])
+
+
+def test_jtol_text_prints_the_lock_warning_once():
+    """A loop that tolerates 0 UI says why: the points' lock warning (the same at every
+    frequency) is printed once under the table (the text had the zeros alone)."""
+    from serdes.commands.jtol import format_text
+
+    w = "the CDR's detector S-curve rises only 1.7 sigma ...: cycle slips are likely"
+    out = {"target_ber": 1e-6, "method": "stat", "cdr": None,
+           "points": [{"sj_hz": f, "sj_ui": 0.0, "template_ui": None, "lock_warning": w}
+                      for f in (1e4, 1e5)] + [{"sj_hz": 1e7, "sj_ui": 0.02,
+                                               "template_ui": 0.025}]}
+    text = format_text(out)
+    assert text.count("warning   ") == 1 and text.endswith(w)

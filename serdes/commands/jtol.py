@@ -203,5 +203,11 @@ def format_text(out: dict) -> str:
     for j in out.get("jtf", ()):
         lines.append(f"jtf {j['sj_hz']:10.3g} Hz: measured {j['measured_db']:+.2f} dB, "
                      f"model {j['model_db']:+.2f} dB")
+    said = []   # the loop's lock warning (the same at every point: taken without SJ)
+    for p in out["points"]:
+        w = p.get("lock_warning")
+        if w and w not in said:
+            said.append(w)
+            lines.append(f"warning   {w}")
     return "\n".join(lines)
 
