@@ -148,8 +148,9 @@ def stationary_density(c, s, v, gain):
     if not (np.all(np.isfinite(p)) and p.sum() > 0):   # singular
         return q
     p = p / p.sum()
-    edges = np.searchsorted(c, crossings(c, s)[1])     # the unstable zeros
-    mass_p, mass_q = (np.add.reduceat(x, np.r_[0, edges]) for x in (p, q))
+    starts = np.unique(np.r_[0, np.searchsorted(c, crossings(c, s)[1])])  # unstable zeros
+    starts = starts[starts < n]
+    mass_p, mass_q = (np.add.reduceat(x, starts) for x in (p, q))
     return q if float(np.max(np.abs(mass_p - mass_q))) > MAX_REGION_GAP else p
 
 
