@@ -67,6 +67,9 @@ class Link:
         self.tx_stages = check_stages("tx", tx)
         self.channel_stages = check_stages("channel", channel)
         self.rx_stages = check_stages("rx", rx)
+        for s in self.channel_stages:   # data-based channels must reach Nyquist
+            if callable(getattr(s, "check_reach", None)):
+                s.check_reach(self.grid.nyquist_hz)
         self.levels = (pam_levels(4, 1.0) if levels is None
                        else np.ascontiguousarray(levels, dtype=np.float64))
         if self.levels.ndim != 1 or self.levels.shape[0] < 2 or np.any(np.diff(self.levels) <= 0):

@@ -85,13 +85,8 @@ class _SParameterChannel:
         self.sdd21 = thru_response(s, prt)
         self._s = s
         self._prt = prt
-        if f_needed_hz is not None and f[-1] < float(f_needed_hz):
-            raise self._error(
-                f"{source}: data end at {f[-1] / 1e9:g} GHz, below the "
-                f"{float(f_needed_hz) / 1e9:g} GHz the link needs (its Nyquist frequency, "
-                f"symbol rate / 2); use {'a file that reaches' if self._what == 'file' else 'data that reach'} "
-                "at least that frequency"
-            )
+        if f_needed_hz is not None:
+            self.check_reach(f_needed_hz)
         if thru:
             low_db = 20.0 * np.log10(max(float(np.abs(self.sdd21[0])), 1e-300))
             if low_db < THRU_MIN_LOW_FREQ_DB:
@@ -108,6 +103,18 @@ class _SParameterChannel:
         if pm > PASSIVITY_WARN_LIMIT:
             warnings.warn(f"{source}: not passive, largest singular value of S is {pm:.4f}",
                           RuntimeWarning, stacklevel=3)
+
+    def check_reach(self, f_needed_hz: float) -> None:
+        """A one-line error unless the data reach ``f_needed_hz`` (a link's Nyquist
+        frequency: :class:`serdes.link.Link` asks each of its channel stages)."""
+        f = self.f_hz
+        if f[-1] < float(f_needed_hz):
+            raise self._error(
+                f"{self._source}: data end at {f[-1] / 1e9:g} GHz, below the "
+                f"{float(f_needed_hz) / 1e9:g} GHz the link needs (its Nyquist frequency, "
+                f"symbol rate / 2); use {'a file that reaches' if self._what == 'file' else 'data that reach'} "
+                "at least that frequency"
+            )
 
     @property
     def bulk_delay_s(self) -> float:
