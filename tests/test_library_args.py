@@ -1,5 +1,6 @@
 """The building blocks a notebook constructs directly (TxEdge, TxFfe, Adc, ReceiverSpec,
-RunSpec): a bad value is one ConfigError naming it, at construction. Before, each was
+RunSpec, ZpkCtle, Segment, Stub, Reflections, CdrSettings): a bad value is one ConfigError
+naming it, at construction. Before, each was
 taken as given and failed later, far from its cause (a ZeroDivisionError for an all-zero
 TX FFE, "cannot convert float NaN to integer" for a NaN rise time or symbol count, a
 LinAlgError for a zero ADC full scale, "negative dimensions" for -1 DFE taps), or ran
@@ -14,6 +15,8 @@ import pytest
 
 from serdes.adc import Adc
 from serdes.analog.ctle import ZpkCtle
+from serdes.cdr import CdrSettings
+from serdes.channel.reflections import Reflections, Segment, Stub
 from serdes.dsp.spec import ReceiverSpec
 from serdes.errors import ConfigError
 from serdes.system import RunSpec
@@ -54,6 +57,20 @@ BAD = {
     "CTLE gain 0": (lambda: ZpkCtle(zeros_hz=[-1e9], poles_hz=[-1e10], gain=0.0),
                     "gain = 0.0"),
     "CTLE RHP pole": (lambda: ZpkCtle(zeros_hz=[], poles_hz=[1e9]), "poles_hz contains"),
+    # a negative length ran as a line; Z0 = 0 or a NaN eps_r ended in "response is not
+    # finite" after NumPy's divide-by-zero warnings
+    "segment < 0 mm": (lambda: Segment(length_mm=-5, z0_ohm=50), "segment length_mm=-5"),
+    "segment Z0 0": (lambda: Segment(length_mm=5, z0_ohm=0), "segment z0_ohm=0"),
+    "segment eps NaN": (lambda: Segment(length_mm=5, z0_ohm=50, eps_r=NAN),
+                        "segment eps_r=nan"),
+    "stub position 1.5": (lambda: Stub(position=1.5, length_mm=2), "stub position = 1.5"),
+    "Zref 0": (lambda: Reflections(z_ref_ohm=0), "z_ref_ohm=0"),
+    # damping 0 counted BER 0.39 without a word; a NaN bandwidth was named "kp"
+    "CDR damping 0": (lambda: CdrSettings(mode="mm", damping=0.0), "cdr.damping = 0"),
+    "CDR bandwidth NaN": (lambda: CdrSettings(mode="mm", bandwidth_hz=NAN),
+                          "cdr.bandwidth_hz = nan"),
+    "CDR latency 2.5": (lambda: CdrSettings(mode="mm", latency_ui=2.5), "cdr.latency_ui = 2.5"),
+    "CDR PI steps 1": (lambda: CdrSettings(mode="mm", pi_steps=1), "cdr.pi_steps = 1"),
 }
 
 

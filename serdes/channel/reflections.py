@@ -76,6 +76,7 @@ import numpy as np
 
 from serdes.channel.loss import A1_SQRT_NS_PER_MM, A2_NS_PER_MM, _gamma, _loss_db_per_mm
 from serdes.errors import ConfigError
+from serdes.validate import finite_float, whole_number
 
 C0_M_PER_S = 299_792_458.0
 
@@ -92,6 +93,9 @@ class Segment:
     eps_r: float = 4.0
     loss_db_per_mm: float = 0.0  # at the cascade's loss_ref_hz
 
+    def __post_init__(self):
+        _check_line(self, "segment")
+
 
 @dataclass(frozen=True)
 class Stub:
@@ -103,6 +107,27 @@ class Stub:
     z0_ohm: float = 50.0
     eps_r: float = 4.0
     loss_db_per_mm: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "position", whole_number("stub position", self.position,
+                                                          0, 1 << 30))
+        _check_line(self, "stub")
+
+
+def _check_line(line, what: str) -> None:
+    """One ConfigError unless a line's values are physical: length >= 0 mm, Z0 > 0 ohm,
+    eps_r >= 1, loss >= 0 dB/mm, each finite (the config's ranges hold them; a line built
+    in Python had a negative length run as a line, and Z0 = 0 end in a non-finite
+    response and NumPy warnings)."""
+    for name, ok, allowed in (("length_mm", lambda x: x >= 0, ">= 0 mm"),
+                              ("z0_ohm", lambda x: x > 0, "> 0 ohm"),
+                              ("eps_r", lambda x: x >= 1, ">= 1"),
+                              ("loss_db_per_mm", lambda x: x >= 0, ">= 0 dB/mm")):
+        x = finite_float(f"{what} {name}", getattr(line, name), f"a finite value {allowed}")
+        if not ok(x):
+            raise ConfigError(f"{what} {name}={x!r} is out of range; allowed a finite "
+                              f"value {allowed}")
+        object.__setattr__(line, name, x)
 
 
 def reflection_coefficient(z1_ohm: float, z2_ohm: float) -> float:
@@ -184,7 +209,10 @@ class Reflections:
                  echo_amplitude: float = 0.0, ui_s: float | None = None):
         self.segments = tuple(segments)
         self.stubs = tuple(stubs)
-        self.z_ref_ohm = float(z_ref_ohm)
+        self.z_ref_ohm = finite_float("z_ref_ohm", z_ref_ohm, "a finite impedance > 0 ohm")
+        if self.z_ref_ohm <= 0:
+            raise ConfigError(f"z_ref_ohm={self.z_ref_ohm!r} is out of range; allowed a "
+                              "finite impedance > 0 ohm")
         self.loss_ref_hz = float(loss_ref_hz)
         self.echo_delay_s = float(echo_delay_s)
         self.echo_amplitude = float(echo_amplitude)
