@@ -27,11 +27,13 @@ model below (:func:`jitter_transfer`) includes both and is what the tests compar
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from serdes.errors import ConfigError
+from serdes.validate import whole_number
 
 MODES = ("off", "mm", "ssmm", "bb")
 
@@ -59,6 +61,20 @@ class CdrSettings:
                               + ", ".join(repr(m) for m in MODES))
         if self.lock not in ("peak", "mm"):
             raise ConfigError(f"cdr.lock = {self.lock!r}: expected 'peak' or 'mm'")
+        for name, lo, open_lo in (("bandwidth_hz", 0.0, True), ("damping", 0.0, True),
+                                  ("kp", 0.0, False), ("ki", 0.0, False),
+                                  ("acquire_gear", 1.0, False)):
+            x = getattr(self, name)
+            if not (math.isfinite(x) and (x > lo if open_lo else x >= lo)):
+                raise ConfigError(f"cdr.{name} = {x!r}: must be a finite number "
+                                  f"{'>' if open_lo else '>='} {lo:g}")
+        if not math.isfinite(self.initial_phase_ui):
+            raise ConfigError(f"cdr.initial_phase_ui = {self.initial_phase_ui!r}: must be "
+                              "finite")
+        for name, lo in (("latency_ui", 0), ("pi_steps", 2), ("warmup_symbols", 0),
+                         ("acquire_symbols", 0)):
+            object.__setattr__(self, name, whole_number(f"cdr.{name}", getattr(self, name),
+                                                        lo, 1 << 40))
         if self.ki > 0 and self.kp <= 0:
             raise ConfigError(f"cdr.ki = {self.ki:g} needs cdr.kp > 0 (kp > 0 gives the "
                               "gains explicitly; ki = 0 then makes a first-order loop)")
