@@ -137,3 +137,18 @@ def test_a_network_below_nyquist_is_refused_by_the_link():
     with pytest.raises(ConfigError, match="data end at 10 GHz, below the 26.5625 GHz"):
         Link(Grid(FB), channel=[chan])
     Link(Grid(FB / 4), channel=[chan]).pulse    # 6.6 GHz: covered, it runs
+
+
+@pytest.mark.parametrize("kw, named", [
+    (dict(swing_v=NAN), "swing_v=nan"),          # was "the link's pulse response is not finite"
+    (dict(swing_v=-0.4), "swing_v=-0.4"),
+    (dict(clip_sigma=0.0), "clip_sigma=0.0"),    # was an infinite VGA gain
+    (dict(pulse_ui=2.5), "pulse_ui = 2.5"),
+])
+def test_link_arguments_are_checked(kw, named):
+    from serdes.grid import Grid
+    from serdes.link import Link
+
+    with pytest.raises(ConfigError) as info:
+        Link(Grid(FB), **kw)
+    assert str(info.value).startswith(named)
