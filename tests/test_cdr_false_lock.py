@@ -84,6 +84,18 @@ def test_stationary_density_against_a_long_simulation():
     assert abs(share.mean() - want) < 4.5 * se, (share.mean(), want, se)
 
 
+def _chain_and_continuum(s, v, g, cells, grid_gain=None):
+    """(cells c, the chain's stationary density, the continuum density exp(-potential))
+    for S and V on GRID at gain ``g``, on cells of (grid_gain or g) sqrt(min V) / cells."""
+    h = (grid_gain or g) * math.sqrt(v.min()) / cells
+    c = np.arange(GRID[0], GRID[-1] + h / 2, h)
+    sc, vc = np.interp(c, GRID, s), np.interp(c, GRID, v)
+    p = fl.stationary_density(c, sc, vc, g)
+    phi = fl.potential(c, sc, vc, g)
+    q = np.exp(-(phi - phi.min()))
+    return c, p, q / q.sum()
+
+
 @pytest.mark.parametrize("g", [0.01, 0.004])
 def test_stationary_density_tends_to_the_continuum_one(g):
     """Cells much finer than the chain's step: its density tends to the Fokker-Planck one,
@@ -94,13 +106,7 @@ def test_stationary_density_tends_to_the_continuum_one(g):
     v = 0.3 + 0.5 * GRID ** 2
     gaps = []
     for cells in (4, 8):
-        h = g * math.sqrt(v.min()) / cells
-        c = np.arange(GRID[0], GRID[-1] + h / 2, h)
-        sc, vc = np.interp(c, GRID, s), np.interp(c, GRID, v)
-        p = fl.stationary_density(c, sc, vc, g)
-        phi = fl.potential(c, sc, vc, g)
-        q = np.exp(-(phi - phi.min()))
-        q /= q.sum()
+        c, p, q = _chain_and_continuum(s, v, g, cells)
         gaps.append(abs(p[c < -0.12].sum() - q[c < -0.12].sum()))
     assert gaps[1] < gaps[0] and gaps[1] < 5e-4, gaps
 
@@ -212,25 +218,13 @@ def test_a_chain_that_falls_apart_takes_the_continuum_density():
     classes. The direct solve put all the mass in the well (1.0) where the continuum
     density gives it 2e-145; the density is now the continuum one there, while a chain
     that holds (the cubic of the tests above) keeps its own solution."""
-    g = 0.002
     s = -10.0 * GRID * (0.2 - GRID)
-    v = 0.3 + 0 * GRID
-    h = g * math.sqrt(v.min()) / fl.CELLS_PER_STEP
-    c = np.arange(GRID[0], GRID[-1] + h / 2, h)
-    sc, vc = np.interp(c, GRID, s), np.interp(c, GRID, v)
-    p = fl.stationary_density(c, sc, vc, g)
-    phi = fl.potential(c, sc, vc, g)
-    q = np.exp(-(phi - phi.min()))
-    q /= q.sum()
+    c, p, q = _chain_and_continuum(s, 0.3 + 0 * GRID, 0.002, fl.CELLS_PER_STEP)
     assert np.all(np.isfinite(p)) and p.sum() == pytest.approx(1.0, abs=1e-12)
     assert p[c < 0.2].sum() < 1e-100 and np.allclose(p, q, rtol=0, atol=1e-15)
     # a chain that holds: its own solution, within the O(gain) gap of the continuum
-    sc = np.interp(c, GRID, cubic())
-    vc = np.interp(c, GRID, 0.3 + 0.5 * GRID ** 2)
-    p = fl.stationary_density(c, sc, vc, 0.01)
-    phi = fl.potential(c, sc, vc, 0.01)
-    q = np.exp(-(phi - phi.min()))
-    q /= q.sum()
+    c, p, q = _chain_and_continuum(cubic(), 0.3 + 0.5 * GRID ** 2, 0.01, fl.CELLS_PER_STEP,
+                                   grid_gain=0.002)
     assert 0 < abs(p[c < -0.12].sum() - q[c < -0.12].sum()) < 5e-3
 
 
