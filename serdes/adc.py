@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from serdes.errors import ConfigError
 from serdes.kernels.adc import quantize
-from serdes.validate import finite_float, whole_number
+from serdes.validate import float_in, whole_number
 
 MAX_BITS = 62  # the quantizer kernel's range (0: no quantizer)
 
@@ -27,15 +26,9 @@ class Adc:
 
     def __init__(self, *, bits: int, fullscale_v: float, enob: float = 0.0):
         self.bits = whole_number("adc bits", bits, 0, MAX_BITS)
-        self.fullscale_v = finite_float("adc fullscale_v", fullscale_v,
-                                        "a finite full scale > 0 V")
-        if self.fullscale_v <= 0:
-            raise ConfigError(f"adc fullscale_v={self.fullscale_v!r} is out of range; "
-                              "allowed a finite full scale > 0 V")
-        self.enob = finite_float("adc enob", enob, "a finite number of bits >= 0")
-        if self.enob < 0:
-            raise ConfigError(f"adc enob={self.enob!r} is out of range; allowed a finite "
-                              "number of bits >= 0")
+        self.fullscale_v = float_in("adc fullscale_v", fullscale_v,
+                                    "a finite full scale > 0 V", above=0.0)
+        self.enob = float_in("adc enob", enob, "a finite number of bits >= 0", at_least=0.0)
 
     @property
     def lsb_v(self) -> float:

@@ -35,21 +35,11 @@ from serdes.impairments import Impairments, tx_noise_sigma
 from serdes.pulse_response import Noise, Pulse, noise_model, trim_pulse, ui_cells  # noqa: F401 (re-exported)
 from serdes.signal.pam import levels as pam_levels
 from serdes.stage import cascade, check_stages, describe, lead_s
-from serdes.validate import finite_float, whole_number
+from serdes.validate import float_in, whole_number
 
 DROP_TOL = 1e-2    # no UI left out of the kept pulse may reach this fraction of the peak
 WRAP_TOL = 1e-3    # response beyond the FFT window (would wrap around), fraction of the peak
 MAX_WINDOW_UI = 16384
-
-
-def _positive(name: str, value, unit: str) -> float:
-    """A Link argument that must be a finite number > 0 (one ConfigError naming it: a
-    NaN swing was reported as a non-finite channel, clip_sigma = 0 gave an infinite VGA
-    gain)."""
-    x = finite_float(name, value, f"a finite number > 0 {unit}")
-    if x <= 0:
-        raise ConfigError(f"{name}={x!r} is out of range; allowed a finite number > 0 {unit}")
-    return x
 
 
 class Link:
@@ -86,10 +76,11 @@ class Link:
         if self.levels.ndim != 1 or self.levels.shape[0] < 2 or np.any(np.diff(self.levels) <= 0):
             raise ConfigError(f"levels = {levels!r}: need at least 2 increasing values")
         self.modulation_order = int(self.levels.shape[0])
-        self.swing_v = _positive("swing_v", swing_v, "V")
+        self.swing_v = float_in("swing_v", swing_v, "a finite number > 0 V", above=0.0)
         self.impairments = impairments or Impairments()
         self.adc = adc or Adc(bits=0, fullscale_v=1.0)
-        self.clip_sigma = _positive("clip_sigma", clip_sigma, "sigma")
+        self.clip_sigma = float_in("clip_sigma", clip_sigma, "a finite number > 0 sigma",
+                                   above=0.0)
         self.pulse_ui = whole_number("pulse_ui", pulse_ui, 2, MAX_WINDOW_UI)
         if self.pulse_ui > self.grid.window_ui // 2:
             raise ConfigError(f"pulse_ui = {self.pulse_ui} must be at most half of the "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from serdes.errors import ConfigError
-from serdes.validate import finite_float, whole_number
+from serdes.validate import finite_float, float_in, whole_number
 
 RISE_20_80 = 1.6832  # 20-80 % rise time of a Gaussian step, in units of its sigma
 EDGE_LEAD_SIGMA = 5.0  # the edge filter's reach before t = 0, in sigmas
@@ -52,10 +52,8 @@ class TxFfe:
             raise ConfigError(f"TX FFE taps = {self.taps}: allowed a list with a non-zero "
                               "tap")
         self.main = whole_number("TX FFE main", main, 0, len(self.taps) - 1)
-        rate = finite_float("TX FFE symbol_rate_hz", symbol_rate_hz, "a rate > 0 Bd")
-        if rate <= 0:
-            raise ConfigError(f"TX FFE symbol_rate_hz={rate!r}: allowed a rate > 0 Bd")
-        self.ui_s = 1.0 / rate
+        self.ui_s = 1.0 / float_in("TX FFE symbol_rate_hz", symbol_rate_hz, "a rate > 0 Bd",
+                                   above=0.0)
 
     def response(self, f_hz) -> np.ndarray:
         return ffe_response(f_hz, self.taps, self.main, self.ui_s)
@@ -74,10 +72,8 @@ class TxEdge:
     """Driver edge stage: Gaussian filter with a 20-80 % rise time ``rise_time_s``."""
 
     def __init__(self, *, rise_time_s: float):
-        self.rise_time_s = finite_float("rise_time_s", rise_time_s, "a finite time >= 0 s")
-        if self.rise_time_s < 0:
-            raise ConfigError(f"rise_time_s={self.rise_time_s!r} is out of range; allowed a "
-                              "finite time >= 0 s")
+        self.rise_time_s = float_in("rise_time_s", rise_time_s, "a finite time >= 0 s",
+                                    at_least=0.0)
 
     def response(self, f_hz) -> np.ndarray:
         return rise_filter(f_hz, self.rise_time_s)

@@ -38,6 +38,16 @@ def finite_float(name: str, value, allowed: str) -> float:
     return x
 
 
+def float_in(name: str, value, allowed: str, *, above: float | None = None,
+             at_least: float | None = None) -> float:
+    """value as a finite float that is > ``above`` or >= ``at_least``, else one
+    ConfigError naming it and what is ``allowed``."""
+    x = finite_float(name, value, allowed)
+    if (above is not None and not x > above) or (at_least is not None and not x >= at_least):
+        raise ConfigError(f"{name}={x!r} is out of range; allowed {allowed}")
+    return x
+
+
 def whole_number(name: str, v, lo: int, hi: int) -> int:
     """A count given to the library (symbols, errors, chunk, seed, threads, taps): an
     integer, or a float with a whole value (1e6), in lo..hi; else a one-line ConfigError

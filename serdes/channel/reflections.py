@@ -76,7 +76,7 @@ import numpy as np
 
 from serdes.channel.loss import A1_SQRT_NS_PER_MM, A2_NS_PER_MM, _gamma, _loss_db_per_mm
 from serdes.errors import ConfigError
-from serdes.validate import finite_float, whole_number
+from serdes.validate import float_in, whole_number
 
 C0_M_PER_S = 299_792_458.0
 
@@ -119,15 +119,12 @@ def _check_line(line, what: str) -> None:
     eps_r >= 1, loss >= 0 dB/mm, each finite (the config's ranges hold them; a line built
     in Python had a negative length run as a line, and Z0 = 0 end in a non-finite
     response and NumPy warnings)."""
-    for name, ok, allowed in (("length_mm", lambda x: x >= 0, ">= 0 mm"),
-                              ("z0_ohm", lambda x: x > 0, "> 0 ohm"),
-                              ("eps_r", lambda x: x >= 1, ">= 1"),
-                              ("loss_db_per_mm", lambda x: x >= 0, ">= 0 dB/mm")):
-        x = finite_float(f"{what} {name}", getattr(line, name), f"a finite value {allowed}")
-        if not ok(x):
-            raise ConfigError(f"{what} {name}={x!r} is out of range; allowed a finite "
-                              f"value {allowed}")
-        object.__setattr__(line, name, x)
+    for name, bound, allowed in (("length_mm", dict(at_least=0.0), ">= 0 mm"),
+                                 ("z0_ohm", dict(above=0.0), "> 0 ohm"),
+                                 ("eps_r", dict(at_least=1.0), ">= 1"),
+                                 ("loss_db_per_mm", dict(at_least=0.0), ">= 0 dB/mm")):
+        object.__setattr__(line, name, float_in(f"{what} {name}", getattr(line, name),
+                                                f"a finite value {allowed}", **bound))
 
 
 def reflection_coefficient(z1_ohm: float, z2_ohm: float) -> float:
@@ -209,10 +206,8 @@ class Reflections:
                  echo_amplitude: float = 0.0, ui_s: float | None = None):
         self.segments = tuple(segments)
         self.stubs = tuple(stubs)
-        self.z_ref_ohm = finite_float("z_ref_ohm", z_ref_ohm, "a finite impedance > 0 ohm")
-        if self.z_ref_ohm <= 0:
-            raise ConfigError(f"z_ref_ohm={self.z_ref_ohm!r} is out of range; allowed a "
-                              "finite impedance > 0 ohm")
+        self.z_ref_ohm = float_in("z_ref_ohm", z_ref_ohm, "a finite impedance > 0 ohm",
+                                  above=0.0)
         self.loss_ref_hz = float(loss_ref_hz)
         self.echo_delay_s = float(echo_delay_s)
         self.echo_amplitude = float(echo_amplitude)
