@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from serdes.config import Config
+from serdes.config_unused import unused_settings
 from serdes.errors import ConfigError
 from serdes.sweep.progress import Progress, _clock
 
@@ -42,13 +44,24 @@ def apply_aggressor_options(cfg: Config, args: argparse.Namespace) -> Config:
     return cfg.with_aggressors(tables) if tables else cfg
 
 
-def load_config(args: argparse.Namespace) -> Config:
+def load_config(args: argparse.Namespace, *, warn: bool = True) -> Config:
+    """The config of ``args`` (--config, --set, --seed, --fext/--next); ``warn``: print a
+    warning for each setting the link does not use (:mod:`serdes.config_unused`)."""
     cfg = Config.from_toml(args.config) if args.config else Config.default()
     overrides = list(args.overrides)
     if args.seed is not None:
         overrides.append(f"link.seed={args.seed}")
     cfg = cfg.with_overrides(overrides) if overrides else cfg
-    return apply_aggressor_options(cfg, args)
+    cfg = apply_aggressor_options(cfg, args)
+    if warn:
+        warn_unused(unused_settings(cfg))
+    return cfg
+
+
+def warn_unused(unused, where: str = "") -> None:
+    """One stderr line per :class:`~serdes.config_unused.Unused` setting."""
+    for u in unused:
+        print(f"serdes: warning: {u.text(where)}", file=sys.stderr)
 
 
 def json_safe(obj):

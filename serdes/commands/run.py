@@ -11,6 +11,7 @@ import threading
 
 from serdes.commands.common import (add_config_options, add_progress_options, json_safe,
                                     load_config)
+from serdes.config_unused import unused_settings
 
 
 def add_parser(sub):
@@ -94,6 +95,7 @@ def main(args) -> int:
         finally:
             bar.close()
     if args.json:
+        report["unused_settings"] = [u.to_dict() for u in unused_settings(cfg)]
         print(json.dumps(json_safe(report), allow_nan=False), flush=True)
     else:
         print(format_summary(report), flush=True)

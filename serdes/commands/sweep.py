@@ -77,8 +77,9 @@ def main(args) -> int:
 
     keep_freed_memory()  # for --workers 0, where the points run in this process
 
-    cfg = load_config(args)
+    cfg = load_config(args, warn=False)  # a point's values may put a setting to use
     grid = parse_specs(args.axes)
+    _warn_unused(cfg, grid)
     check_executor_options(args.workers, args.scheduler, args.timeout, error=SweepError)
     if args.com_set and args.com is None:
         raise SweepError("--com-set applies to --com only")
@@ -107,6 +108,19 @@ def main(args) -> int:
               + (f"; the first: {first}" if first else ""), file=sys.stderr)
         return EXIT_NO_POINT
     return 0
+
+
+def _warn_unused(cfg, grid) -> None:
+    """A warning for each setting, swept or not, that no point of the sweep uses (every
+    point along such an axis gives the same result)."""
+    from serdes.config_unused import PointView, unused_everywhere
+
+    base = cfg.to_dict()
+    views = (PointView(base, cfg.aggressors, point) for point in grid)
+    for u in unused_everywhere(views, given=set(grid.keys)):
+        swept = u.key in grid.keys
+        print(f"serdes: warning: {u.key}{' (swept)' if swept else f' = {u.value!r}'} is not "
+              f"used at any point of the sweep: {u.why}", file=sys.stderr)
 
 
 def format_summary(s) -> str:
