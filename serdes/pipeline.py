@@ -49,6 +49,7 @@ class PipelineResult:
     latency: int          # -1 if never aligned
     stopped_by: str       # "symbols", "target_errors" or "interrupted"
     bit_errors: int
+    early: int = 0        # decisions counted before the adaptation ended (a short run)
 
 
 class Pipeline:
@@ -74,9 +75,11 @@ class Pipeline:
         self.genie = bool(getattr(receiver, "genie", False))
         self.expected = int(receiver.latency) + int(front_end.latency)
         self.max_delay = self.expected + int(pulse_ui) + 8
-        self.warm = (int(pulse_ui) + int(ffe_taps) + self.max_delay + 64
-                     + max(self.n_train, int(getattr(receiver, "warmup_symbols", 0)),
-                           int(getattr(front_end, "warmup_symbols", 0))))
+        # decisions made while the receiver trains or searches, or the front end locks
+        # or calibrates: a run counts after them unless it is too short (skip_for)
+        self.adapt = max(self.n_train, int(getattr(receiver, "warmup_symbols", 0)),
+                         int(getattr(front_end, "warmup_symbols", 0)))
+        self.warm = int(pulse_ui) + int(ffe_taps) + self.max_delay + 64 + self.adapt
 
     def skip_for(self, symbols: int) -> int:
         """The first decision of the alignment window: after the warm-up where the run
@@ -189,8 +192,9 @@ class Pipeline:
                     break
         except KeyboardInterrupt:  # no handler installed: stop where it was
             stopped_by = "interrupted"
+        early = max(0, min(self.adapt, count_from + n_counted) - count_from)
         return PipelineResult(decisions=k0, latency=-1 if delay is None else int(delay),
-                              stopped_by=stopped_by, bit_errors=counted)
+                              stopped_by=stopped_by, bit_errors=counted, early=early)
 
 
 # ------------------------------------------------------------------------- observers

@@ -99,7 +99,7 @@ def main(args) -> int:
         print(json.dumps(json_safe(report), allow_nan=False), flush=True)
     else:
         print(format_summary(report), flush=True)
-    short = _short_cdr_run(cfg, report)
+    short = _short_run(cfg, report)
     if short:
         print(short, file=sys.stderr)
     if report["stopped_by"] == "interrupted":
@@ -109,22 +109,35 @@ def main(args) -> int:
     return 0
 
 
-def _short_cdr_run(cfg, report: dict) -> str:
-    """A warning when a CDR run is shorter than its warm-up and the alignment window:
-    the pipeline then counts only its last few thousand decisions, some of them while
-    the loop is still locking (a few thousand UI are also a small part of an SJ period)."""
-    from serdes.build import build_cdr, build_run
+def _short_run(cfg, report: dict) -> str:
+    """A warning when a run is shorter than its warm-up (the CDR's lock, the LMS
+    training, the RC search, the ADC calibration's settling) and the alignment window:
+    the pipeline then counts its last few thousand decisions, some of them made before
+    the warm-up ended (a few thousand UI are also a small part of an SJ period)."""
+    from serdes.build import build_run
     from serdes.pipeline import ALIGN_WINDOW
 
-    cdr, symbols = build_cdr(cfg), build_run(cfg).symbols
-    # counted decisions reach back into the warm-up only when the run was too short
-    if not cdr.active or report["symbols"] + cdr.warmup_symbols <= symbols:
+    early = report.get("warmup_counted") or 0
+    if early <= 0:
         return ""
-    need = cdr.warmup_symbols + ALIGN_WINDOW
-    return (f"serdes: warning: link.symbols = {symbols:,} is shorter than "
-            f"cdr.warmup_symbols + {ALIGN_WINDOW} = {need:,} and more: only the last "
-            f"{report['symbols']:,} decisions were counted, some before the loop had "
-            "locked; give more symbols for a BER")
+    warm = []
+    if cfg["cdr"]["mode"] != "off":
+        warm.append(("cdr.warmup_symbols", cfg["cdr"]["warmup_symbols"]))
+    if cfg["eq"]["mode"] == "lms":
+        warm.append(("eq.train_symbols", cfg["eq"]["train_symbols"]))
+    if cfg["rc"]["taps"] > 0 and cfg["rc"]["mode"] == "adaptive":
+        warm.append(("rc.search_symbols", cfg["rc"]["search_symbols"]))
+    if cfg["adc_cal"]["enabled"]:
+        from serdes.dsp.ti_cal import SETTLE_PER_LANE
+
+        warm.append(("adc_cal.settle_symbols", cfg["adc_cal"]["settle_symbols"]
+                     or SETTLE_PER_LANE * cfg["adc"]["lanes"]))
+    name, need = max(warm, key=lambda w: w[1]) if warm else ("the warm-up", 0)
+    symbols = build_run(cfg).symbols
+    return (f"serdes: warning: link.symbols = {symbols:,} is shorter than {name} = "
+            f"{need:,} + {ALIGN_WINDOW} and more: only the last {report['symbols']:,} "
+            f"decisions were counted, {early:,} of them before the warm-up had ended; "
+            "give more symbols for a BER")
 
 
 @contextlib.contextmanager

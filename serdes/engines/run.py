@@ -45,6 +45,9 @@ class RunResult:
     mlse_target: list[float] = field(default_factory=list)
     pulse_dropped_energy: float = 0.0  # fraction of the pulse energy outside the kept span
     cdr: dict | None = None  # clock recovery results (serdes.engines.cdr), None when off
+    # decisions counted before the LMS training, RC search, CDR lock or ADC calibration
+    # settle ended: a run shorter than its warm-up counts its last decisions (0: none)
+    warmup_counted: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -181,4 +184,4 @@ def simulate(system, *, engine: str = "pulse", symbols: int | None = None,
         whitening_taps=[float(t) for t in getattr(taps, "whitening", [1.0])],
         mlse_target=([float(t) for t in taps.target] if detector == "mlse" else []),
         pulse_dropped_energy=float(link.pulse.dropped_energy),
-        cdr=pipe.front.summary() if system.cdr.active else None)
+        cdr=pipe.front.summary() if system.cdr.active else None, warmup_counted=out.early)

@@ -1,0 +1,50 @@
+"""A run shorter than its warm-up (LMS training, adaptive RC search, CDR lock, ADC
+calibration settling) counts its last decisions, made before the warm-up ended: the
+result says how many (``warmup_counted``) and the CLI warns. Before, only the CDR's case
+was warned of: an LMS run of 20,000 symbols counted 4,175 decisions of its training
+(known data fed back) without a word."""
+
+from __future__ import annotations
+
+import pytest
+
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.run import simulate
+from serdes.pipeline import ALIGN_WINDOW
+
+WARMUPS = [
+    (["eq.mode=lms", "eq.train_symbols=30000"], 30000),
+    (["rc.taps=2", "rc.mode=adaptive", "rc.search_symbols=30000",
+      "reflections.echo_delay_ui=30"], 30000),
+    (["cdr.mode=bb", "cdr.warmup_symbols=30000", "cdr.acquire_symbols=10000"], 30000),
+    (["adc.lanes=2", "adc.offset_rms_v=0.005", "adc_cal.enabled=true",
+      "adc_cal.settle_symbols=30000"], 30000),
+]
+
+
+@pytest.mark.parametrize("over,warm", WARMUPS, ids=[w[0][0] for w in WARMUPS])
+def test_decisions_counted_before_the_warm_up_ended(over, warm):
+    system = build(Config.default().with_overrides(
+        ["ctle.auto=false", "link.target_errors=0"] + over))
+    short = simulate(system, symbols=12_000)           # every counted decision is early
+    assert short.symbols > 0 and short.warmup_counted == short.symbols
+    edge = simulate(system, symbols=warm + ALIGN_WINDOW // 2)   # the window straddles it
+    assert 0 < edge.warmup_counted < edge.symbols
+    # the decisions counted end at the run's end: those before the warm-up's end
+    assert abs(edge.warmup_counted - (warm - (warm + ALIGN_WINDOW // 2 - edge.symbols))) \
+        <= 300   # latencies, a few dozen UI; the RC search starts 256 decisions in
+    long = simulate(system, symbols=warm + 3 * ALIGN_WINDOW + 2000)
+    assert long.warmup_counted == 0
+
+
+def test_the_cli_warns_of_a_short_lms_run(capsys):
+    from serdes.cli import main as cli_main
+
+    base = ["run", "--json", "--no-stat", "--set", "eq.mode=lms", "--set",
+            "eq.train_symbols=30000", "--set", "ctle.auto=false"]
+    assert cli_main(base + ["--set", "link.symbols=20000"]) == 0
+    err = capsys.readouterr().err
+    assert "shorter than eq.train_symbols = 30,000" in err and "before the warm-up" in err
+    assert cli_main(base + ["--set", "link.symbols=50000"]) == 0
+    assert "shorter than" not in capsys.readouterr().err
