@@ -182,10 +182,12 @@ def noise_budget(system, res: RunResult | None = None) -> dict:
     without a run): :func:`serdes.impairments.slicer_shares`."""
     from serdes.impairments import slicer_shares
 
+    from serdes.engines.run import design_link
+
     taps = _slicer_taps(system, res)
     if taps is None:
         return {}
-    return slicer_shares(system.link, taps.ffe, taps.residual())
+    return slicer_shares(design_link(system), taps.ffe, taps.residual())
 
 
 def _slicer_taps(system, res: RunResult | None = None):
@@ -195,13 +197,13 @@ def _slicer_taps(system, res: RunResult | None = None):
 
     import numpy as np
 
-    from serdes.engines.run import design_equalizer
+    from serdes.engines.run import design_equalizer, design_link
     from serdes.metrics.eye import taps_of_result
 
     taps = design_equalizer(system)
     if res is not None and res.ffe_taps:
         taps = taps_of_result(taps, res)
-    f = np.convolve(taps.ffe, system.link.pulse.taps)
+    f = np.convolve(taps.ffe, design_link(system).pulse.taps)
     scale = f[taps.delay]
     if scale == 0:
         return None
