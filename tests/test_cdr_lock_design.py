@@ -62,3 +62,19 @@ def test_the_ieee_kr_thru_with_the_mm_zero_lock(channels_dir):
     r = simulate(s)
     assert r.bit_errors == 0 and r.snr_db > 24.0   # 15.0 dB and BER 3.5e-3 before
     assert abs(r.predicted_snr_db - r.snr_db) < 0.5
+
+
+def test_a_loop_that_cannot_hold_the_peak_points_to_the_detector_zero():
+    """The loop biased to the peak is lost on this link (its biased S-curve rises 1.7
+    sigma from the peak): the run's lock warning names the detector's own zero and
+    cdr.lock = 'mm', which the test above shows to lock there with no error."""
+    from serdes.commands.run import run_link
+
+    over = SHIFTED + ["link.symbols=300000"]
+    r = run_link(Config.default().with_overrides(over), stat="ber", eye=False)
+    assert r["cdr"]["lost_lock"]
+    assert "own zero is +0.130 UI from the peak: cdr.lock = 'mm'" in r["cdr"]["lock_warning"]
+    held = run_link(Config.default().with_overrides(over + ["cdr.lock=mm"]), stat="ber",
+                    eye=False)
+    assert not held["cdr"]["lost_lock"] and "own zero" not in (
+        held["cdr"].get("lock_warning") or "")

@@ -303,6 +303,11 @@ def weigh(system, taps, sb, model):
                            for z, b, o, hs in zip(lp.zeros, lp.basins, lp.occupancy,
                                                   lp.hump_sigma)]}
     warn = lp.warning()
+    zero = getattr(front.cal, "mm_zero_ui", float("nan"))
+    if (warn and system.cdr.lock == "peak" and np.isfinite(zero)
+            and (not lp.zeros or lp.hump_sigma[lp.main] < N_WARN)):
+        warn += (f"; the detector's own zero is {zero:+.3f} UI from the peak: cdr.lock = "
+                 "'mm' locks there (the equalizer is then designed there)")
     weighted = lp.several and imp.sj_ui == 0 and model.name == "linear"
     if lp.several and not weighted:
         warn += ("; the statistical BER is the main lock point's (with SJ the other "
