@@ -180,9 +180,8 @@ def noise_budget(system, res: RunResult | None = None) -> dict:
     """Share (0..1) of each contribution to the slicer's noise and ISI (at the FFE output
     for an MLSE receiver), through the taps the run ended with (the designed ones
     without a run): :func:`serdes.impairments.slicer_shares`."""
-    from serdes.impairments import slicer_shares
-
     from serdes.engines.run import design_link
+    from serdes.impairments import slicer_shares
 
     taps = _slicer_taps(system, res)
     if taps is None:
