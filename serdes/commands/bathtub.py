@@ -41,13 +41,14 @@ def main(args) -> int:
         raise ConfigError(f"--points = {args.points}: expected an integer in [16, 100000]")
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
-    from serdes.metrics.eye import receiver_taps
+    from serdes.metrics.eye import receiver_taps, stat_view
 
     system = build(cfg)
     taps, note = receiver_taps(system)
     from serdes.tiadc.stat import statistical_engine   # an interleaved ADC: all lanes
 
-    eng = statistical_engine(system, taps, dd_ui=args.dd_ui)
+    # phases from where the receiver samples (its CDR's lock point; else the peak)
+    eng = statistical_engine(stat_view(system, taps), taps, dd_ui=args.dd_ui)
     bar = ItemProgress(None, "distributions", label="bathtub", enabled=args.progress)
     count_distributions(eng, bar)
     try:

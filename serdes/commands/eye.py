@@ -91,9 +91,10 @@ def _draw(args, system, taps, contours, ax, bar) -> str:
         peye.analog_eye(ae, ax=ax)
         what = f"analog eye, {int(ae.density.sum()):,} points"
     elif args.kind == "statistical":
+        from serdes.metrics.eye import stat_view
         from serdes.tiadc.stat import statistical_engine   # an interleaved ADC: all lanes
 
-        eng = statistical_engine(system, taps, dd_ui=args.dd_ui)
+        eng = statistical_engine(stat_view(system, taps), taps, dd_ui=args.dd_ui)
         count_distributions(eng, bar)
         se = eng.eye(n_phases=args.phases, n_bins=args.bins)
         op = eng.eye_opening(targets=contours)
@@ -101,11 +102,11 @@ def _draw(args, system, taps, contours, ax, bar) -> str:
         what = f"statistical eye, {args.phases} phases x {args.bins} bins in {se.elapsed_s:.2f} s"
     else:
         from serdes.engines.stat import StatisticalEngine
-        from serdes.metrics.eye import slicer_samples
+        from serdes.metrics.eye import slicer_samples, stat_density, stat_view
 
-        eng = StatisticalEngine(system, taps, dd_ui=args.dd_ui)
+        eng = StatisticalEngine(stat_view(system, taps), taps, dd_ui=args.dd_ui)
         count_distributions(eng, bar)
         s = slicer_samples(system, taps, symbols=args.symbols or (1 << 17))
-        peye.equalized_eye(s, eng.distribution(), ax=ax)
+        peye.equalized_eye(s, stat_density(eng), ax=ax)
         what = f"equalized eye, {s.v.shape[0]:,} symbols"
     return what

@@ -66,6 +66,42 @@ def receiver_taps(system, *, seed: int | None = None):
     return taps_of_result(design, res), f"LMS taps adapted over {n:,} symbols"
 
 
+def stat_view(system, taps):
+    """The system the statistical engine runs on for ``system`` with ``taps``, as
+    ``serdes run``'s statistical sections take it: with clock recovery or TX jitter, the
+    phase the loop holds (its lock point and static shift), its wander and the SJ it
+    leaves (:func:`serdes.engines.cdr_stat_model.stat_system`); else ``system``. The eye
+    and bathtub commands took the link at the pulse peak with every SJ untracked: with
+    ``cdr.lock = 'mm'`` they measured the eye 0.13 UI from where the loop samples."""
+    if not (system.cdr.active or system.tx_jitter.active):
+        return system
+    from serdes.engines.cdr_stat_model import stat_system
+
+    return stat_system(system, taps)[0]
+
+
+class RowMixture:
+    """The slicer-input density of a statistical engine over its jitter rows (the loop's
+    lock point, wander and SJ, the dual-Dirac points), as :meth:`ber` weighs them; the
+    ``pdf(level, x)`` and ``m`` the equalized eye's overlay reads."""
+
+    def __init__(self, rows):
+        self.rows = list(rows)
+        self.m = self.rows[0][1].m
+
+    def pdf(self, level: int, x) -> np.ndarray:
+        return sum(w * d.pdf(level, x) for w, d in self.rows)
+
+
+def stat_density(eng):
+    """The density to draw beside the counted equalized eye: the engine's distribution,
+    or its rows' mixture where the sampling phase is spread over jitter rows (a single
+    :meth:`distribution` sits at the nominal phase, the pulse peak, not at the CDR's lock
+    point)."""
+    rows = eng.row_distributions(0.0)
+    return rows[0][1] if len(rows) == 1 else RowMixture(rows)
+
+
 # ====================================================================== counted eyes
 @dataclass
 class SlicerSamples:
