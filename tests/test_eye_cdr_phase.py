@@ -54,3 +54,16 @@ def test_the_bathtub_centres_on_the_lock_point_and_meets_the_run():
     at0 = float(h.ber[int(np.argmin(np.abs(h.x)))])
     stat = run_link(cfg, stat="ber", eye=False)["stat_ber"]
     assert 0 < stat < 1e-10 and abs(at0 / stat - 1.0) < 0.1   # the loop model's weighting
+
+
+def test_the_bathtub_sees_the_sj_the_loop_tracks():
+    """0.5 UI of SJ at 101 kHz, far inside the 4 MHz loop's bandwidth: the bathtub took it
+    untracked and read BER 0.13 at the sampling point; the loop leaves a few mUI."""
+    cfg = Config.default().with_overrides(["cdr.mode=mm", "noise.sj_ui=0.5",
+                                           "noise.sj_hz=1.01e5", "link.symbols=300000"])
+    s = build(cfg)
+    taps, _ = receiver_taps(s)
+    h = StatisticalEngine(stat_view(s, taps), taps).bathtub_horizontal(32)
+    at0 = float(h.ber[int(np.argmin(np.abs(h.x)))])
+    stat = run_link(cfg, stat="ber", eye=False)["stat_ber"]
+    assert at0 < 1e-10 and abs(at0 / stat - 1.0) < 0.1
