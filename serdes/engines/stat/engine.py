@@ -66,8 +66,11 @@ class StatisticalEngine:
     """Statistical BER, bathtubs and eyes of a Link with a given equalizer (FFE, DFE and
     reflection-canceller taps; decisions assumed correct).
 
-    ``system``: a :class:`~serdes.system.System`; ``taps``: EqualizerTaps (default:
-    ``design_equalizer(system)``, as the pulse engine). The noise contributions come from
+    ``system``: a :class:`~serdes.system.System`, sampled at its link's phase
+    (``impairments.offset_ui`` from the pulse peak); with clock recovery or TX jitter
+    give it :func:`serdes.metrics.eye.stat_view` of the system, which puts the loop's lock
+    point, wander and tracked SJ there, as ``serdes run`` does. ``taps``: EqualizerTaps
+    (default: ``design_equalizer(system)``, as the pulse engine). The noise contributions come from
     :mod:`serdes.impairments`, the same functions the equalizer design uses.
     ``resolution``: grid points per Gaussian std (the grid error falls as its cube).
     ``dd_ui``: dual-Dirac deterministic jitter amplitude A_DD (UI); default: the
