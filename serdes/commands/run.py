@@ -178,7 +178,9 @@ def format_summary(r: dict) -> str:
         + (", 1/(1+D) precoding" if rx.get("precoding") else ""),
         (f"snr       {r['snr_db']:.2f} dB at the slicer" if r["symbols"] else
          "snr       -- (nothing counted)") + f" (MMSE prediction "
-        f"{r['predicted_snr_db']:.2f} dB)",
+        f"{r['predicted_snr_db']:.2f} dB"
+        + (", without the canceller: its taps are placed at run time"
+           if rx.get("rc_taps") and rx.get("rc_mode") == "adaptive" else "") + ")",
         f"counted   {r['symbols']:,} symbols, {r['bits']:,} bits, {r['bit_errors']:,} bit errors, "
         f"{r['symbol_errors']:,} symbol errors ("
         + ("interrupted" if r["stopped_by"] == "interrupted" else
