@@ -362,8 +362,6 @@ def test_the_summary_says_the_prediction_leaves_out_an_adaptive_canceller():
     """With rc.mode = 'adaptive' the canceller's taps are placed at run time, so the MMSE
     prediction is the FFE/DFE's alone (19.0 dB against 24.8 dB counted with a -20 dB echo
     at 30 UI); the summary says so, and does not for taps placed from the pulse."""
-    from serdes.commands.run import format_summary, run_link
-
     base = ["rc.taps=2", "reflections.echo_delay_ui=30", "link.symbols=30000",
             "ctle.auto=false"]
     for mode, said in (("adaptive", True), ("pulse", False)):
