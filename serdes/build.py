@@ -219,7 +219,9 @@ def _ctle_choice(cfg: Config, template, cache: bool) -> dict:
         if (got is not None and got.get("g_dc_db") in G_DC_GRID_DB
                 and got.get("g_dc2_db") in G_DC2_GRID_DB):
             return got
-    best = search_ctle(template(), build_receiver(cfg))
+    cdr = build_cdr(cfg)   # a loop locked at its detector's zero: judged there
+    best = search_ctle(template(), build_receiver(cfg),
+                       cdr=cdr if cdr.active and cdr.lock == "mm" else None)
     got = {"g_dc_db": best.g_dc_db, "g_dc2_db": best.g_dc2_db}
     if key is not None:
         buildcache.store(key, got)

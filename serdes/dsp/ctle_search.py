@@ -60,19 +60,30 @@ class CtleChoice:
     snr_db: np.ndarray
 
 
-def predicted_snr_db(link, receiver) -> float:
-    """MMSE-predicted slicer SNR (dB) of ``receiver`` (a ReceiverSpec) on ``link``."""
-    from serdes.engines.run import design_equalizer
+#: the SNR of a candidate on which the loop finds no lock point (cdr.lock = 'mm')
+NO_LOCK_DB = -1e9
 
-    return float(design_equalizer(SimpleNamespace(link=link, receiver=receiver))
-                 .predicted_snr_db)
+
+def predicted_snr_db(link, receiver, cdr=None) -> float:
+    """MMSE-predicted slicer SNR (dB) of ``receiver`` (a ReceiverSpec) on ``link``; with
+    ``cdr`` (:class:`serdes.cdr.CdrSettings`), at the loop's lock point
+    (:func:`serdes.engines.run.design_link`), as the run designs it."""
+    from serdes.engines.run import design_equalizer
+    from serdes.txjitter import TxJitter
+
+    system = SimpleNamespace(link=link, receiver=receiver, cdr=cdr, tx_jitter=TxJitter())
+    return float(design_equalizer(system).predicted_snr_db)
 
 
 def search_ctle(link, receiver, *, g_dc_grid=G_DC_GRID_DB, g_dc2_grid=G_DC2_GRID_DB,
-                exhaustive: bool = False) -> CtleChoice:
+                exhaustive: bool = False, cdr=None) -> CtleChoice:
     """Best (g_DC, g_DC2) for ``link``, whose ``rx`` stages hold one :class:`IeeeCtle`
     (its pole/zero frequencies are kept; its gains are the ones searched). Grid points
-    not evaluated are -inf in ``CtleChoice.snr_db``."""
+    not evaluated are -inf in ``CtleChoice.snr_db``. ``cdr``: each candidate is judged
+    at its own lock point where the loop locks at its detector's zero
+    (``cdr.lock = 'mm'``: the zero moves with the CTLE); a candidate without one is
+    :data:`NO_LOCK_DB`."""
+    from serdes.errors import ConfigError
     from serdes.link import Link
 
     ctles = [s for s in link.rx_stages if isinstance(s, IeeeCtle)]
@@ -98,7 +109,12 @@ def search_ctle(link, receiver, *, g_dc_grid=G_DC_GRID_DB, g_dc2_grid=G_DC2_GRID
                         impairments=link.impairments, adc=link.adc,
                         clip_sigma=link.clip_sigma, pulse_ui=link.pulse_ui,
                         fixed_window=True, bulk_delay_ui=link.bulk_delay_ui)
-            snr[i, k] = predicted_snr_db(cand, receiver)
+            try:
+                snr[i, k] = predicted_snr_db(cand, receiver, cdr)
+            except ConfigError:   # no lock point on this candidate (cdr.lock = 'mm')
+                if cdr is None:
+                    raise
+                snr[i, k] = NO_LOCK_DB
         return snr[i, k]
 
     rows, cols = range(len(g_dc_grid)), range(len(g_dc2_grid))
