@@ -241,12 +241,21 @@ def build_receiver(cfg: Config) -> ReceiverSpec:
 
 
 def build_source(cfg: Config, link=None, receiver: ReceiverSpec | None = None) -> SourceSpec:
-    """``link.precoding = "auto"`` asks the receiver design (needs ``link``, ``receiver``)."""
+    """``link.precoding = "auto"`` asks the receiver design (needs ``link``, ``receiver``),
+    made where the receiver samples (:func:`serdes.engines.run.design_link`: at the CDR's
+    lock point with ``cdr.lock = 'mm'``)."""
     pre = cfg["link"]["precoding"]
-    if pre == "auto":
-        from serdes.dsp.design import wants_precoding
+    if pre == "auto" and link is not None and receiver is not None:
+        from types import SimpleNamespace
 
-        pre = link is not None and receiver is not None and wants_precoding(link, receiver)
+        from serdes.dsp.design import wants_precoding
+        from serdes.engines.run import design_link
+
+        seen = design_link(SimpleNamespace(link=link, cdr=build_cdr(cfg),
+                                           tx_jitter=build_tx_jitter(cfg)))
+        pre = wants_precoding(seen, receiver)
+    elif pre == "auto":
+        pre = False
     return SourceSpec(pattern=cfg["link"]["pattern"], precoding=bool(pre), fec=build_fec(cfg))
 
 
