@@ -91,6 +91,11 @@ S_STEP = 0.01         # S-curve grid step (UI)
 S_SPAN = 0.45         # S-curve grid half width (UI)
 THETA = 64            # points over the SJ period
 GH = 9                # Gauss-Hermite points over the dither in the S-curve average
+# the nodes and normalised weights of GH points (computed once: the jitter tolerance with
+# several lock points averaged the S-curve 5,500 times per point state, and computing
+# the rule each time was three quarters of it)
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(GH)
+_GH_W = _GH_W / _GH_W.sum()
 NOISE_SYMBOLS = 1 << 20  # detector noise: samples per phase
 NOISE_LAGS = 1024     # its autocovariance lags (the MM noise is correlated over ~300)
 NOISE_STEP = 0.02     # its phase grid step (UI), over +-NOISE_SPAN
@@ -230,8 +235,7 @@ def _noise_grid(front, sd: float, sign: bool, rx_rj_ui: float = 0.0, tx_rj_ui: f
 def _avg_s(resp: LoopResponse, mu: float, u: float, dither: float):
     """E over the SJ phase and the Gaussian dither of S, and the fundamental's gain."""
     th = 2 * np.pi * (np.arange(THETA) + 0.5) / THETA
-    x, wq = np.polynomial.hermite_e.hermegauss(GH)
-    wq = wq / wq.sum()
+    x, wq = _GH_X, _GH_W
     ph = mu + u * np.sin(th)[:, None] + dither * x[None, :]
     sv = np.interp(ph, resp.grid, resp.s) @ wq          # (THETA,)
     mean = float(sv.mean())
@@ -295,8 +299,7 @@ def wander(front, resp: LoopResponse, mu: float, u: float, dither: float) -> flo
     long-run noise through the loop of its local gain there, plus the interpolator's
     rounding. ``dither``: the wander that smooths the S-curve (the fixed point's last)."""
     th = 2 * np.pi * (np.arange(THETA) + 0.5) / THETA
-    x, wq = np.polynomial.hermite_e.hermegauss(GH)
-    wq = wq / wq.sum()
+    x, wq = _GH_X, _GH_W
     p = mu + u * np.sin(th)
     d = 0.005
     k = (np.interp(p[:, None] - d + dither * x, resp.grid, resp.s)
