@@ -212,16 +212,31 @@ def test_a_basin_narrower_than_a_cell_still_has_its_hump():
     assert lp.warning() is not None
 
 
-def test_a_chain_that_falls_apart_takes_the_continuum_density():
+def test_a_chain_that_falls_apart_takes_the_continuum_density(monkeypatch):
     """A deep well at 0 and, past the unstable zero at 0.2, the trap where the grid's end
     holds the phase: the chain's moves out of either underflow to 0, so it has two closed
-    classes. The direct solve put all the mass in the well (1.0) where the continuum
-    density gives it 2e-145; the density is now the continuum one there, while a chain
-    that holds (the cubic of the tests above) keeps its own solution."""
+    classes. The direct solve with a normalisation row put all the mass in the well (1.0)
+    where the continuum density gives it 2e-145. The solve now fixes the continuum's peak
+    cell, in the trap, and gives the well 4e-152; a solve that puts the mass in the other
+    class (the old one's answer, put in its place here) takes the continuum density, while
+    a chain that holds (the cubic of the tests above) keeps its own solution."""
+    import scipy.sparse.linalg as sla
+
     s = -10.0 * GRID * (0.2 - GRID)
     c, p, q = _chain_and_continuum(s, 0.3 + 0 * GRID, 0.002, fl.CELLS_PER_STEP)
     assert np.all(np.isfinite(p)) and p.sum() == pytest.approx(1.0, abs=1e-12)
-    assert p[c < 0.2].sum() < 1e-100 and np.allclose(p, q, rtol=0, atol=1e-15)
+    assert p[c < 0.2].sum() < 1e-100 and q[c < 0.2].sum() < 1e-100
+    real = sla.spsolve
+
+    def in_the_well(a, b):
+        x = np.zeros(b.shape[0])
+        x[np.argmin(np.abs(c))] = 1.0        # every bit of mass at the well's bottom
+        return x
+
+    monkeypatch.setattr(sla, "spsolve", in_the_well)
+    _, p_wrong, q_wrong = _chain_and_continuum(s, 0.3 + 0 * GRID, 0.002, fl.CELLS_PER_STEP)
+    assert np.allclose(p_wrong, q_wrong, rtol=0, atol=1e-15)
+    monkeypatch.setattr(sla, "spsolve", real)
     # a chain that holds: its own solution, within the O(gain) gap of the continuum
     c, p, q = _chain_and_continuum(cubic(), 0.3 + 0.5 * GRID ** 2, 0.01, fl.CELLS_PER_STEP,
                                    grid_gain=0.002)

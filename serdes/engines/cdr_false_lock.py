@@ -115,8 +115,12 @@ def potential(c, s, v, gain):
 def stationary_density(c, s, v, gain):
     """Stationary probabilities of the chain c' = c + gain (S(c) + sqrt(V(c)) n) on the
     cells of the uniform grid ``c`` (each cell's mass moved from its centre; mass beyond
-    an end stays in the end cell), by one sparse direct solve of p P = p, sum p = 1; the
-    continuum density where the solve fails (:data:`MAX_REGION_GAP`)."""
+    an end stays in the end cell), by one sparse direct solve of p P = p with p fixed at
+    the continuum density's peak cell (its balance equation is the redundant one), then
+    normalised; the continuum density where the solve fails (:data:`MAX_REGION_GAP`).
+    Fixing one cell keeps the system banded: a normalisation row (sum p = 1) in its place
+    made the factorisation fill the band's whole width, 26.5 s against 1.1 s on a
+    16,272-cell chain for the same p (to 2e-16)."""
     import warnings
 
     from scipy import sparse
@@ -136,15 +140,17 @@ def stationary_density(c, s, v, gain):
     rows = np.repeat(np.arange(n), off.shape[0])
     cols = np.clip(np.arange(n)[:, None] + off[None, :], 0, n - 1).ravel()
     p_t = sparse.csr_matrix((pr.ravel(), (cols, rows)), shape=(n, n))  # P transposed
+    q = _continuum(potential(c, s, v, gain))
+    k = int(np.argmax(q))      # a cell the stationary density surely holds
     a = (p_t - sparse.identity(n, format="csr")).tolil()
-    a[n // 2, :] = np.ones(n)  # one balance equation is redundant: normalise instead
+    a[k, :] = 0.0              # one balance equation is redundant: p[k] = 1 instead
+    a[k, k] = 1.0
     b = np.zeros(n)
-    b[n // 2] = 1.0
+    b[k] = 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MatrixRankWarning)
         p = spsolve(a.tocsc(), b)
     p = np.maximum(p, 0.0)
-    q = _continuum(potential(c, s, v, gain))
     if not (np.all(np.isfinite(p)) and p.sum() > 0):   # singular
         return q
     p = p / p.sum()
