@@ -31,8 +31,8 @@ class Unused:
     value: Any
     why: str
 
-    def text(self, where: str = "") -> str:
-        return f"{self.key} = {self.value!r} is not used{where}: {self.why}"
+    def text(self) -> str:
+        return f"{self.key} = {self.value!r} is not used: {self.why}"
 
     def to_dict(self) -> dict:
         return {"key": self.key, "value": self.value, "why": self.why}

@@ -153,21 +153,6 @@ def test_sample_past_the_window_is_the_windows_edge(system, cal):
         assert np.abs(sample(far)).max() <= bound * (1 + 1e-12)
 
 
-def test_short_cdr_run_warns(capsys):
-    """A CDR run shorter than its warm-up counts only its last ALIGN_WINDOW + max delay
-    decisions (4183 on the default link), some while the loop locks: the CLI says so on
-    stderr; a run past the warm-up does not."""
-    from serdes.cli import main as cli_main
-
-    base = ["run", "--json", "--no-stat", "--set", "cdr.mode=mm", "--set",
-            "cdr.warmup_symbols=20000", "--set", "cdr.acquire_symbols=10000"]
-    assert cli_main(base + ["--set", "link.symbols=12000"]) == 0
-    err = capsys.readouterr().err
-    assert "shorter than cdr.warmup_symbols" in err and "decisions were counted" in err
-    assert cli_main(base + ["--set", "link.symbols=40000"]) == 0
-    assert "shorter than" not in capsys.readouterr().err
-
-
 def test_counted_search_reaches_the_low_frequency_tolerance():
     """The counted bisection from the CLI's start (500 UI) brackets a tolerance of
     2100 UI (the default loop's at 10 kHz): it used to stop widening at 2000 UI and

@@ -38,13 +38,24 @@ def test_decisions_counted_before_the_warm_up_ended(over, warm):
     assert long.warmup_counted == 0
 
 
-def test_the_cli_warns_of_a_short_lms_run(capsys):
+# (settings, a run too short, a run long enough, what the warning names)
+SHORT_CLI = [
+    (["eq.mode=lms", "eq.train_symbols=30000", "ctle.auto=false"], 20_000, 50_000,
+     ["shorter than eq.train_symbols = 30,000", "before the warm-up"]),
+    # the CDR's: only its last ALIGN_WINDOW + max delay decisions (4183 on the default
+    # link) are counted, some while the loop locks
+    (["cdr.mode=mm", "cdr.warmup_symbols=20000", "cdr.acquire_symbols=10000"], 12_000,
+     40_000, ["shorter than cdr.warmup_symbols", "decisions were counted"]),
+]
+
+
+@pytest.mark.parametrize("over,short,enough,said", SHORT_CLI, ids=["lms", "cdr"])
+def test_the_cli_warns_of_a_short_run(capsys, over, short, enough, said):
     from serdes.cli import main as cli_main
 
-    base = ["run", "--json", "--no-stat", "--set", "eq.mode=lms", "--set",
-            "eq.train_symbols=30000", "--set", "ctle.auto=false"]
-    assert cli_main(base + ["--set", "link.symbols=20000"]) == 0
+    base = ["run", "--json", "--no-stat"] + [a for o in over for a in ("--set", o)]
+    assert cli_main(base + ["--set", f"link.symbols={short}"]) == 0
     err = capsys.readouterr().err
-    assert "shorter than eq.train_symbols = 30,000" in err and "before the warm-up" in err
-    assert cli_main(base + ["--set", "link.symbols=50000"]) == 0
+    assert all(phrase in err for phrase in said), err
+    assert cli_main(base + ["--set", f"link.symbols={enough}"]) == 0
     assert "shorter than" not in capsys.readouterr().err

@@ -58,10 +58,10 @@ def load_config(args: argparse.Namespace, *, warn: bool = True) -> Config:
     return cfg
 
 
-def warn_unused(unused, where: str = "") -> None:
+def warn_unused(unused) -> None:
     """One stderr line per :class:`~serdes.config_unused.Unused` setting."""
     for u in unused:
-        print(f"serdes: warning: {u.text(where)}", file=sys.stderr)
+        print(f"serdes: warning: {u.text()}", file=sys.stderr)
 
 
 def json_safe(obj):
