@@ -312,14 +312,22 @@ def build(cfg: Config | None = None, *, cache: bool = False) -> System:
 
 
 
+def com_channel_args(cfg: Config) -> tuple:
+    """Everything of a config that its COM channel set depends on, as the arguments of
+    :func:`serdes.com.columns.channel_set` (hashable: a sweep computes the COM of each
+    distinct tuple once): the [channel] model, file, ports, loss and skin fraction, the
+    symbol rate and each [[aggressor]] table's kind, model, file and ports."""
+    ch = cfg["channel"]
+    aggs = tuple((a["kind"], a["model"], a["file"], a["ports"] or ch["ports"])
+                 for a in cfg.aggressors)
+    return (ch["model"], ch["file"], ch["ports"], ch["loss_db"], ch["skin_fraction"],
+            cfg["link"]["symbol_rate_hz"], aggs)
+
+
 def build_com_channels(cfg: Config):
     """The channel set of a config for :func:`serdes.com.core.compute_com` (the sweep's
-    COM columns): :func:`serdes.com.columns.channel_set` of the [channel] section and the
-    [[aggressor]] tables. COM uses its own packages: [package] and [reflections] do not
-    enter."""
+    COM columns): :func:`serdes.com.columns.channel_set` of :func:`com_channel_args`.
+    COM uses its own packages: [package] and [reflections] do not enter."""
     from serdes.com.columns import channel_set
 
-    ch = cfg["channel"]
-    aggs = [(a["kind"], a["model"], a["file"], a["ports"] or ch["ports"]) for a in cfg.aggressors]
-    return channel_set(ch["model"], ch["file"], ch["ports"], ch["loss_db"], ch["skin_fraction"],
-                       cfg["link"]["symbol_rate_hz"], aggs)
+    return channel_set(*com_channel_args(cfg))

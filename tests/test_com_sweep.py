@@ -89,3 +89,83 @@ def test_sweep_com_over_channel_files(tmp_path, capsys):
     for r, f in zip(d["rows"], files):
         direct = compute_com(f, preset="802.3ck-kr", overrides=SMALL_GRID)
         assert r["com_db"] == pytest.approx(direct.com_db, abs=1e-9)
+
+
+def _counting_com(monkeypatch, fail_at=None):
+    """compute_com counted per call (and failing for one loss line, ``fail_at`` dB)."""
+    import serdes.com.core as core
+
+    calls, real = [], core.compute_com
+
+    def counted(thru, *args, **kwargs):
+        calls.append(getattr(thru, "path", thru))
+        if fail_at is not None and getattr(thru, "path", "") == f"loss line {fail_at:g} dB":
+            raise ValueError("no COM for this one")
+        return real(thru, *args, **kwargs)
+
+    monkeypatch.setattr(core, "compute_com", counted)
+    return calls
+
+
+def test_sweep_computes_each_channel_sets_com_once(tmp_path, capsys, monkeypatch):
+    """Points that differ only in the receiver share their channel set: its COM is
+    computed once and every one of them gets its columns (those of a sweep over the
+    channel alone, where each point has a set of its own)."""
+    calls = _counting_com(monkeypatch)
+    common = ["--set", "link.symbols=4000", "--set", "channel.model=loss", "--workers", "0",
+              "--no-progress", "--json"] + COM_ARGS
+    assert cli_main(["sweep", "--grid", "channel.loss_db=16,26", "--grid", "ffe.taps=8,12,16",
+                     "--out", str(tmp_path / "a.csv")] + common) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert sorted(calls) == ["loss line 16 dB", "loss line 26 dB"]
+    assert len(rows) == 6 and all(r["status"] == "ok" for r in rows)
+    calls.clear()
+    assert cli_main(["sweep", "--grid", "channel.loss_db=16,26",
+                     "--out", str(tmp_path / "b.csv")] + common) == 0
+    alone = {r["channel.loss_db"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert len(calls) == 2
+    from serdes.com.columns import COM_COLUMNS
+
+    for r in rows:
+        for c in COM_COLUMNS:
+            if c != "com_elapsed_s":
+                assert r[c] == alone[r["channel.loss_db"]][c], c
+    # resumed with one more receiver: only the new points' channel sets are computed
+    calls.clear()
+    assert cli_main(["sweep", "--grid", "channel.loss_db=16,26", "--grid", "ffe.taps=8,12,16,20",
+                     "--out", str(tmp_path / "a.csv")] + common) == 0
+    capsys.readouterr()
+    assert sorted(calls) == ["loss line 16 dB", "loss line 26 dB"]
+
+
+def test_sweep_com_error_goes_to_the_points_of_its_channel_set(tmp_path, capsys,
+                                                               monkeypatch):
+    calls = _counting_com(monkeypatch, fail_at=26)
+    assert cli_main(["sweep", "--grid", "channel.loss_db=16,26", "--grid", "ffe.taps=8,12",
+                     "--set", "link.symbols=4000", "--set", "channel.model=loss",
+                     "--workers", "0", "--no-progress", "--json",
+                     "--out", str(tmp_path / "e.csv")] + COM_ARGS) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert len(calls) == 2
+    for r in rows:
+        if r["channel.loss_db"] == 26:
+            assert r["status"] == "error" and "no COM for this one" in r["message"]
+            assert r["com_db"] is None and r["ber"] is not None   # the run's columns kept
+        else:
+            assert r["status"] == "ok" and r["com_db"] is not None
+
+
+def test_sweep_com_on_worker_processes_equals_in_process(tmp_path, capsys):
+    """The COM pass and the points' pass on the same two worker processes give the
+    rows of the in-process sweep."""
+    got = {}
+    for workers in ("0", "2"):
+        assert cli_main(["sweep", "--grid", "channel.loss_db=16,26", "--grid", "ffe.taps=8,12",
+                         "--set", "link.symbols=4000", "--set", "channel.model=loss",
+                         "--workers", workers, "--no-progress", "--json",
+                         "--out", str(tmp_path / f"w{workers}.csv")] + COM_ARGS) == 0
+        got[workers] = json.loads(capsys.readouterr().out)["rows"]
+    for a, b in zip(got["0"], got["2"]):
+        assert a["status"] == b["status"] == "ok"
+        assert a["com_db"] == pytest.approx(b["com_db"], abs=1e-9)
+        assert a["bit_errors"] == b["bit_errors"] and a["symbols"] == b["symbols"]

@@ -101,6 +101,24 @@ def test_dask_and_local_give_identical_rows(scheduler, tmp_path, capsys):
     assert _rows(remote) == _rows(local)
 
 
+def test_com_sweep_on_the_cluster_equals_local(scheduler, tmp_path, capsys):
+    """`--com`: each channel set's COM is a task of its own on the cluster (keys apart
+    from the points' runs); the rows equal the local sweep's."""
+    argv = ["sweep", "--set", "link.symbols=4000", "--set", "channel.model=loss",
+            "--grid", "channel.loss_db=16,26", "--grid", "ffe.taps=8,12", "--com",
+            "802.3ck-kr", "--com-set", "g_dc=-10,-6", "--com-set", "g_dc2=0",
+            "--com-set", "tx_min=0,0,-0.1,0", "--com-set", "tx_max=0,0,0,0"]
+    local, remote = tmp_path / "local.csv", tmp_path / "dask.csv"
+    assert cli_main(argv + ["--out", str(local), "--workers", "1"]) == 0
+    assert cli_main(argv + ["--out", str(remote), "--scheduler", scheduler]) == 0
+    capsys.readouterr()
+    a, b = _rows(local), _rows(remote)
+    for r in a + b:
+        r.pop("com_elapsed_s")
+    assert a == b and len(a) == 4 and all(r["status"] == "ok" for r in a)
+    assert len({r["com_db"] for r in a}) == 2
+
+
 def test_api_sweep_on_the_cluster_leaves_no_tasks_behind(scheduler, monkeypatch):
     from distributed import Client
 

@@ -37,8 +37,12 @@ class _DaskExecutor:
         """Points in flight: four per worker thread (the cluster may grow), at least 64."""
         return max(64, 4 * sum(self.client.nthreads().values()))
 
-    def run(self, points: list[dict], kwargs: dict, fn=None) -> Iterator[dict]:
-        """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish."""
+    def run(self, points: list[dict], kwargs: dict, fn=None, tag: str = "point",
+            size: int | None = None) -> Iterator[dict]:
+        """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish;
+        ``tag`` names the kind of task in the cluster's keys (a point's COM task and
+        its run are different tasks); ``size`` is the local executor's (the cluster's
+        workers are there already)."""
         fn = run_point if fn is None else fn
         if not points:
             return
@@ -54,7 +58,7 @@ class _DaskExecutor:
                 p = next(todo, None)
                 if p is None:
                     return
-                key = f"serdes-point-{kwargs['sweep']}-{point_id(p)}"
+                key = f"serdes-{tag}-{kwargs['sweep']}-{point_id(p)}"
                 fut = client.submit(fn, point=p, key=key, **kwargs)
                 self._pending[key] = (fut, p)
                 queue.add(fut)

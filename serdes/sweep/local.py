@@ -143,23 +143,28 @@ class _LocalExecutor:
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def run(self, points: list[dict], kwargs: dict, fn=None) -> Iterator[dict]:
-        """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish."""
+    def run(self, points: list[dict], kwargs: dict, fn=None, tag: str = "point",
+            size: int | None = None) -> Iterator[dict]:
+        """Rows of ``fn(point=p, **kwargs)`` (default: a sweep point) as they finish.
+        The worker processes are started by the first call (at most ``size`` of them,
+        default ``len(points)``) and kept for the next calls until the executor
+        closes."""
         fn = run_point if fn is None else fn
         if self.workers == 0:
             for p in points:
                 yield fn(point=p, **kwargs)
             return
-        n = min(self.workers, len(points))
-        if n == 0:
+        if not points:
             return
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        self._pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init,
-                                         mp_context=multiprocessing.get_context("spawn"))
-        window = 4 * n
+        if self._pool is None:
+            self._n = min(self.workers, max(len(points), size or 0))
+            self._pool = ProcessPoolExecutor(max_workers=self._n, initializer=_worker_init,
+                                             mp_context=multiprocessing.get_context("spawn"))
+        window = 4 * self._n
         todo = iter(points)
         pending: dict = {}
 

@@ -33,10 +33,9 @@ def seed_of(base: dict[str, dict[str, Any]], point: dict[str, Any]) -> int:
 
 
 def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
-              engine: str = "pulse", stat: bool = False, sweep: str = "",
-              com: tuple | None = None) -> dict[str, Any]:
-    """Run one point and return its row (plain Python values). ``com``: ``(preset,
-    overrides)`` adds the COM columns of the point's channel (:mod:`serdes.com.columns`)."""
+              engine: str = "pulse", stat: bool = False, sweep: str = "") -> dict[str, Any]:
+    """Run one point and return its row (plain Python values); the COM columns of its
+    channel set are :func:`com_point`'s."""
     t0 = time.perf_counter()
     row: dict[str, Any] = dict(point)
     row["status"] = "ok"
@@ -48,11 +47,6 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
 
         report = run_report(build(cfg), engine=engine, stat=stat)
         row.update(report_columns(report.to_dict(), stat=stat))
-        if com is not None:
-            from serdes.build import build_com_channels
-            from serdes.com.columns import com_columns
-
-            row.update(com_columns(build_com_channels(cfg), com[0], com[1]))
         message = None
     except Exception as exc:  # a failing point is recorded, the sweep goes on
         row["status"] = "error"
@@ -62,6 +56,25 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
     row["point"] = point_id(point)
     row["sweep"] = sweep
     row["message"] = message
+    return row
+
+
+def com_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *, com: tuple,
+              sweep: str = "") -> dict[str, Any]:
+    """The COM columns of a point's channel set alone (the sweep runs this once per
+    distinct :func:`serdes.build.com_channel_args` and gives the columns to every point
+    of that set). Never raises: ``status`` "error" and the message instead."""
+    row: dict[str, Any] = {"point": point_id(point), "sweep": sweep, "status": "ok",
+                           "message": None}
+    try:
+        from serdes.build import build_com_channels
+        from serdes.com.columns import com_columns
+
+        cfg, _ = point_config(base, point)
+        row.update(com_columns(build_com_channels(cfg), com[0], com[1]))
+    except Exception as exc:  # the points of this channel set get the error
+        row["status"] = "error"
+        row["message"] = error_message(exc)
     return row
 
 

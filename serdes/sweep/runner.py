@@ -82,7 +82,8 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
     ``progress``: draw the progress bar (default: when stderr is a terminal).
     ``timeout``: seconds to wait for the scheduler's answer (default DASK_TIMEOUT_S).
     ``com``: ``(preset, overrides)``: also the COM of each point's channel (columns
-    :data:`serdes.com.columns.COM_COLUMNS`).
+    :data:`serdes.com.columns.COM_COLUMNS`), computed once per distinct channel set
+    before the points run.
     """
     if engine not in ("pulse", "waveform"):
         raise SweepError(f"engine {engine!r}: expected 'pulse' or 'waveform'")
@@ -121,8 +122,6 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         summary = SweepSummary(out=None if out is None else Path(out), points=len(points),
                                skipped=len(points) - len(todo), ran=0, errors=0, elapsed_s=0.0)
         kwargs = dict(base=base, engine=engine, stat=stat, sweep=sid)
-        if com is not None:
-            kwargs["com"] = com
         if scheduler:
             executor = _DaskExecutor(scheduler, timeout)
         else:
@@ -135,7 +134,10 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         bar.draw(force=True)
         try:
             with executor:
-                for row in executor.run(todo, kwargs):
+                coms = _com_sets(executor, todo, base, com, sid) if com is not None else None
+                for row in executor.run(todo, kwargs, size=len(todo)):
+                    if coms is not None:
+                        _add_com(row, coms)
                     store.append(row)
                     summary.ran += 1
                     summary.errors += row["status"] != "ok"
@@ -158,6 +160,50 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         return summary
     finally:
         store.close()
+
+
+def _com_sets(executor, todo, base, com, sid) -> dict:
+    """The COM columns of every distinct channel set among the points ``todo``
+    (:func:`serdes.build.com_channel_args`), each computed once on the executor, by
+    point id: ``{point id: row of com_point}``. The set depends on the [channel] keys and
+    the symbol rate alone, so points equal in those share it: one config is built per
+    such group (the first that builds; a point whose config cannot be built fails in
+    its run with the config's own message, and gets no COM)."""
+    from serdes.build import com_channel_args
+    from serdes.sweep.point import com_point, point_config
+
+    groups: dict = {}
+    for p in todo:
+        g = tuple(sorted((k, repr(v)) for k, v in p.items()
+                         if k.startswith("channel.") or k == "link.symbol_rate_hz"))
+        groups.setdefault(g, []).append(p)
+    first, key_of = {}, {}
+    for members in groups.values():
+        for p in members:
+            try:
+                k = com_channel_args(point_config(base, p)[0])
+            except Exception:
+                continue
+            first.setdefault(k, p)
+            key_of.update((point_id(q), k) for q in members)
+            break
+    kw = dict(base=base, com=com, sweep=sid)
+    run = executor.run(list(first.values()), kw, fn=com_point, tag="com", size=len(todo))
+    by_key = {key_of[r["point"]]: r for r in run}
+    return {pid: by_key[k] for pid, k in key_of.items()}
+
+
+def _add_com(row: dict[str, Any], coms: dict) -> None:
+    """A point's row with the COM columns of its channel set (or, when that COM
+    failed, status "error" and its message)."""
+    c = coms.get(row.get("point"))
+    if c is None or row.get("status") != "ok":
+        return
+    if c["status"] != "ok":
+        row["status"], row["message"] = "error", c["message"]
+        return
+    row.update({k: v for k, v in c.items() if k not in ("point", "sweep", "status",
+                                                        "message")})
 
 
 class _MemoryResults:
