@@ -444,6 +444,29 @@ def test_plot_curves_draws_waterfalls():
     assert list(ax.lines[0].get_ydata()) == [20.0, 15.0, 10.0]
 
 
+def test_plot_x_axis_found_past_the_keys_zipped_with_the_hue():
+    """A sweep of loss x (ffe.taps zipped with dfe.taps): with the hue ffe.taps, the
+    x axis is the loss (dfe.taps moves with the hue); a key that varies apart from the
+    hue still asks for --x, naming it."""
+    from matplotlib.figure import Figure
+
+    from serdes.errors import SerdesError
+    from serdes.plot.sweep import curves
+
+    rows = synthetic_rows()
+    for r in rows:
+        r["dfe.taps"] = {8: 1, 16: 3}[r["ffe.taps"]]
+    ax = curves(rows, y="snr_db", hue="ffe.taps", ax=Figure().subplots())
+    assert ax.get_xlabel() == "channel.loss_db"
+    assert sorted(list(line.get_xdata()) for line in ax.lines) == [[20.0, 25.0, 30.0]] * 2
+    ax = curves(rows, y="snr_db", hue="dfe.taps", ax=Figure().subplots())
+    assert ax.get_xlabel() == "channel.loss_db"
+    rows[0]["dfe.taps"] = 2      # no longer one value per hue value
+    with pytest.raises(SerdesError, match=r"varying apart from the hue: channel.loss_db, "
+                                          r"dfe.taps"):
+        curves(rows, y="snr_db", hue="ffe.taps", ax=Figure().subplots())
+
+
 @pytest.mark.parametrize("kwargs, words", [
     (dict(x="channel.loss_db"), "also vary in ffe.taps"),
     (dict(), "choose the x axis"),

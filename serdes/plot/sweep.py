@@ -43,6 +43,13 @@ def load_rows(rows, where: dict[str, Any] | None = None) -> list[dict[str, Any]]
     return ok
 
 
+def _follows(rows, key: str, hue: str) -> bool:
+    """Whether ``key`` takes one value per value of ``hue`` in ``rows``."""
+    seen: dict = {}
+    return all(seen.setdefault(_hashable(r.get(hue)), _hashable(r.get(key)))
+               == _hashable(r.get(key)) for r in rows)
+
+
 def curves(rows, x: str | None = None, y: str | Sequence[str] = "ber", hue: str | None = None,
            ax=None, *, where: dict[str, Any] | None = None, threshold: float | None = KP4_BER,
            ci: bool = True, log: bool | None = None, title: str | None = None):
@@ -60,10 +67,15 @@ def curves(rows, x: str | None = None, y: str | Sequence[str] = "ber", hue: str 
     swept = [c for c in columns if _is_key(c)]
     ys = [y] if isinstance(y, str) else list(y)
     if x is None:
-        varying = [k for k in swept if len({_hashable(r.get(k)) for r in rows}) > 1]
+        # the only swept key that varies apart from the hue and the keys that move with
+        # it (zipped with it: one value per hue value)
+        varying = [k for k in swept if k != hue and len({_hashable(r.get(k)) for r in rows}) > 1
+                   and not (hue and _follows(rows, k, hue))]
         if len(varying) != 1:
             raise SerdesError("choose the x axis (--x): the swept keys are "
-                              + (", ".join(swept) or "none"))
+                              + (", ".join(swept) or "none")
+                              + (f" (varying apart from the hue: {', '.join(varying)})"
+                                 if hue and len(varying) > 1 else ""))
         x = varying[0]
     for name, what in [(x, "x"), (hue, "hue")] + [(c, "y") for c in ys]:
         if name is not None and name not in columns:
