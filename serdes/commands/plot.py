@@ -17,7 +17,8 @@ def add_parser(sub):
         epilog="example: serdes plot results.csv --x channel.loss_db --y ber "
                "--hue ffe.taps -o ber.png")
     p.add_argument("results", help="result file of serdes sweep (.csv or .parquet)")
-    p.add_argument("--x", help="column of the x axis (default: the only swept key that varies apart from --hue and the keys zipped with it)")
+    p.add_argument("--x", help="column of the x axis (default: the only swept key that "
+                               "varies apart from --hue and the keys zipped with it)")
     p.add_argument("--y", default="ber",
                    help="column(s) to draw, comma separated (default ber; e.g. ber,stat_ber "
                         "or snr_db)")
