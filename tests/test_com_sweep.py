@@ -169,3 +169,19 @@ def test_sweep_com_on_worker_processes_equals_in_process(tmp_path, capsys):
         assert a["status"] == b["status"] == "ok"
         assert a["com_db"] == pytest.approx(b["com_db"], abs=1e-9)
         assert a["bit_errors"] == b["bit_errors"] and a["symbols"] == b["symbols"]
+
+
+def test_sweep_progress_bar_names_the_com_pass(tmp_path, capsys):
+    """While the channel sets' COM runs the bar says so (points 0/N would look stuck),
+    and the points' rate counts from when it ends."""
+    assert cli_main(["sweep", "--grid", "channel.loss_db=16,26", "--grid", "ffe.taps=8,12",
+                     "--set", "link.symbols=4000", "--set", "channel.model=loss",
+                     "--workers", "0", "--progress", "--out", str(tmp_path / "p.csv")]
+                    + COM_ARGS) == 0
+    err = capsys.readouterr().err
+    frames = [f for f in err.split("\r") if "points" in f]
+    com = [i for i, f in enumerate(frames) if "COM" in f]
+    assert "0/4 points  COM 0/2 channel sets" in frames[com[0]]
+    assert "0/4 points  COM 1/2 channel sets" in frames[com[-1]]
+    assert com == list(range(com[0], com[-1] + 1)) and com[-1] < len(frames) - 1
+    assert "4/4 points" in frames[-1] and "pt/min" in frames[-1]

@@ -31,9 +31,22 @@ class Progress:
         self.errors = errors
         self.width = width
         self._start_done = done
-        self._t0 = time.monotonic()
+        self._stage = ""   # work before the points, shown after the bar (e.g. COM 1/4)
+        self._t0 = self._r0 = time.monotonic()
         self._last = 0.0
         self._shown = False
+
+    @property
+    def stage(self) -> str:
+        return self._stage
+
+    @stage.setter
+    def stage(self, text: str) -> None:
+        """Work before the points (its text replaces the rate and ETA); when it ends
+        (empty text) the rate counts from then."""
+        if self._stage and not text:
+            self._r0 = time.monotonic()
+        self._stage = text
 
     def update(self, status: str = "ok") -> None:
         self.done += 1
@@ -45,14 +58,18 @@ class Progress:
         frac = self.done / self.total if self.total else 1.0
         fill = int(round(frac * self.width))
         bar = "#" * fill + "-" * (self.width - fill)
-        elapsed = time.monotonic() - self._t0
+        now = time.monotonic()
+        elapsed, counting = now - self._t0, now - self._r0
         ran = self.done - self._start_done
-        if ran > 0 and elapsed > 0:
-            rate = ran / elapsed
+        if ran > 0 and counting > 0:
+            rate = ran / counting
             eta = f"ETA {_clock((self.total - self.done) / rate)}"
             speed = f"{rate * 60:.1f} pt/min"
         else:
             eta, speed = "ETA --:--", "-- pt/min"
+        if self._stage:
+            return (f"[{bar}] {self.done}/{self.total} points  {self._stage}  "
+                    f"{_clock(elapsed)} elapsed")
         return (f"[{bar}] {self.done}/{self.total} points  {self.errors} errors  "
                 f"{_clock(elapsed)} elapsed  {eta}  {speed}")
 

@@ -134,7 +134,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         bar.draw(force=True)
         try:
             with executor:
-                coms = _com_sets(executor, todo, base, com, sid) if com is not None else None
+                coms = _com_sets(executor, todo, base, com, sid, bar) if com is not None else None
                 for row in executor.run(todo, kwargs, size=len(todo)):
                     if coms is not None:
                         _add_com(row, coms)
@@ -162,7 +162,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         store.close()
 
 
-def _com_sets(executor, todo, base, com, sid) -> dict:
+def _com_sets(executor, todo, base, com, sid, bar=None) -> dict:
     """The COM columns of every distinct channel set among the points ``todo``
     (:func:`serdes.build.com_channel_args`), each computed once on the executor, by
     point id: ``{point id: row of com_point}``. The set depends on the [channel] keys and
@@ -188,8 +188,18 @@ def _com_sets(executor, todo, base, com, sid) -> dict:
             key_of.update((point_id(q), k) for q in members)
             break
     kw = dict(base=base, com=com, sweep=sid)
-    run = executor.run(list(first.values()), kw, fn=com_point, tag="com", size=len(todo))
-    by_key = {key_of[r["point"]]: r for r in run}
+    by_key: dict = {}
+
+    def stage():   # the bar says what it waits for
+        if bar is not None:
+            bar.stage = (f"COM {len(by_key)}/{len(first)} channel sets"
+                         if len(by_key) < len(first) else "")
+            bar.draw(force=True)
+
+    stage()
+    for r in executor.run(list(first.values()), kw, fn=com_point, tag="com", size=len(todo)):
+        by_key[key_of[r["point"]]] = r
+        stage()
     return {pid: by_key[k] for pid, k in key_of.items()}
 
 
