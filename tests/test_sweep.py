@@ -122,6 +122,34 @@ def test_cli_grid_errors_exit_2_with_one_line(argv, words, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_cli_swept_missing_file_exits_2_before_any_point(tmp_path, capsys, monkeypatch):
+    """A swept channel.file naming no file is refused with one line before any point
+    runs (it was an error row among the others, found when the sweep ended); with a
+    scheduler it is not checked here (the workers may see other files)."""
+    from serdes.sweep.runner import SweepSummary
+
+    real = tmp_path / "a.s4p"
+    real.write_text("# Hz S RI R 50\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "r.csv"
+    argv = ["sweep", "--set", "channel.model=touchstone", "--set", "channel.file=a.s4p",
+            "--zip", "channel.file=a.s4p,sub/b.s4p", "--zip", "ffe.taps=8,12",
+            "--workers", "0", "--out", str(out)]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "channel.file (swept) = 'sub/b.s4p': file not found" in err
+    assert str(tmp_path) in err and not out.exists()
+    called = []
+
+    def fake_sweep(*args, **kwargs):
+        called.append(kwargs["scheduler"])
+        return SweepSummary(out=out, points=0, skipped=0, ran=0, errors=0, elapsed_s=0.0)
+
+    monkeypatch.setattr("serdes.sweep.run_sweep", fake_sweep)
+    assert cli_main(argv[:-4] + ["--scheduler", "tcp://127.0.0.1:9", "--out", str(out)]) == 0
+    assert called == ["tcp://127.0.0.1:9"]
+
+
 def test_cli_other_errors_exit_2(tmp_path, capsys):
     args = ["sweep", "--grid", "channel.loss_db=20"]
     assert cli_main([*args, "--out", str(tmp_path / "r.txt")]) == 2

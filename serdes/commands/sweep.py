@@ -79,8 +79,10 @@ def main(args) -> int:
 
     cfg = load_config(args, warn=False)  # a point's values may put a setting to use
     grid = parse_specs(args.axes)
-    _warn_unused(cfg, grid)
     check_executor_options(args.workers, args.scheduler, args.timeout, error=SweepError)
+    if args.scheduler is None:   # a cluster's workers may see other files than this machine
+        _check_swept_files(grid)
+    _warn_unused(cfg, grid)
     if args.com_set and args.com is None:
         raise SweepError("--com-set applies to --com only")
     previous = _terminate_as_interrupt()
@@ -108,6 +110,23 @@ def main(args) -> int:
               + (f"; the first: {first}" if first else ""), file=sys.stderr)
         return EXIT_NO_POINT
     return 0
+
+
+def _check_swept_files(grid) -> None:
+    """A swept ``channel.file`` that names no file fails the sweep before any point
+    runs (one line), instead of an error row hours into it."""
+    import os
+
+    from serdes.sweep import SweepError
+
+    for ax in grid.axes:
+        if "channel.file" in ax.keys:
+            i = ax.keys.index("channel.file")
+            for values in ax.values:
+                name = values[i]
+                if name and not os.path.isfile(name):
+                    raise SweepError(f"channel.file (swept) = {name!r}: file not found "
+                                     f"(relative to the current folder, {os.getcwd()})")
 
 
 def _warn_unused(cfg, grid) -> None:
