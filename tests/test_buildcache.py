@@ -101,3 +101,35 @@ def test_a_touchstone_link_from_the_cache_is_the_same(cache, channels_dir, monke
     build(cfg, cache=True)
     monkeypatch.setattr(ctle_search, "search_ctle", _no_search)
     _same_system(plain, build(cfg, cache=True))
+
+
+def test_sweep_points_take_the_cached_choice(cache, tmp_path, monkeypatch, capsys):
+    """`serdes sweep` keeps each point's CTLE choice as `serdes run` does: a second
+    sweep of the same links (here with more symbols) searches nothing and gives the
+    rows of a sweep with --no-cache, which searches at every point."""
+    from serdes.cli import main as cli_main
+
+    calls = []
+    real = ctle_search.search_ctle
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ctle_search, "search_ctle", counted)
+    argv = ["sweep", "--grid", "channel.loss_db=18,26", "--grid", "ffe.taps=12,16",
+            "--workers", "0", "--no-progress", "--json"]
+    assert cli_main(argv + ["--set", "link.symbols=20000", "--out", str(tmp_path / "a.csv")]) == 0
+    capsys.readouterr()
+    assert len(calls) == 4 and len(list(cache.glob("*.json"))) == 4
+    calls.clear()
+    assert cli_main(argv + ["--set", "link.symbols=30000", "--out", str(tmp_path / "b.csv")]) == 0
+    cached = json.loads(capsys.readouterr().out)["rows"]
+    assert calls == []
+    assert cli_main(argv + ["--set", "link.symbols=30000", "--no-cache",
+                            "--out", str(tmp_path / "c.csv")]) == 0
+    searched = json.loads(capsys.readouterr().out)["rows"]
+    assert len(calls) == 4
+    for a, b in zip(cached, searched):
+        a.pop("elapsed_s"), b.pop("elapsed_s")
+        assert a == b

@@ -68,6 +68,10 @@ def add_parser(sub):
                      help="never draw the progress bar")
     p.add_argument("--json", action="store_true",
                    help="print a JSON summary with every row of the grid")
+    p.add_argument("--no-cache", dest="cache", action="store_false", default=True,
+                   help="search the CTLE gains (ctle.auto) at every point instead of "
+                        "taking a choice kept on disk by an earlier run or sweep of the "
+                        "same link (~/.cache/serdes or $SERDES_CACHE_DIR)")
     return p
 
 
@@ -90,7 +94,7 @@ def main(args) -> int:
         summary = run_sweep(cfg, grid, args.out, workers=args.workers,
                             scheduler=args.scheduler, stat=args.stat, engine=args.engine,
                             retry_errors=args.retry_errors, progress=args.progress,
-                            timeout=args.timeout,
+                            timeout=args.timeout, cache=args.cache,
                             com=None if args.com is None else (args.com, args.com_set))
     except SweepInterrupted as exc:
         s = exc.summary

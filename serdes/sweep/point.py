@@ -33,9 +33,12 @@ def seed_of(base: dict[str, dict[str, Any]], point: dict[str, Any]) -> int:
 
 
 def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
-              engine: str = "pulse", stat: bool = False, sweep: str = "") -> dict[str, Any]:
+              engine: str = "pulse", stat: bool = False, sweep: str = "",
+              cache: bool = False) -> dict[str, Any]:
     """Run one point and return its row (plain Python values); the COM columns of its
-    channel set are :func:`com_point`'s."""
+    channel set are :func:`com_point`'s. ``cache``: the link build may take the CTLE
+    choice from the on-disk cache (:mod:`serdes.buildcache`; the same link, bit for
+    bit)."""
     t0 = time.perf_counter()
     row: dict[str, Any] = dict(point)
     row["status"] = "ok"
@@ -45,7 +48,7 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
         from serdes.build import build
         from serdes.report import run_report
 
-        report = run_report(build(cfg), engine=engine, stat=stat)
+        report = run_report(build(cfg, cache=cache), engine=engine, stat=stat)
         row.update(report_columns(report.to_dict(), stat=stat))
         message = None
     except Exception as exc:  # a failing point is recorded, the sweep goes on

@@ -70,7 +70,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
               workers: int | None = None, scheduler: str | None = None,
               stat: bool = False, engine: str = "pulse", retry_errors: bool = False,
               progress: bool | None = None, timeout: float | None = None,
-              com: tuple | None = None) -> SweepSummary:
+              com: tuple | None = None, cache: bool = False) -> SweepSummary:
     """Run every point of ``grid`` on ``config`` (a :class:`~serdes.config.Config`).
 
     ``out``: a ``.csv`` or ``.parquet`` file; points already in it are skipped (rows
@@ -84,6 +84,8 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
     ``com``: ``(preset, overrides)``: also the COM of each point's channel (columns
     :data:`serdes.com.columns.COM_COLUMNS`), computed once per distinct channel set
     before the points run.
+    ``cache``: each point's link build may take its CTLE choice from the on-disk cache
+    (:mod:`serdes.buildcache`, as ``serdes run`` does; the same rows, bit for bit).
     """
     if engine not in ("pulse", "waveform"):
         raise SweepError(f"engine {engine!r}: expected 'pulse' or 'waveform'")
@@ -122,6 +124,8 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         summary = SweepSummary(out=None if out is None else Path(out), points=len(points),
                                skipped=len(points) - len(todo), ran=0, errors=0, elapsed_s=0.0)
         kwargs = dict(base=base, engine=engine, stat=stat, sweep=sid)
+        if cache:
+            kwargs["cache"] = True
         if scheduler:
             executor = _DaskExecutor(scheduler, timeout)
         else:
