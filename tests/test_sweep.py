@@ -341,6 +341,37 @@ def test_parquet_results(reference, tmp_path):
     assert (s.skipped, s.ran) == (8, 0)
 
 
+def test_parquet_flushes_less_often_as_its_rewrites_grow(tmp_path, monkeypatch):
+    """A Parquet file is rewritten whole: every 5 s at first, then no more often than ten
+    times the last rewrite's time (with a 2 s rewrite: every 20 s), so a sweep of a
+    million rows does not spend its time rewriting the file."""
+    pytest.importorskip("pyarrow")
+    import serdes.sweep.results as results
+
+    clock = [0.0]
+    monkeypatch.setattr(results.time, "monotonic", lambda: clock[0])
+    real = results.ResultFile._write_parquet
+    writes = []
+
+    def slow(self, tmp):        # each rewrite takes 2 s of the fake clock
+        writes.append(clock[0])
+        real(self, tmp)
+        clock[0] += 2.0
+
+    monkeypatch.setattr(results.ResultFile, "_write_parquet", slow)
+    rf = results.ResultFile(tmp_path / "r.parquet", ["ffe.taps"])
+    rf.open()
+    rf.start(["ffe.taps", "status", "point", "sweep"])   # creates the file: 0 -> 2 s
+    for i in range(60):                                    # a row a second, 2 .. 61 s
+        clock[0] = 2.0 + i
+        rf.append({"ffe.taps": i, "status": "ok", "point": f"{i:x}", "sweep": "s"})
+    rf.close()
+    assert writes[:3] == [0.0, 22.0, 44.0]    # 20 s after each 2 s rewrite ended
+    assert writes[-1] == 61.0 and len(writes) == 4          # and when it closes
+    assert [r["ffe.taps"] for r in results.read_results(tmp_path / "r.parquet")] == list(
+        range(60))
+
+
 # -- the command ------------------------------------------------------------------------
 def test_cli_json_and_summary(reference, tmp_path, capsys):
     ref_out, _ = reference
