@@ -21,22 +21,23 @@ from typing import Any
 _CACHE: dict = {}  # sweep id -> Jtol, in each worker process
 
 
-def _jtol(base: dict, sweep: str):
+def _jtol(base: dict, sweep: str, cache: bool = False):
     jt = _CACHE.get(sweep)
     if jt is None:
         from serdes.build import build
         from serdes.config import Config
         from serdes.jtol import Jtol
 
-        jt = Jtol(build(Config(base)))
+        jt = Jtol(build(Config(base), cache=cache))
         _CACHE.clear()
         _CACHE[sweep] = jt
     return jt
 
 
 def jtol_point(*, point: dict[str, Any], base: dict, sweep: str, target: float,
-               method: str, symbols: int | None) -> dict[str, Any]:
-    """The row of one frequency: the statistical point and, if asked, the counted one."""
+               method: str, symbols: int | None, cache: bool = False) -> dict[str, Any]:
+    """The row of one frequency: the statistical point and, if asked, the counted one;
+    ``cache``: the worker's link build may take the CTLE choice from the on-disk cache."""
     import math
 
     from serdes.sweep.point import error_message
@@ -45,7 +46,7 @@ def jtol_point(*, point: dict[str, Any], base: dict, sweep: str, target: float,
     f = float(point["sj_hz"])
     row: dict[str, Any] = {"sj_hz": f, "status": "ok", "message": None}
     try:
-        jt = _jtol(base, sweep)
+        jt = _jtol(base, sweep, cache)
         sp = jt.stat_point(f, target)
         row.update({k: v for k, v in sp.items() if k != "sj_hz"})
         row["stat_sj_ui"] = sp["sj_ui"]
@@ -65,11 +66,13 @@ def jtol_point(*, point: dict[str, Any], base: dict, sweep: str, target: float,
 
 def run_jtol(config, freqs, *, target: float, method: str, symbols: int | None = None,
              workers: int = 0, scheduler: str | None = None,
-             timeout: float | None = None, jtol=None) -> list[dict[str, Any]]:
+             timeout: float | None = None, jtol=None,
+             cache: bool = False) -> list[dict[str, Any]]:
     """Rows of :func:`jtol_point` for every frequency, in the order of ``freqs``:
     ``workers`` local processes (0: in this process), capped like a sweep's, or the
     Dask scheduler at ``scheduler``. ``jtol``: the :class:`~serdes.jtol.Jtol` of this
-    config, already built here (used by the points run in this process)."""
+    config, already built here (used by the points run in this process). ``cache``: the
+    workers' link builds may take the CTLE choice from the on-disk cache."""
     from serdes.sweep.cluster import _DaskExecutor
     from serdes.sweep.local import _LocalExecutor, cap_workers
 
@@ -78,7 +81,7 @@ def run_jtol(config, freqs, *, target: float, method: str, symbols: int | None =
     sweep = "jtol-" + hashlib.sha256(key.encode()).hexdigest()[:16]
     points = [{"sj_hz": float(f)} for f in freqs]
     kwargs = dict(base=base, sweep=sweep, target=float(target), method=method,
-                  symbols=symbols)
+                  symbols=symbols, cache=cache)
     if scheduler:
         executor = _DaskExecutor(scheduler, timeout)
     else:

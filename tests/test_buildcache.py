@@ -133,3 +133,25 @@ def test_sweep_points_take_the_cached_choice(cache, tmp_path, monkeypatch, capsy
     for a, b in zip(cached, searched):
         a.pop("elapsed_s"), b.pop("elapsed_s")
         assert a == b
+
+
+@pytest.mark.parametrize("argv", [
+    ["eye", "--phases", "8", "--bins", "32", "--contours", "1e-6"],
+    ["bathtub", "--phases", "8", "--points", "32"],
+    ["jtol", "--freqs", "1e6", "--json"],
+])
+def test_eye_bathtub_and_jtol_share_the_runs_ctle_choice(argv, cache, tmp_path, monkeypatch,
+                                                           capsys):
+    """A link's CTLE choice kept by `serdes run` serves `eye`, `bathtub` and `jtol` (the
+    same key, so the same link bit for bit); with --no-cache they search again."""
+    from serdes.cli import main as cli_main
+
+    link = ["--set", "channel.loss_db=22", "--set", "ffe.taps=16"]
+    assert cli_main(["run", *link, "--set", "link.symbols=20000", "--no-stat"]) == 0
+    assert len(list(cache.glob("*.json"))) == 1
+    out = ["-o", str(tmp_path / "x.png")] if argv[0] != "jtol" else []
+    monkeypatch.setattr(ctle_search, "search_ctle", _no_search)
+    assert cli_main([*argv, *link, *out]) == 0
+    with pytest.raises(AssertionError, match="the CTLE search ran"):
+        cli_main([*argv, *link, *out, "--no-cache"])
+    capsys.readouterr()

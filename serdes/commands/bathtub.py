@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import (ItemProgress, add_config_options, add_dpi_option,
-                                    add_progress_options, check_dpi, check_figure_path,
-                                    count_distributions, json_safe, load_config,
-                                    refuse_mlse)
+from serdes.commands.common import (ItemProgress, add_cache_option, add_config_options,
+                                    add_dpi_option, add_progress_options, check_dpi,
+                                    check_figure_path, count_distributions, json_safe,
+                                    load_config, refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -25,6 +25,7 @@ def add_parser(sub):
     p.add_argument("--json", action="store_true", help="also print the curves as JSON")
     add_dpi_option(p)
     add_progress_options(p)
+    add_cache_option(p)
     return p
 
 
@@ -43,7 +44,7 @@ def main(args) -> int:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     from serdes.metrics.eye import receiver_taps, stat_view
 
-    system = build(cfg)
+    system = build(cfg, cache=args.cache)
     taps, note = receiver_taps(system)
     from serdes.tiadc.stat import statistical_engine   # an interleaved ADC: all lanes
 

@@ -23,6 +23,16 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     add_aggressor_options(p)
 
 
+def add_cache_option(p: argparse.ArgumentParser) -> None:
+    """--no-cache: the link build searches the CTLE gains (ctle.auto) again instead of
+    taking this link's earlier choice from the on-disk cache (:mod:`serdes.buildcache`),
+    which every command that builds a link shares."""
+    p.add_argument("--no-cache", dest="cache", action="store_false", default=True,
+                   help="search the CTLE gains (ctle.auto) again instead of taking this "
+                        "link's earlier choice from the on-disk cache (SERDES_CACHE_DIR; "
+                        "'off' turns it off)")
+
+
 def add_aggressor_options(p: argparse.ArgumentParser) -> None:
     """--fext FILE / --next FILE (repeatable): crosstalk aggressors added to the config's
     [[aggressor]] tables, with the [crosstalk] and [tx] defaults."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from serdes.commands.common import (ItemProgress, add_config_options, add_dpi_option,
-                                    add_progress_options, check_dpi, check_figure_path,
-                                    count_distributions, load_config, refuse_mlse)
+from serdes.commands.common import (ItemProgress, add_cache_option, add_config_options,
+                                    add_dpi_option, add_progress_options, check_dpi,
+                                    check_figure_path, count_distributions, load_config,
+                                    refuse_mlse)
 from serdes.errors import ConfigError
 
 
@@ -27,6 +28,7 @@ def add_parser(sub):
                    help="dual-Dirac jitter A_DD (UI) for the statistical engine (default: noise.dd_ui)")
     add_dpi_option(p)
     add_progress_options(p)
+    add_cache_option(p)
     return p
 
 
@@ -59,7 +61,7 @@ def main(args) -> int:
     if args.dd_ui is not None and not 0 <= args.dd_ui <= 0.5:
         raise ConfigError(f"--dd-ui = {args.dd_ui}: expected a number in [0, 0.5]")
     contours = parse_bers(args.contours, "--contours")
-    system = build(cfg)
+    system = build(cfg, cache=args.cache)
     taps = note = None
     if args.kind != "analog":
         from serdes.metrics.eye import receiver_taps

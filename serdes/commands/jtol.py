@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 
-from serdes.commands.common import (add_config_options, check_executor_options,
+from serdes.commands.common import (add_cache_option, add_config_options, check_executor_options,
                                     check_figure_path, check_writable, json_safe,
                                     load_config)
 from serdes.errors import ConfigError
@@ -43,6 +43,7 @@ def add_parser(sub):
     p.add_argument("--jtf", action="store_true",
                    help="also measure the jitter transfer at each frequency (small SJ, "
                         "recovered phase) beside the linear loop model")
+    add_cache_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--csv", default=None, metavar="PATH", help="write the points as CSV")
     p.add_argument("--plot", default=None, metavar="PATH",
@@ -86,8 +87,9 @@ def _check_symbols(symbols, target: float, bps: int) -> None:
 
 def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None = None,
                 workers: int | None = None, jtf: bool = False, scheduler: str | None = None,
-                timeout: float | None = None) -> dict:
-    """The jtol result as a plain dict (the --json object)."""
+                timeout: float | None = None, cache: bool = False) -> dict:
+    """The jtol result as a plain dict (the --json object); ``cache``: the link build
+    (here and in the workers) may take the CTLE choice from the on-disk cache."""
     import time
 
     import numpy as np
@@ -99,7 +101,7 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
         raise ConfigError(f"--target-ber = {target:g}: expected a number in (0, 0.5)")
     check_executor_options(workers, scheduler, timeout, what="frequencies")
     t0 = time.perf_counter()
-    system = build(cfg)
+    system = build(cfg, cache=cache)
     if system.receiver.detector != "dfe" or system.receiver.mode != "mmse":
         raise ConfigError("serdes jtol: the receiver must be an MMSE FFE + DFE "
                           "(eq.mode = 'mmse', eq.detector = 'dfe')")
@@ -111,7 +113,8 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
     from serdes.jtol_sweep import run_jtol
 
     rows = run_jtol(cfg, freqs, target=target, method=method, symbols=symbols,
-                    workers=workers or 0, scheduler=scheduler, timeout=timeout, jtol=jt)
+                    workers=workers or 0, scheduler=scheduler, timeout=timeout, jtol=jt,
+                    cache=cache)
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:
         raise ConfigError(f"serdes jtol: {bad[0]['sj_hz']:g} Hz failed: {bad[0]['message']}")
@@ -156,7 +159,7 @@ def main(args) -> int:
     out = jtol_report(cfg, target=args.target_ber, method=args.method,
                       freqs=_freqs(args, fb), symbols=args.symbols,
                       workers=args.workers, jtf=args.jtf, scheduler=args.scheduler,
-                      timeout=args.timeout)
+                      timeout=args.timeout, cache=args.cache)
     if args.csv:
         _write_csv(args.csv, out)
     if args.plot:

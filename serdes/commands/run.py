@@ -9,8 +9,8 @@ import signal
 import sys
 import threading
 
-from serdes.commands.common import (add_config_options, add_progress_options, json_safe,
-                                    load_config)
+from serdes.commands.common import (add_cache_option, add_config_options,
+                                    add_progress_options, json_safe, load_config)
 from serdes.config_unused import unused_settings
 
 
@@ -33,9 +33,7 @@ def add_parser(sub):
                         "scheduler (same counts as a local run)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the Dask scheduler (default 10)")
-    p.add_argument("--no-cache", dest="cache", action="store_false", default=True,
-                   help="search the CTLE gains again instead of taking this config's earlier "
-                        "choice from the on-disk cache (SERDES_CACHE_DIR; 'off' turns it off)")
+    add_cache_option(p)
     st = p.add_mutually_exclusive_group()
     st.add_argument("--stat", dest="stat", action="store_true", default=True,
                     help="add the statistical engine's sections: stat BER, eye openings, "

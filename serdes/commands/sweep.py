@@ -7,8 +7,8 @@ import json
 import signal
 import sys
 
-from serdes.commands.common import (add_config_options, check_executor_options, json_safe,
-                                    load_config)
+from serdes.commands.common import (add_cache_option, add_config_options,
+                                    check_executor_options, json_safe, load_config)
 
 EPILOG = """\
 values:  START:STOP:STEP (STOP included), v1,v2,... or both (10:20:5,30);
@@ -68,10 +68,7 @@ def add_parser(sub):
                      help="never draw the progress bar")
     p.add_argument("--json", action="store_true",
                    help="print a JSON summary with every row of the grid")
-    p.add_argument("--no-cache", dest="cache", action="store_false", default=True,
-                   help="search the CTLE gains (ctle.auto) at every point instead of "
-                        "taking a choice kept on disk by an earlier run or sweep of the "
-                        "same link (~/.cache/serdes or $SERDES_CACHE_DIR)")
+    add_cache_option(p)
     return p
 
 
