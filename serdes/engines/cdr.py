@@ -259,7 +259,8 @@ class CdrFrontEnd:
         """Raw MM outputs with the loop open at a fixed phase and no jitter (``tau`` all
         zero): the sampler's arithmetic of :func:`serdes.kernels.cdr.cdr_sampler` in mode 0
         (phase rounded to 1e-9 UI, the two table rows interpolated, the slip window), as
-        one FIR of the interpolated row, the detector vectorized; the same values to
+        one FIR of the interpolated row, the slicer and detector in one pass
+        (:func:`serdes.kernels.cdr.mm_open_loop`; BB: vectorized); the same values to
         rounding (tests/test_cdr.py)."""
         if np.any(tau):
             raise ValueError("calibration runs without TX jitter")
@@ -268,13 +269,14 @@ class CdrFrontEnd:
         base, row = self._row(c)
         x = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy()) + w
         lv = self.pd_levels
+        if self.mode != 3:   # the slicer and the MM detector in one compiled pass
+            return kc.mm_open_loop(x, lv, self.h0)
         d = lv[np.searchsorted(0.5 * (lv[:-1] + lv[1:]), x / self.h0, side="left")]
-        if self.mode == 3:  # Alexander on the edge sample half a UI earlier
-            base, row = self._row(c - 0.5)
-            xe = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy())
-            xe += self.edge_noise(n) if we is None else we
-            return -0.5 * np.sign(xe[1:]) * (d[1:] - d[:-1])
-        return (x[1:] * d[:-1] - x[:-1] * d[1:]) / self.h0
+        # Alexander on the edge sample half a UI earlier
+        base, row = self._row(c - 0.5)
+        xe = fir_valid(a[base:base + n + self.n_ui - 1], row[::-1].copy())
+        xe += self.edge_noise(n) if we is None else we
+        return -0.5 * np.sign(xe[1:]) * (d[1:] - d[:-1])
 
     def _open_loop_kernel(self, a, tau, w, phase_ui: float, we=None):
         """The same through the CDR kernel itself (mode 0): the reference of the above."""
