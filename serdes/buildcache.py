@@ -15,8 +15,8 @@ as a miss.
 Where: ``$SERDES_CACHE_DIR``, else ``$XDG_CACHE_HOME/serdes``, else ``~/.cache/serdes``.
 Off: ``SERDES_CACHE_DIR=off`` (or empty) or a command's ``--no-cache``. The library's
 :func:`serdes.build.build` uses it only when asked (``cache=True``, as ``serdes run``,
-``eye``, ``bathtub``, ``jtol`` and each point of ``serdes sweep`` do). At most :data:`MAX_ENTRIES` entries are kept
-(the oldest go first).
+``eye``, ``bathtub``, ``jtol`` and each point of ``serdes sweep`` do). At most
+:data:`MAX_ENTRIES` entries are kept (the oldest go first).
 """
 
 from __future__ import annotations
