@@ -185,3 +185,22 @@ def test_sweep_progress_bar_names_the_com_pass(tmp_path, capsys):
     assert "0/4 points  COM 1/2 channel sets" in frames[com[-1]]
     assert com == list(range(com[0], com[-1] + 1)) and com[-1] < len(frames) - 1
     assert "4/4 points" in frames[-1] and "pt/min" in frames[-1]
+
+
+def test_a_refused_point_leaves_its_channel_sets_com_to_the_next(tmp_path, capsys,
+                                                                monkeypatch):
+    """The first point of each channel set has a config the config refuses (ffe.taps 2
+    below ffe.pre): it is an error row with the config's message, and the set's COM
+    comes from its next point, computed once per set."""
+    calls = _counting_com(monkeypatch)
+    assert cli_main(["sweep", "--grid", "ffe.taps=2,12", "--grid", "channel.loss_db=16,26",
+                     "--set", "link.symbols=4000", "--set", "channel.model=loss",
+                     "--workers", "0", "--no-progress", "--json",
+                     "--out", str(tmp_path / "r.csv")] + COM_ARGS) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert sorted(calls) == ["loss line 16 dB", "loss line 26 dB"]
+    for r in rows:
+        if r["ffe.taps"] == 2:
+            assert r["status"] == "error" and "ffe.pre" in r["message"] and r["com_db"] is None
+        else:
+            assert r["status"] == "ok" and r["com_db"] is not None

@@ -138,7 +138,8 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         bar.draw(force=True)
         try:
             with executor:
-                coms = _com_sets(executor, todo, base, com, sid, bar) if com is not None else None
+                coms = (None if com is None else
+                        _com_sets(executor, todo, base, config.aggressors, com, sid, bar))
                 for row in executor.run(todo, kwargs, size=len(todo)):
                     if coms is not None:
                         _add_com(row, coms)
@@ -166,29 +167,28 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         store.close()
 
 
-def _com_sets(executor, todo, base, com, sid, bar=None) -> dict:
+def _com_sets(executor, todo, base, aggressors, com, sid, bar=None) -> dict:
     """The COM columns of every distinct channel set among the points ``todo``
-    (:func:`serdes.build.com_channel_args`), each computed once on the executor, by
-    point id: ``{point id: row of com_point}``. The set depends on the [channel] keys and
-    the symbol rate alone, so points equal in those share it: one config is built per
-    such group (the first that builds; a point whose config cannot be built fails in
-    its run with the config's own message, and gets no COM)."""
+    (:func:`serdes.build.com_channel_args`, read from each point's
+    :class:`~serdes.config_unused.PointView` without building its config), each computed
+    once on the executor, by point id: ``{point id: row of com_point}``. A set's COM runs
+    on its first point whose config builds (a point the config refuses fails in its run
+    with the config's own message, and gets no COM)."""
     from serdes.build import com_channel_args
+    from serdes.config_unused import PointView
     from serdes.sweep.point import com_point, point_config
 
-    groups: dict = {}
+    sets: dict = {}
     for p in todo:
-        g = tuple(sorted((k, repr(v)) for k, v in p.items()
-                         if k.startswith("channel.") or k == "link.symbol_rate_hz"))
-        groups.setdefault(g, []).append(p)
+        sets.setdefault(com_channel_args(PointView(base, aggressors, p)), []).append(p)
     first, key_of = {}, {}
-    for members in groups.values():
+    for k, members in sets.items():
         for p in members:
             try:
-                k = com_channel_args(point_config(base, p)[0])
+                point_config(base, p)
             except Exception:
                 continue
-            first.setdefault(k, p)
+            first[k] = p
             key_of.update((point_id(q), k) for q in members)
             break
     kw = dict(base=base, com=com, sweep=sid)
