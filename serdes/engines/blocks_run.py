@@ -102,6 +102,10 @@ class _Local:
                 proc.terminate()
             for proc in procs:
                 proc.join(5)
+            for proc in procs:   # one that has not ended on SIGTERM (a loaded machine)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(5)
             raise
 
 
