@@ -54,6 +54,8 @@ from serdes.rootfind import illinois
 # the counted search stops widening here: the default loop tolerates ~2000 UI at 10 kHz
 # (BER 1e-6) once it starts in the SJ's steady state (serdes.cdr.sj_integrator)
 MAX_COUNTED_UI = 1e4
+# the tracking model's search starts here where the linear model fails without SJ
+TRACKING_START_UI = 1e-3
 
 
 def template_ui(f_hz, symbol_rate_hz: float):
@@ -215,7 +217,9 @@ class Jtol:
             runs[a] = tr
             return math.log10(max(b, 1e-300)) - math.log10(target), tr
 
-        hi = row["sj_ui"]
+        # the linear model's answer, or where it fails without SJ (0 UI) a small SJ:
+        # a search from 0 UI never moves (0 x 1.5 = 0)
+        hi = max(row["sj_ui"], TRACKING_START_UI)
         g_hi, _ = g(hi)
         while g_hi <= 0 and hi < MAX_COUNTED_UI:  # the linear answer passes: go up
             hi *= 1.5

@@ -255,13 +255,17 @@ def test_a_runaway_loop_keeps_a_bounded_histogram():
     assert lost > 0.99
 
 
+@pytest.mark.parametrize("start", [3.0, 0.0])
 @pytest.mark.parametrize("ber, want", [(0.5, 0.0), (1e-30, "cap")])
-def test_tracking_search_without_a_bracket(monkeypatch, ber, want):
+def test_tracking_search_without_a_bracket(monkeypatch, ber, want, start):
     """The tracking model's jitter tolerance when the BER does not cross the target: a
     loop that fails at every amplitude down to 1e-4 UI (the IEEE KR DPO_4in thru with
     the MM loop biased to the peak, where its S-curve only touches zero) tolerates 0 UI;
     one that passes up to the search's cap reports the cap. Both ended in a
-    ZeroDivisionError in the root finder (an empty bracket)."""
+    ZeroDivisionError in the root finder (an empty bracket). ``start`` 0: the linear
+    model fails without SJ (the KR DPO_12in thru with the MM loop, which loses its lock):
+    the search started at 0 UI and stayed there, a ZeroDivisionError for the failing
+    loop after 73 s of `serdes jtol` and an endless loop for a passing one."""
     from types import SimpleNamespace
 
     import serdes.engines.cdr_stat as cs
@@ -273,8 +277,8 @@ def test_tracking_search_without_a_bracket(monkeypatch, ber, want):
     monkeypatch.setattr(csm, "tracking_ber", lambda *a: (ber, tr))
     jt = jtol.Jtol.__new__(jtol.Jtol)
     jt.system, jt.taps, jt.front, jt._offset_ber = SimpleNamespace(), None, None, object()
-    row = jt._tracking_point(1e5, 1e-6, {"sj_ui": 3.0, "evaluations": 7})
-    if want == "cap":   # the last amplitude of the x1.5 climb from 3 UI past the cap
+    row = jt._tracking_point(1e5, 1e-6, {"sj_ui": start, "evaluations": 7})
+    if want == "cap":   # the last amplitude of the x1.5 climb past the cap
         assert jtol.MAX_COUNTED_UI <= row["sj_ui"] < 1.5 * jtol.MAX_COUNTED_UI
     else:
         assert row["sj_ui"] == 0.0
@@ -293,3 +297,15 @@ def test_jtol_text_prints_the_lock_warning_once():
                                                "template_ui": 0.025}]}
     text = format_text(out)
     assert text.count("warning   ") == 1 and text.endswith(w)
+
+
+def test_jtol_text_says_when_no_sj_is_tolerated():
+    """Zeros at every frequency: the text says the link misses the target without SJ
+    (and points to `serdes run`); a curve with one tolerated point does not."""
+    from serdes.commands.jtol import format_text
+
+    pts = [{"sj_hz": f, "sj_ui": 0.0, "template_ui": None} for f in (1e4, 1e6)]
+    out = {"target_ber": 1e-6, "method": "stat", "cdr": None, "points": pts}
+    assert "misses BER 1.0e-06 with (almost) no SJ" in format_text(out)
+    out["points"] = pts + [{"sj_hz": 1e8, "sj_ui": 0.05, "template_ui": None}]
+    assert "misses" not in format_text(out)

@@ -212,5 +212,8 @@ def format_text(out: dict) -> str:
         if w and w not in said:
             said.append(w)
             lines.append(f"warning   {w}")
+    if out["points"] and all(p["sj_ui"] == 0 for p in out["points"]):
+        lines.append(f"fails     the link misses BER {out['target_ber']:.1e} with (almost) no "
+                     "SJ: `serdes run` with the same settings shows its BER and why")
     return "\n".join(lines)
 
