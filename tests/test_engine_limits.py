@@ -5,6 +5,8 @@ interleaved ADC's per-lane sampling instants."""
 
 from __future__ import annotations
 
+import pytest
+
 from serdes.cli import main
 
 
@@ -31,7 +33,16 @@ def test_tx_jitter_and_bb_with_interleaved_adc_run(capsys):
     assert _run(capsys, "--set", "cdr.mode=bb", *lanes)[0] == 0
 
 
-def test_waveform_engine_refuses_lane_skew(capsys):
-    rc, err = _run(capsys, "--engine", "waveform", "--set", "adc.lanes=4",
-                   "--set", "adc.skew_rms_s=1e-12")
+@pytest.mark.parametrize("sets, named", [
+    (("adc.lanes=4", "adc.skew_rms_s=1e-12"), "adc.skew_rms_s"),
+    (("adc.aperture_jitter_s=1e-13",), "adc.aperture_jitter_s = 1e-13"),
+    (("supply.ripple_mv=[10]", "supply.ripple_hz=[1e6]", "supply.delay_ps_per_mv=0.1"),
+     "supply.delay_ps_per_mv"),
+    (("adc.lanes=4", "adc_cal.enabled=true"), "adc_cal.enabled = true")])
+def test_waveform_engine_refuses_per_sample_instants(capsys, sets, named):
+    """The refusal names the setting that moves the sampling instants (it named an
+    "interleaved ADC" also for one converter with supply jitter or aperture jitter)."""
+    argv = [a for s in sets for a in ("--set", s)]
+    rc, err = _run(capsys, "--engine", "waveform", *argv)
     assert rc == 2 and len(err) == 1 and "pulse engine" in err[0]
+    assert named in err[0] and "interleaved" not in err[0]

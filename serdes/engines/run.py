@@ -136,6 +136,23 @@ def _timing_keys(system) -> str:
     return ", ".join(on)
 
 
+def _sampling_keys(adc) -> str:
+    """What moves or filters the ADC's sampling instants per sample (its ``analog``
+    property), as the settings a user wrote."""
+    on = []
+    if np.any(adc.skews_s != 0):
+        on.append("adc.skew_rms_s or adc.skews_s (lane skew)")
+    if adc.bw_mismatch:
+        on.append("adc.bw_rms_rel (lane bandwidth mismatch)")
+    if adc.aperture_jitter_s > 0:
+        on.append(f"adc.aperture_jitter_s = {adc.aperture_jitter_s:g}")
+    if adc.supply is not None and adc.supply.jitter_active:
+        on.append("supply.delay_ps_per_mv with supply ripple or noise (clock jitter)")
+    if adc.calibration is not None:
+        on.append("adc_cal.enabled = true")
+    return ", ".join(on) or "the ADC's sampling model"
+
+
 def front_end(system, engine: str, seed: int):
     """The pulse (default) or waveform engine's front end of a system."""
     if engine == "pulse" and (system.cdr.active or system.tx_jitter.active):
@@ -158,9 +175,8 @@ def front_end(system, engine: str, seed: int):
     if engine == "waveform" and getattr(system.link.adc, "analog", False):
         from serdes.errors import ConfigError
 
-        raise ConfigError("interleaved ADC with skew, bandwidth mismatch, aperture or supply "
-                          "jitter, or calibration: only the pulse engine forms its lanes' "
-                          "samples; use the pulse engine")
+        raise ConfigError(f"{_sampling_keys(system.link.adc)}: only the pulse engine moves "
+                          "the ADC's sampling instants sample by sample; use the pulse engine")
     if engine == "waveform":  # imported only here
         from serdes.engines.waveform import WaveformFrontEnd
 
