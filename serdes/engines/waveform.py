@@ -32,9 +32,17 @@ NOISE_BLOCK_UI = 2048  # the filtered noise is formed in fixed blocks of this ma
 class WaveformFrontEnd:
     """Symbols of UIs k0..k0+n-1 -> ADC-input samples of UIs k0-G .. k0+n-1-G."""
 
-    def __init__(self, link, seed: int, *, noise: bool = True):
+    def __init__(self, link, seed: int, *, noise: bool = True, tx_jitter=None):
         self.pulse = link.pulse
         self.m = link.m
+        # TX jitter (serdes.txjitter.TxJitter) moves each symbol's pulse in ``waveform``
+        # (the analog eye); the ADC samples (``__call__``) do not model it
+        self._tx = None
+        if tx_jitter is not None and tx_jitter.active:
+            from serdes.txjitter import TxJitterSource
+
+            self._tx = TxJitterSource(tx_jitter, link.ui_s, seed)
+            self._s_hist = np.zeros(self.pulse.n_ui - 1)
         self.jitter = Jitter(link, seed)
         self.latency = int(np.ceil(self.jitter.max_ui)) + 2
         # the aggressors' sums at the sampling instants (not part of waveform())
@@ -70,11 +78,16 @@ class WaveformFrontEnd:
 
     def waveform(self, a: np.ndarray, k0: int) -> np.ndarray:
         """Fine-grid ADC-input waveform of UIs k0..k0+n-1 (n*m samples): sample r of UI k
-        is at t = kT + (r - phase) dt relative to the symbol's sampling instant."""
+        is at t = kT + (r - phase) dt relative to the symbol's sampling instant. With TX
+        jitter, symbol n's pulse starts tau_n later (calls in order, back to back)."""
         n = a.shape[0]
         a_ext = np.concatenate([self._a_hist, a])
         self._a_hist = a_ext[a_ext.shape[0] - self._a_hist.shape[0]:].copy()
-        w = upsample_pulse_sum(a_ext, self.pulse.fine, self.m, self.pulse.n_ui)
+        shift = None
+        if self._tx is not None:   # each symbol's transmit-time offset, in fine samples
+            shift = np.concatenate([self._s_hist, self._tx.offsets(k0, n) * self.m])
+            self._s_hist = shift[shift.shape[0] - self._s_hist.shape[0]:].copy()
+        w = upsample_pulse_sum(a_ext, self.pulse.fine, self.m, self.pulse.n_ui, shift)
         if self.noise_sigma > 0:
             w += self._noise(k0 * self.m, n * self.m)
         return w

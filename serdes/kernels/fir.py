@@ -114,6 +114,37 @@ def _upsample_pulse_sum(a, p_fine, m, n_ui):
     return w
 
 
+@njit(cache=True)
+def _upsample_pulse_sum_shifted(a, shift, p_pad, pad, m, n_ui):
+    """Oversampled waveform sum_n a_n p(t - nT - tau_n) at t = (k*m + r) dt: each
+    symbol's pulse moved by its own ``shift`` = tau_n / dt (fine samples), 4-point
+    Lagrange interpolation of the fine pulse (the weights once per symbol and tap).
+
+    a, shift: symbols and their shifts with n_ui - 1 of history in front; p_pad: the
+    fine pulse (n_ui * m samples) with ``pad`` zeros on each side, pad > |shift| + 2.
+    """
+    n = a.shape[0] - n_ui + 1
+    w = np.zeros(max(n, 0) * m, dtype=np.float64)
+    for k in range(n):
+        top = k + n_ui - 1
+        for j in range(n_ui):
+            s = a[top - j]
+            if s == 0.0:
+                continue
+            pos = pad + j * m - shift[top - j]
+            i = int(np.floor(pos))
+            t = pos - i
+            w0 = -s * t * (t - 1.0) * (t - 2.0) / 6.0
+            w1 = s * (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0
+            w2 = -s * (t + 1.0) * t * (t - 2.0) / 2.0
+            w3 = s * (t + 1.0) * t * (t - 1.0) / 6.0
+            for r in range(m):
+                q = i + r
+                w[k * m + r] += (w0 * p_pad[q - 1] + w1 * p_pad[q] + w2 * p_pad[q + 1]
+                                 + w3 * p_pad[q + 2])
+    return w
+
+
 # ------------------------------------------------------------------ public wrappers
 def fir_valid(x, taps) -> np.ndarray:
     """"Valid" FIR of x (len(taps) - 1 samples of history in front) by taps."""
@@ -142,9 +173,21 @@ def interp_cubic(p, positions) -> np.ndarray:
     return _interp_cubic(args.array("p", p), args.array("positions", positions))
 
 
-def upsample_pulse_sum(a, p_fine, m, n_ui) -> np.ndarray:
-    """Oversampled waveform sum_n a_n p(t - nT), m samples per UI."""
+def upsample_pulse_sum(a, p_fine, m, n_ui, shift=None) -> np.ndarray:
+    """Oversampled waveform sum_n a_n p(t - nT), m samples per UI; with ``shift`` (one
+    per symbol, fine samples) sum_n a_n p(t - nT - shift_n dt): each symbol's own
+    transmit-time offset (TX jitter), the pulse interpolated (4-point Lagrange, zero
+    outside its n_ui * m samples)."""
     m = args.integer("m", m, lo=1)
     n_ui = args.integer("n_ui", n_ui, lo=1)
     p_fine = args.array("p_fine", p_fine, min_len=n_ui * m)
-    return _upsample_pulse_sum(args.array("a", a, min_len=n_ui - 1), p_fine, m, n_ui)
+    a = args.array("a", a, min_len=n_ui - 1)
+    if shift is None:
+        return _upsample_pulse_sum(a, p_fine, m, n_ui)
+    shift = args.array("shift", shift, finite=True)
+    if shift.shape != a.shape:
+        raise ValueError(f"shift: {shift.shape[0]} values for {a.shape[0]} symbols")
+    pad = int(np.ceil(np.max(np.abs(shift), initial=0.0))) + 3
+    p_pad = np.zeros(n_ui * m + 2 * pad)
+    p_pad[pad:pad + n_ui * m] = p_fine[:n_ui * m]
+    return _upsample_pulse_sum_shifted(a, shift, p_pad, pad, m, n_ui)
