@@ -19,6 +19,26 @@ def test_default_round_trips_through_toml(tmp_path):
     assert Config.from_toml(path) == cfg
 
 
+def test_printed_config_names_the_same_files_from_any_folder(tmp_path, capsys,
+                                                            monkeypatch):
+    """`serdes config --set channel.file=REL --fext REL > elsewhere/x.toml`: both files
+    are printed absolute, so the TOML names them wherever it is saved (a TOML's relative
+    paths are taken from its own folder; the channel file was printed as typed and its
+    run failed with "file not found" from another folder, while --fext was absolute)."""
+    here, away = tmp_path / "here", tmp_path / "away"
+    (here / "ch").mkdir(parents=True)
+    away.mkdir()
+    (here / "ch" / "thru.s4p").write_text("x")
+    (here / "ch" / "fext.s4p").write_text("x")
+    monkeypatch.chdir(here)
+    assert main(["config", "--set", "channel.model=touchstone",
+                 "--set", "channel.file=ch/thru.s4p", "--fext", "ch/fext.s4p"]) == 0
+    (away / "x.toml").write_text(capsys.readouterr().out)
+    cfg = Config.from_toml(away / "x.toml")
+    assert cfg["channel"]["file"] == str(here / "ch" / "thru.s4p")
+    assert [a["file"] for a in cfg.aggressors] == [str(here / "ch" / "fext.s4p")]
+
+
 def test_every_key_has_a_valid_default():
     cfg = Config.default()
     for section, keys in SCHEMA.items():

@@ -49,8 +49,21 @@ def main(args) -> int:
     if args.keys:
         print(format_keys())
     else:
-        print(commented_toml(load_config(args)), end="")
+        print(commented_toml(_absolute_channel_file(load_config(args))), end="")
     return 0
+
+
+def _absolute_channel_file(cfg):
+    """The config with a relative ``channel.file`` (one given with --set, relative to
+    the current folder) made absolute, as the --fext/--next files are: a TOML takes its
+    relative paths from its own folder, so the printed file would name another path
+    when saved anywhere but here."""
+    import os
+
+    file = cfg["channel"]["file"]
+    if file and not os.path.isabs(file):
+        return cfg.replace("channel", file=os.path.abspath(file))
+    return cfg
 
 
 def _kind(f: Field) -> str:
