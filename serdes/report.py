@@ -405,3 +405,36 @@ def _same_taps(a, b) -> bool:
 def rlm_of(levels) -> float:
     """Ratio of level mismatch of the transmitted levels (1 for NRZ)."""
     return float(3.0 * levels[2]) if len(levels) == 4 else 1.0
+
+
+def short_run_warning(cfg, report: dict) -> str:
+    """The warning (or "") when a run is shorter than its warm-up (the CDR's lock, the LMS
+    training, the RC search, the ADC calibration's settling) and the alignment window:
+    the pipeline then counts its last few thousand decisions, some of them made before
+    the warm-up ended (a few thousand UI are also a small part of an SJ period).
+    ``report``: the run's report as a dict (its ``warmup_counted`` and ``symbols``);
+    ``serdes run`` prints it on stderr, a sweep keeps it in the point's message."""
+    from serdes.build import build_run
+    from serdes.pipeline import ALIGN_WINDOW
+
+    early = report.get("warmup_counted") or 0
+    if early <= 0:
+        return ""
+    warm = []
+    if cfg["cdr"]["mode"] != "off":
+        warm.append(("cdr.warmup_symbols", cfg["cdr"]["warmup_symbols"]))
+    if cfg["eq"]["mode"] == "lms":
+        warm.append(("eq.train_symbols", cfg["eq"]["train_symbols"]))
+    if cfg["rc"]["taps"] > 0 and cfg["rc"]["mode"] == "adaptive":
+        warm.append(("rc.search_symbols", cfg["rc"]["search_symbols"]))
+    if cfg["adc_cal"]["enabled"]:
+        from serdes.dsp.ti_cal import SETTLE_PER_LANE
+
+        warm.append(("adc_cal.settle_symbols", cfg["adc_cal"]["settle_symbols"]
+                     or SETTLE_PER_LANE * cfg["adc"]["lanes"]))
+    name, need = max(warm, key=lambda w: w[1]) if warm else ("the warm-up", 0)
+    symbols = build_run(cfg).symbols
+    return (f"link.symbols = {symbols:,} is shorter than {name} = "
+            f"{need:,} + {ALIGN_WINDOW} and more: only the last {report['symbols']:,} "
+            f"decisions were counted, {early:,} of them before the warm-up had ended; "
+            "give more symbols for a BER")

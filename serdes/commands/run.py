@@ -108,34 +108,11 @@ def main(args) -> int:
 
 
 def _short_run(cfg, report: dict) -> str:
-    """A warning when a run is shorter than its warm-up (the CDR's lock, the LMS
-    training, the RC search, the ADC calibration's settling) and the alignment window:
-    the pipeline then counts its last few thousand decisions, some of them made before
-    the warm-up ended (a few thousand UI are also a small part of an SJ period)."""
-    from serdes.build import build_run
-    from serdes.pipeline import ALIGN_WINDOW
+    """The stderr line of :func:`serdes.report.short_run_warning`, or ""."""
+    from serdes.report import short_run_warning
 
-    early = report.get("warmup_counted") or 0
-    if early <= 0:
-        return ""
-    warm = []
-    if cfg["cdr"]["mode"] != "off":
-        warm.append(("cdr.warmup_symbols", cfg["cdr"]["warmup_symbols"]))
-    if cfg["eq"]["mode"] == "lms":
-        warm.append(("eq.train_symbols", cfg["eq"]["train_symbols"]))
-    if cfg["rc"]["taps"] > 0 and cfg["rc"]["mode"] == "adaptive":
-        warm.append(("rc.search_symbols", cfg["rc"]["search_symbols"]))
-    if cfg["adc_cal"]["enabled"]:
-        from serdes.dsp.ti_cal import SETTLE_PER_LANE
-
-        warm.append(("adc_cal.settle_symbols", cfg["adc_cal"]["settle_symbols"]
-                     or SETTLE_PER_LANE * cfg["adc"]["lanes"]))
-    name, need = max(warm, key=lambda w: w[1]) if warm else ("the warm-up", 0)
-    symbols = build_run(cfg).symbols
-    return (f"serdes: warning: link.symbols = {symbols:,} is shorter than {name} = "
-            f"{need:,} + {ALIGN_WINDOW} and more: only the last {report['symbols']:,} "
-            f"decisions were counted, {early:,} of them before the warm-up had ended; "
-            "give more symbols for a BER")
+    text = short_run_warning(cfg, report)
+    return f"serdes: warning: {text}" if text else ""
 
 
 @contextlib.contextmanager

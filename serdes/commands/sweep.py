@@ -145,8 +145,10 @@ def _warn_unused(cfg, grid) -> None:
 
 def format_summary(s) -> str:
     rate = f"{s.points_per_min:.1f} points/min" if s.ran else "nothing left to run"
+    warned = (f", {s.warned} shorter than their warm-up (counted in it: the message "
+              "column)" if getattr(s, "warned", 0) else "")
     return (f"sweep: {s.points} points ({s.ran} run now, {s.skipped} already in {s.out}), "
-            f"{s.errors} with status error; {s.elapsed_s:.1f} s, {rate}")
+            f"{s.errors} with status error{warned}; {s.elapsed_s:.1f} s, {rate}")
 
 
 def _terminate_as_interrupt():

@@ -48,9 +48,12 @@ def run_point(base: dict[str, dict[str, Any]], point: dict[str, Any], *,
         from serdes.build import build
         from serdes.report import run_report
 
-        report = run_report(build(cfg, cache=cache), engine=engine, stat=stat)
-        row.update(report_columns(report.to_dict(), stat=stat))
-        message = None
+        from serdes.report import short_run_warning
+
+        report = run_report(build(cfg, cache=cache), engine=engine, stat=stat).to_dict()
+        row.update(report_columns(report, stat=stat))
+        # a point shorter than its warm-up: `serdes run`'s warning, kept with the row
+        message = short_run_warning(cfg, report) or None
     except Exception as exc:  # a failing point is recorded, the sweep goes on
         row["status"] = "error"
         message = error_message(exc)

@@ -21,7 +21,8 @@ counted results (``ber``, ``ber_ci_lo``, ``ber_ci_hi``, ``ser``, ``bit_errors``,
 ``veo_mv``), with ``--stat`` the statistical ``stat_ber`` and ``stat_veo_mv_<rate>``,
 with ``fec.mode = "kp4"`` the post-FEC columns (:data:`FEC_COLUMNS`),
 then ``elapsed_s`` (wall time of the point), the point's ``seed``, its ``point`` id,
-the ``sweep`` id and the error ``message``.
+the ``sweep`` id and the ``message``: the error of a failed point, or the warning of
+a point shorter than its warm-up (status ok, counted during it: serdes run's warning).
 """
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ from serdes.sweep.results import COUNTED, TAIL, ResultFile, order_columns
 class SweepSummary:
     """What a sweep did: ``points`` in the grid, ``skipped`` (already in the file),
     ``ran`` now, ``errors`` among the grid's rows (all of them once the sweep is done,
-    those run now if it was interrupted). ``rows``: the grid's rows in grid order."""
+    those run now if it was interrupted), ``warned``: rows with status ok and a message
+    (a point shorter than its warm-up, counted in it). ``rows``: the grid's rows in
+    grid order."""
 
     out: Path | None
     points: int
@@ -43,6 +45,7 @@ class SweepSummary:
     elapsed_s: float
     rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
     interrupted: bool = False
+    warned: int = 0
 
     @property
     def points_per_min(self) -> float:
@@ -52,7 +55,7 @@ class SweepSummary:
         d = {"out": None if self.out is None else str(self.out), "points": self.points,
              "skipped": self.skipped, "ran": self.ran, "errors": self.errors,
              "elapsed_s": self.elapsed_s, "points_per_min": self.points_per_min,
-             "interrupted": self.interrupted}
+             "interrupted": self.interrupted, "warned": self.warned}
         if rows:
             d["rows"] = self.rows
         return d
@@ -146,6 +149,7 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
                     store.append(row)
                     summary.ran += 1
                     summary.errors += row["status"] != "ok"
+                    summary.warned += row["status"] == "ok" and bool(row.get("message"))
                     bar.update(row["status"])
         except KeyboardInterrupt:
             bar.close()
@@ -162,6 +166,8 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
         summary.elapsed_s = time.monotonic() - t0
         summary.rows = [store.values(r) for r in store.rows if r.get("point") in index]
         summary.errors = sum(1 for r in summary.rows if r.get("status") != "ok")
+        summary.warned = sum(1 for r in summary.rows
+                             if r.get("status") == "ok" and r.get("message"))
         return summary
     finally:
         store.close()
