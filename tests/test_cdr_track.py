@@ -309,3 +309,17 @@ def test_jtol_text_says_when_no_sj_is_tolerated():
     assert "misses BER 1.0e-06 with (almost) no SJ" in format_text(out)
     out["points"] = pts + [{"sj_hz": 1e8, "sj_ui": 0.05, "template_ui": None}]
     assert "misses" not in format_text(out)
+
+
+def test_jtol_text_of_both_methods_shows_the_counted_answer():
+    """--method both: the text has the statistical and the counted amplitudes (and where
+    the counted search failed); it printed the statistical column alone, so the counted
+    runs the user waited for were only in --json."""
+    from serdes.commands.jtol import format_text
+
+    pts = [{"sj_hz": 1e7, "sj_ui": 0.1048, "counted_sj_ui": 0.1102,
+            "counted_fail_ui": 0.1159, "template_ui": 0.025}]
+    text = format_text({"target_ber": 1e-4, "method": "both", "cdr": None, "points": pts})
+    head, row = text.splitlines()[2:4]
+    assert "stat (UI)" in head and "counted (UI)" in head and "fails at (UI)" in head
+    assert row.split() == ["1e+07", "0.1048", "0.1102", "0.1159", "0.025"]

@@ -198,11 +198,24 @@ def format_text(out: dict) -> str:
                      f"dither {c['dither_rms_ui']:.4f} UI rms")
     else:
         lines.append("loop      none (cdr.mode = off): every SJ reaches the sampler")
-    lines.append("   SJ (Hz)    tolerated (UI)   template (UI)")
+    both = out["method"] == "both"
+    if both:   # the statistical answer and the counted one (passes; the next fails)
+        lines.append(f"{'SJ (Hz)':>10}    {'stat (UI)':>9}   {'counted (UI)':>12}   "
+                     f"{'fails at (UI)':>13}   {'template (UI)':>13}")
+    else:
+        lines.append("   SJ (Hz)    tolerated (UI)   template (UI)")
+
+    def num(v, width=12):
+        return f"{v:{width}.4g}" if v is not None else " " * (width - 1) + "-"
+
     for p in out["points"]:
         t = p.get("template_ui")
-        lines.append(f"{p['sj_hz']:10.3g}    {p['sj_ui']:12.4g}   "
-                     + (f"{t:12.4g}" if t is not None else "           -"))
+        if both:
+            lines.append(f"{p['sj_hz']:10.3g}    {num(p['sj_ui'], 9)}   "
+                         f"{num(p.get('counted_sj_ui'))}   "
+                         f"{num(p.get('counted_fail_ui'), 13)}   {num(t, 13)}")
+        else:
+            lines.append(f"{p['sj_hz']:10.3g}    {p['sj_ui']:12.4g}   " + num(t))
     for j in out.get("jtf", ()):
         lines.append(f"jtf {j['sj_hz']:10.3g} Hz: measured {j['measured_db']:+.2f} dB, "
                      f"model {j['model_db']:+.2f} dB")
