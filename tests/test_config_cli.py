@@ -150,6 +150,16 @@ def test_run_summary_is_readable(capsys):
         assert word.lower() in text.lower()
 
 
+def test_run_summary_says_what_the_stat_ber_leaves_out(capsys):
+    """A TX ppm offset without clock recovery: the count walks through the UI (BER ~0.4)
+    while the statistical BER leaves the walk out; the text says so (the note was in
+    --json's stat.jitter_note only, beside a stat BER of 4e-18)."""
+    assert main(["run", "--set", "link.symbols=20000", "--set", "tx_jitter.ppm=50"]) == 0
+    text = capsys.readouterr().out
+    note = [x for x in text.splitlines() if x.startswith("note")]
+    assert len(note) == 1 and "leaves out the frequency offset" in note[0]
+
+
 def test_importing_serdes_does_not_import_matplotlib():
     code = "import sys, serdes, serdes.cli, serdes.link, serdes.engines.run; " \
            "print('matplotlib' in sys.modules)"

@@ -206,8 +206,9 @@ def format_summary(r: dict) -> str:
                 else "the count adds error propagation")
                 + ": --json's stat.dfe_error_propagation")
         lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
-        if (r.get("stat") or {}).get("calibration_note"):
-            lines.append(f"note      {r['stat']['calibration_note']}")
+        for key in ("jitter_note", "calibration_note"):   # what the stat BER leaves out
+            if (r.get("stat") or {}).get(key):
+                lines.append(f"note      {r['stat'][key]}")
     elif r.get("skipped"):
         lines.append(f"skipped   {r['skipped']}")
     if (r.get("cdr") or {}).get("lock_warning"):
