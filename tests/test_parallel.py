@@ -79,6 +79,11 @@ def test_source_seek_equals_stepping(pattern, precoding):
     (2, ("link.seed=5", "channel.loss_db=36", "link.precoding=true", "link.pattern=random",
          "noise.dd_ui=0.05", "noise.sj_ui=0.05", "link.chunk_symbols=10000")),
     (4, ("link.seed=6", "channel.loss_db=35", "link.pattern=qprbs13", "dfe.taps=2")),
+    # TX jitter without clock recovery (its front end: block-seeded offsets, fixed phase)
+    (2, ("link.seed=7", "channel.loss_db=34", "tx_jitter.rj_ui=0.02", "tx_jitter.dcd_ui=0.04",
+         "tx_jitter.buj_ui=0.02", "tx_jitter.sj_ui=0.1", "tx_jitter.sj_hz=3e6")),
+    (2, ("link.seed=9", "channel.loss_db=34", "tx_jitter.rj_ui=0.02", "adc.lanes=8",
+         "adc.skew_rms_s=1e-12", "adc.offset_rms_v=2e-3")),
 ])
 def test_split_run_counts_what_one_thread_counts(threads, sets):
     system = _system("link.symbols=700000", "link.target_errors=0", *sets)
@@ -116,6 +121,8 @@ def test_a_short_warmup_is_caught_and_widened():
 @pytest.mark.parametrize("sets,why", [
     (("eq.mode=lms",), "LMS adaptation is sequential"),
     (("eq.detector=mlse",), "MLSE"),
+    (("tx_jitter.ppm=20",), "TX frequency offset without clock recovery"),
+    (("cdr.mode=mm", "tx_jitter.rj_ui=0.01"), "the CDR loop is sequential"),
 ])
 def test_receivers_that_cannot_be_split_run_in_one_thread(sets, why):
     system = _system("link.symbols=300000", *sets)
