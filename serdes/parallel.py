@@ -59,7 +59,7 @@ def split_limit(system, engine: str) -> str | None:
     # from the run's start
     if getattr(system, "tx_jitter", None) is not None and system.tx_jitter.ppm != 0:
         return "a TX frequency offset without clock recovery walks from the run's start"
-    if spec.rc.taps:
+    if spec.rc.taps and spec.rc.mode == "adaptive":
         return "the reflection canceller places its taps from the start of the run"
     if getattr(system.source, "fec", None) is not None:
         return "FEC codewords are counted in one pass"

@@ -84,6 +84,9 @@ def test_source_seek_equals_stepping(pattern, precoding):
          "tx_jitter.buj_ui=0.02", "tx_jitter.sj_ui=0.1", "tx_jitter.sj_hz=3e6")),
     (2, ("link.seed=9", "channel.loss_db=34", "tx_jitter.rj_ui=0.02", "adc.lanes=8",
          "adc.skew_rms_s=1e-12", "adc.offset_rms_v=2e-3")),
+    # a reflection canceller with its taps placed from the pulse (frozen with MMSE taps)
+    (2, ("link.seed=10", "channel.loss_db=33", "reflections.echo_delay_ui=60",
+         "reflections.echo_db=-20", "link.pulse_ui=96", "rc.taps=4")),
 ])
 def test_split_run_counts_what_one_thread_counts(threads, sets):
     system = _system("link.symbols=700000", "link.target_errors=0", *sets)
@@ -122,6 +125,8 @@ def test_a_short_warmup_is_caught_and_widened():
     (("eq.mode=lms",), "LMS adaptation is sequential"),
     (("eq.detector=mlse",), "MLSE"),
     (("tx_jitter.ppm=20",), "TX frequency offset without clock recovery"),
+    (("reflections.echo_delay_ui=60", "reflections.echo_db=-20", "link.pulse_ui=96",
+      "rc.taps=2", "rc.mode=adaptive", "rc.search_symbols=20000"), "reflection canceller"),
     (("cdr.mode=mm", "tx_jitter.rj_ui=0.01"), "the CDR loop is sequential"),
 ])
 def test_receivers_that_cannot_be_split_run_in_one_thread(sets, why):
