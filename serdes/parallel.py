@@ -10,9 +10,10 @@ fills during the warm-up, the latency is found again by correlation, and only de
 from the range start on are counted, block by block.
 
 Exactness is checked, not assumed: a range also records its last ``VERIFY`` decisions
-and slicer inputs, and the next range the same ones from its warm-up. Equal decisions
-(at least the DFE's length) and bit-equal slicer inputs at the boundary mean an equal
-DFE state, and the other histories are set by the data alone after the warm-up, so the
+(with a reflection canceller, its whole span: :func:`verify_length`) and slicer inputs,
+and the next range the same ones from its warm-up. Equal decisions (at least the DFE's
+and the canceller's reach) and bit-equal slicer inputs at the boundary mean an equal
+feedback state, and the other histories are set by the data alone after the warm-up, so the
 next range decides exactly as the single run does (by induction from the first range,
 which is the single run's own start). If they differ (a DFE still in an error burst
 started by the empty history), the range runs again with four times the warm-up, at
@@ -20,10 +21,12 @@ worst from symbol 0. Blocks are merged in order, so the stop rule (target errors
 block boundary) stops at the same block as one thread; bursts crossing block or range
 boundaries are joined. The slicer SNR is summed in a different order (equal to rounding).
 
-Fixed-tap FFE + DFE receivers with the pulse engine are split; LMS adaptation (each tap
-update depends on all earlier ones), the reflection canceller (tap placement from the
-start of the run), MLSE (path metrics are not compared at a boundary) and the waveform
-engine (noise formed sequentially) run in one thread, and the report says so.
+Fixed-tap FFE + DFE receivers with the pulse engine are split, with a canceller placed
+from the pulse (fixed taps) and with TX jitter at a fixed phase (below half a UI, no
+ppm); LMS adaptation (each tap update depends on all earlier ones), the adaptive
+reflection canceller (tap placement from the start of the run), clock recovery, MLSE
+(path metrics are not compared at a boundary) and the waveform engine (noise formed
+sequentially) run in one thread, and the report says so.
 """
 
 from __future__ import annotations
@@ -52,13 +55,19 @@ def split_limit(system, engine: str) -> str | None:
         return "the MLSE detector's state is not checked at range boundaries"
     if getattr(system, "cdr", None) is not None and system.cdr.active:
         return "the CDR loop is sequential (its phase state feeds back per symbol)"
-    # TX jitter without the loop: its offsets are block-seeded streams of the absolute
-    # symbol index and the sampling phase is fixed, so a range warmed up on the blocks
-    # before it samples as the whole run does (the boundary check verifies it); a ppm
-    # offset walks the fixed phase through whole UIs, whose slips the sampler follows
-    # from the run's start
-    if getattr(system, "tx_jitter", None) is not None and system.tx_jitter.ppm != 0:
-        return "a TX frequency offset without clock recovery walks from the run's start"
+    txj = getattr(system, "tx_jitter", None)
+    if txj is not None and txj.active:
+        # without the loop: block-seeded offsets of the absolute symbol index at a fixed
+        # phase, so a range warmed up on the blocks before it samples as the whole run
+        # does (the boundary check verifies it); a ppm offset, or offsets that reach half
+        # a UI, slip the fixed phase by whole UIs, which the sampler follows from the
+        # run's start
+        if txj.ppm != 0:
+            return "a TX frequency offset without clock recovery walks from the run's start"
+        reach = txj.sj_ui + 8 * txj.rj_ui + txj.dcd_ui / 2 + txj.buj_ui
+        if reach >= 0.5:
+            return (f"TX jitter reaching {reach:g} UI without clock recovery slips whole UIs "
+                    "from the run's start")
     if spec.rc.taps and spec.rc.mode == "adaptive":
         return "the reflection canceller places its taps from the start of the run"
     if getattr(system.source, "fec", None) is not None:
@@ -66,6 +75,14 @@ def split_limit(system, engine: str) -> str | None:
     if getattr(system.link.adc, "calibration", None) is not None:
         return "the ADC's background calibration adapts from the start of the run"
     return None
+
+
+def verify_length(system) -> int:
+    """Decisions compared at a boundary: VERIFY (at least the DFE's span), or with a
+    reflection canceller (fixed taps at lags up to rc.span_ui) every decision it reads,
+    so equal decisions there mean an equal canceller state too."""
+    rc = system.receiver.rc
+    return max(VERIFY, int(rc.span_ui) + 1) if rc.taps else VERIFY
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,7 @@ class Task:
     first: int            # first decision counted
     end: int              # one past the last decision counted
     precode_state: int = 0
+    verify: int = VERIFY  # decisions compared at the boundary (verify_length)
 
 
 @dataclass
@@ -144,9 +162,10 @@ class _Tally:
 
     def observe(self, rec) -> None:
         k, n = rec.first, rec.sym_err.shape[0]
-        # only the chunk's last VERIFY values can be among the range's last VERIFY
-        self.tail_line = np.concatenate([self.tail_line, rec.rx_line[-VERIFY:]])[-VERIFY:]
-        self.tail_soft = np.concatenate([self.tail_soft, rec.soft[-VERIFY:]])[-VERIFY:]
+        # only the chunk's last v values can be among the range's last v
+        v = self.t.verify
+        self.tail_line = np.concatenate([self.tail_line, rec.rx_line[-v:]])[-v:]
+        self.tail_soft = np.concatenate([self.tail_soft, rec.soft[-v:]])[-v:]
         j = min(n, max(0, self.t.first - k))
         if j:
             self.head_line.append(rec.rx_line[:j])
@@ -200,7 +219,8 @@ def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0,
 def agree(prev: RangeResult, nxt: RangeResult) -> bool:
     """The boundary check: same latency, same last decisions and bit-equal slicer inputs
     where the earlier range ends and the later one's warm-up reaches."""
-    return (prev.delay == nxt.delay and nxt.head_line.shape[0] == VERIFY
+    n = nxt.head_line.shape[0]
+    return (prev.delay == nxt.delay and n >= VERIFY and n == prev.tail_line.shape[0]
             and np.array_equal(prev.tail_line, nxt.head_line)
             and np.array_equal(prev.tail_soft, nxt.head_soft))
 
@@ -294,25 +314,26 @@ def plan(system, pipe, workers: int, warmup: int | None = None):
     symbols = system.run.symbols
     skip = pipe.skip_for(symbols)
     nblocks = -(-symbols // STOP_BLOCK)
-    w = warmup_ui(pipe) if warmup is None else int(warmup)
+    v = verify_length(system)
+    w = warmup_ui(pipe, v) if warmup is None else int(warmup)
     for i, (b, per) in enumerate(range_blocks(nblocks, workers)):
         first, end = b * STOP_BLOCK, min((b + per) * STOP_BLOCK, symbols)
         if i == 0:
-            yield Task(0, 0, skip, skip, skip, end)
+            yield Task(0, 0, skip, skip, skip, end, verify=v)
         else:
             start = max(0, first - w)
             yield Task(i, start, skip if start == 0 else start + pipe.warm,
-                       first - VERIFY, first, end)
+                       first - v, first, end, verify=v)
 
 
-def warmup_ui(pipe) -> int:
+def warmup_ui(pipe, verify: int = VERIFY) -> int:
     """UIs simulated before a range: the pipeline's warm-up (pulse span, FFE, latency,
-    64), the latency search window and the boundary check, plus 1024 for a DFE to leave
-    an error burst begun by its empty history."""
-    return pipe.warm + ALIGN_WINDOW + pipe.max_delay + VERIFY + 1024
+    64), the latency search window and the boundary check (``verify`` decisions), plus
+    1024 for a DFE to leave an error burst begun by its empty history."""
+    return pipe.warm + ALIGN_WINDOW + pipe.max_delay + verify + 1024
 
 
-def can_split(pipe, symbols: int, workers: int) -> bool:
+def can_split(pipe, symbols: int, workers: int, verify: int = VERIFY) -> bool:
     return (workers > 1 and symbols >= 2 * STOP_BLOCK
             and pipe.skip_for(symbols) + ALIGN_WINDOW + pipe.max_delay < STOP_BLOCK
-            and warmup_ui(pipe) < STOP_BLOCK)
+            and warmup_ui(pipe, verify) < STOP_BLOCK)

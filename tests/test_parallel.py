@@ -121,10 +121,34 @@ def test_a_short_warmup_is_caught_and_widened():
     _same_counts(one, many)
 
 
+def test_a_canceller_boundary_compares_every_decision_it_reads():
+    """With a reflection canceller the boundary compares rc.span_ui + 1 decisions (the
+    DFE's 64 left decisions the canceller reads unchecked); a warm-up as short as that
+    is caught and widened, and the counts are one thread's."""
+    from serdes.parallel import plan, verify_length
+
+    system = _system("link.symbols=700000", "link.target_errors=0", "link.seed=11",
+                     "channel.loss_db=33", "reflections.echo_delay_ui=150",
+                     "reflections.echo_db=-16", "link.pulse_ui=320", "link.window_ui=2048", "rc.taps=2",
+                     "rc.span_ui=300")
+    assert verify_length(system) == 301
+    from serdes.engines.run import design_equalizer, pipeline
+
+    pipe = pipeline(system, design_equalizer(system), seed=1)
+    tasks = list(plan(system, pipe, 2))
+    assert all(t.verify == 301 for t in tasks) and tasks[1].first - tasks[1].head == 301
+    one = simulate(system)
+    assert one.bit_errors > 100
+    many, _, how = simulate_split(system, threads=2, warmup=301)
+    assert how.threads == 2 and how.retries > 0
+    _same_counts(one, many)
+
+
 @pytest.mark.parametrize("sets,why", [
     (("eq.mode=lms",), "LMS adaptation is sequential"),
     (("eq.detector=mlse",), "MLSE"),
     (("tx_jitter.ppm=20",), "TX frequency offset without clock recovery"),
+    (("tx_jitter.sj_ui=3", "tx_jitter.sj_hz=2e5"), "slips whole UIs"),
     (("reflections.echo_delay_ui=60", "reflections.echo_db=-20", "link.pulse_ui=96",
       "rc.taps=2", "rc.mode=adaptive", "rc.search_symbols=20000"), "reflection canceller"),
     (("cdr.mode=mm", "tx_jitter.rj_ui=0.01"), "the CDR loop is sequential"),

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from serdes.parallel import (RangeResult, Split, Task, _Merge, agree, can_split, plan,
-                             run_range, split_limit, warmup_ui)
+                             run_range, split_limit, verify_length, warmup_ui)
 
 __all__ = ["simulate_split", "RangeResult"]
 from serdes.pipeline import SlicerCapture
@@ -176,7 +176,8 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     if scheduler is None and threads > 1 and not note and _daemonic():
         note = ("this process is a daemonic worker (a process pool's or a cluster's), "
                 "which cannot start worker processes")
-    if scheduler is None and (note or not can_split(pipe, run.symbols, threads)):
+    if scheduler is None and (note or not can_split(pipe, run.symbols, threads,
+                                                    verify_length(system))):
         capture = SlicerCapture(capture_limit) if capture_limit else None
         res = simulate(system, engine=engine, taps=taps, progress=progress,
                        should_stop=should_stop, observers=[capture] if capture else ())
@@ -265,7 +266,8 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             stopped.append(True)
         return bool(stopped)
 
-    split = Split(warmup=warmup_ui(pipe) if warmup is None else int(warmup))
+    split = Split(warmup=warmup_ui(pipe, verify_length(system)) if warmup is None
+                  else int(warmup))
     prev, delay, skip0 = None, -1, pipe.skip_for(run.symbols)
     fill()
     if during is not None:
