@@ -70,8 +70,9 @@ def split_limit(system, engine: str) -> str | None:
                     "from the run's start")
     if spec.rc.taps and spec.rc.mode == "adaptive":
         return "the reflection canceller places its taps from the start of the run"
-    if getattr(system.source, "fec", None) is not None:
-        return "FEC codewords are counted in one pass"
+    if getattr(system.source, "fec", None) is not None and system.run.target_errors > 0:
+        return ("FEC codewords are counted in one pass where the run stops at "
+                "link.target_errors (0 splits it)")
     if getattr(system.link.adc, "calibration", None) is not None:
         return "the ADC's background calibration adapts from the start of the run"
     return None
@@ -123,6 +124,7 @@ class RangeResult:
     cap_sent: np.ndarray
     cap_v: np.ndarray
     simulated: int        # UIs simulated (warm-up included)
+    fec: dict | None = None   # the codewords it counted (CodewordCounter.state)
 
 
 class _Runs:
@@ -211,9 +213,43 @@ def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0,
     pipe = pipeline(system, taps, engine=engine, seed=run.seed)
     pipe.transmitter.seek(task.start, task.precode_state)
     tally = _Tally(task, pipe.levels, capture_limit)
-    out = pipe.run(task.end, chunk=run.chunk_symbols, observers=[tally], start=task.start,
+    observers, end, fec = [tally], task.end, None
+    spec = getattr(system.source, "fec", None)
+    if spec is not None:   # the codewords that start in the range, completed past its end
+        from serdes.fec.counter import CodewordCounter
+
+        last = task.end >= run.symbols
+        fec = CodewordCounter(spec, system.link.modulation_order, positions=True,
+                              first=task.first if task.index else None,
+                              end=None if last else task.end)
+        observers = [_Until(tally, task.end), fec]
+        if not last:
+            end = min(run.symbols, task.end + spec.line_symbols(system.link.modulation_order)
+                      + 2 * pipe.max_delay)
+    out = pipe.run(end, chunk=run.chunk_symbols, observers=observers, start=task.start,
                    skip=task.skip, count_from=task.head, should_stop=should_stop)
-    return tally.result(out.latency, out.decisions - task.start)
+    res = tally.result(out.latency, out.decisions - task.start)
+    if fec is not None:
+        res.fec = fec.state()
+    return res
+
+
+class _Until:
+    """An observer's records cut at decision ``end`` (a range run past its end)."""
+
+    def __init__(self, observer, end: int):
+        self.observer, self.end = observer, int(end)
+
+    def observe(self, rec) -> None:
+        from dataclasses import fields, replace
+
+        n = self.end - int(rec.first)
+        if n <= 0:
+            return
+        if n < rec.sym_err.shape[0]:
+            rec = replace(rec, **{f.name: getattr(rec, f.name)[:n] for f in fields(rec)
+                                  if isinstance(getattr(rec, f.name), np.ndarray)})
+        self.observer.observe(rec)
 
 
 def agree(prev: RangeResult, nxt: RangeResult) -> bool:
@@ -236,8 +272,11 @@ class _Merge:
         self.capture = SlicerCapture(capture_limit) if capture_limit else None
         self.end = None   # set when the stop rule fires: one past the last counted decision
         self.stopped_by = "symbols"
+        self.fec: list[dict] = []   # the ranges' codeword counts, in order
 
     def add(self, r: RangeResult) -> bool:
+        if r.fec is not None:
+            self.fec.append(r.fec)
         for i in range(r.symbols.shape[0]):
             b = r.b0 + i
             self.counter.add(int(r.sym_err[i]), int(r.bit_err[i]), int(r.symbols[i]))
@@ -289,6 +328,7 @@ class Split:
     simulated: int = 0
     note: str | None = None
     extra: dict = field(default_factory=dict)
+    fec: dict | None = None   # the report's "fec" object when the source sends codewords
 
 
 def range_blocks(nblocks: int, workers: int) -> list[tuple[int, int]]:

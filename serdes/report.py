@@ -91,13 +91,11 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
     dfe = system.receiver.detector == "dfe"
     split, early, interrupted = None, [], []
     fec = _fec_counter(system, threads, scheduler)
-    if (threads == 1 and scheduler is None) or fec is not None:
+    if threads == 1 and scheduler is None:
         capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
         res = simulate(system, engine=engine, should_stop=should_stop, progress=progress,
                        observers=[o for o in (capture, fec) if o is not None])
-        if fec is not None and threads != 1:
-            split = {"threads": 1, "threads_note": "one thread: FEC codewords are counted "
-                     "in one pass"}
+        fec = fec.result() if fec is not None else None
     else:
         from serdes.engines.blocks_run import simulate_split
         from serdes.forked import Forked
@@ -127,6 +125,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
         finally:
             if side is not None:
                 side.close()
+        fec = how.fec   # the ranges' codewords, merged (or the one pass's)
         split = {"threads": how.threads}
         if how.workers is not None:
             split["workers"] = how.workers
@@ -140,7 +139,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
                        adc=link.adc.describe(), split=split, ctle=ctle_summary(link))
     report.noise_budget = noise_budget(system, res)
     report.extra.update(crosstalk_fields(system, res))
-    report.fec = fec.result() if fec is not None else None
+    report.fec = fec
     if not dfe:
         if eye or stat:
             report.eye = report.stat = {"skipped": "the statistical engine and the slicer "
@@ -162,15 +161,11 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
 
 
 def _fec_counter(system, threads, scheduler):
-    """The codeword observer when the source sends FEC codewords (one pass only)."""
+    """The codeword observer of a one-thread run when the source sends FEC codewords (a
+    split run counts them per range: :mod:`serdes.parallel`)."""
     spec = getattr(system.source, "fec", None)
     if spec is None:
         return None
-    if scheduler:
-        from serdes.errors import ConfigError
-
-        raise ConfigError(f"--scheduler {scheduler}: a run with fec.mode = {spec.mode!r} "
-                          "counts codewords in one pass; run it without --scheduler")
     from serdes.fec.counter import CodewordCounter
 
     return CodewordCounter(spec, system.link.modulation_order)

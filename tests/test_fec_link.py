@@ -77,7 +77,7 @@ def test_run_json_fec_interface(capsys):
 
 def test_text_report_sweep_columns_and_one_pass(capsys):
     """The text summary's post-FEC lines, the sweep row's columns, and --threads: a FEC
-    run is counted in one pass and says so."""
+    run that stops at link.target_errors is counted in one pass and says so."""
     from serdes.sweep.point import report_columns
 
     cfg = earlier_default("fec.mode=kp4", "link.symbols=60000")
@@ -91,6 +91,28 @@ def test_text_report_sweep_columns_and_one_pass(capsys):
                      "--set", "fec.mode=kp4"]) == 0
     text = capsys.readouterr().out
     assert "RS(544,514)" in text and "FLR       counted" in text and "post-FEC" in text
+
+
+@pytest.mark.parametrize("threads, sets", [
+    (2, ("channel.loss_db=33", "noise.eta0_v2_per_ghz=1e-8")),            # precoded, x2
+    (3, ("channel.loss_db=33", "noise.eta0_v2_per_ghz=1.5e-8", "fec.interleave=1",
+         "link.precoding=false", "dfe.taps=2", "link.seed=4")),
+])
+def test_a_split_run_counts_the_codewords_of_one_pass(threads, sets):
+    """Without a stop rule a FEC run is split like any other: each range counts the
+    interleave groups that start in it (finished past its end) and keeps its error
+    positions; merged in order they give one pass's whole "fec" object, histogram,
+    events, model and margin included (it was counted in one thread only)."""
+    cfg = earlier_default("fec.mode=kp4", "link.target_errors=0", "link.symbols=2500000",
+                          *sets)
+    system = build(cfg)
+    one = run_report(system, stat=False, eye=False, threads=1).to_dict()
+    many = run_report(system, stat=False, eye=False, threads=threads).to_dict()
+    assert many["threads"] == threads and "threads_note" not in many
+    assert one["fec"]["codewords"] > 800 and one["fec"]["symbol_errors"] > 500
+    assert 0 < one["fec"]["uncorrectable"] < one["fec"]["codewords"]
+    assert json.dumps(many["fec"], sort_keys=True) == json.dumps(one["fec"], sort_keys=True)
+    assert many["bit_errors"] == one["bit_errors"]
 
 
 def test_fec_needs_a_payload_pattern(capsys):

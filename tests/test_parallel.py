@@ -203,6 +203,10 @@ def test_cluster_run_counts_what_the_local_run_counts():
                                   dashboard_address=None, processes=True) as cluster:
         rc1, local = _run(SETS + ["--threads", "1"])
         rc2, remote = _run(SETS + ["--scheduler", cluster.scheduler_address])
+        # post-FEC counting on the cluster (it was refused: "counts codewords in one pass")
+        fec = ["--set", "fec.mode=kp4", "--set", "noise.eta0_v2_per_ghz=1e-8"]
+        rc4, fec_local = _run(SETS + fec + ["--threads", "1"])
+        rc5, fec_remote = _run(SETS + fec + ["--scheduler", cluster.scheduler_address])
         from serdes.cli import main
 
         err = io.StringIO()
@@ -217,6 +221,10 @@ def test_cluster_run_counts_what_the_local_run_counts():
     assert remote["eye"]["counted"] == local["eye"]["counted"]
     assert rc3 == 2 and err.getvalue().count("\n") == 1
     assert "cannot be split" in err.getvalue()
+    assert rc4 == rc5 == 0 and fec_remote["workers"] == 2
+    assert fec_local["fec"]["symbol_errors"] > 0
+    assert json.dumps(fec_remote["fec"], sort_keys=True) == json.dumps(fec_local["fec"],
+                                                                       sort_keys=True)
 
 
 def test_unreachable_scheduler_is_one_line(capsys):

@@ -179,10 +179,13 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     if scheduler is None and (note or not can_split(pipe, run.symbols, threads,
                                                     verify_length(system))):
         capture = SlicerCapture(capture_limit) if capture_limit else None
+        fec = _fec_counter(system)
         res = simulate(system, engine=engine, taps=taps, progress=progress,
-                       should_stop=should_stop, observers=[capture] if capture else ())
+                       should_stop=should_stop,
+                       observers=[o for o in (capture, fec) if o is not None])
         return res, capture, Split(threads=1, note=note if threads > 1 else None,
-                                   simulated=res.symbols)
+                                   simulated=res.symbols,
+                                   fec=None if fec is None else fec.result())
     ex = (_Dask(scheduler, timeout, system, taps, engine, capture_limit) if scheduler
           else _Local(threads, system, taps, engine, capture_limit))
     try:
@@ -194,7 +197,23 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
         split.threads, split.workers = 1, ex.workers
     else:
         split.threads = threads
+    spec = getattr(system.source, "fec", None)
+    if spec is not None:   # the ranges' codewords, merged in order
+        from serdes.fec.counter import CodewordCounter
+
+        split.fec = CodewordCounter.merged(spec, system.link.modulation_order,
+                                           merge.fec).result()
     return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
+
+
+def _fec_counter(system):
+    """A one-pass codeword observer where the source sends FEC codewords, else None."""
+    spec = getattr(system.source, "fec", None)
+    if spec is None:
+        return None
+    from serdes.fec.counter import CodewordCounter
+
+    return CodewordCounter(spec, system.link.modulation_order)
 
 
 def _daemonic() -> bool:
@@ -227,10 +246,11 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
         from serdes.signal.source import precode_states
 
         return precode_states(system.source.pattern, link.modulation_order, run.seed,
-                              [start])[0] if pre else 0
+                              [start], fec=fec)[0] if pre else 0
 
+    fec = getattr(system.source, "fec", None)   # the data carry RS codewords
     src = (SymbolSource(pattern=system.source.pattern, m=link.modulation_order,
-                        precoding=True, seed=run.seed) if pre else None)
+                        precoding=True, seed=run.seed, fec=fec) if pre else None)
     todo, flight = plan(system, pipe, ex.workers, warmup), deque()
     window = 4 * ex.workers
     # with the parent counting too, two ranges queued per worker process: each has the

@@ -26,8 +26,17 @@ class CodewordCounter:
     """Observer (``observe(rec)``) counting post-FEC results; :meth:`result` is the
     ``"fec"`` object of a report."""
 
-    def __init__(self, spec: FecSpec, m: int):
+    def __init__(self, spec: FecSpec, m: int, *, first: int | None = None,
+                 end: int | None = None, positions: bool = False):
+        """``first``/``end``: one range of a split run (:mod:`serdes.parallel`): only
+        the interleave groups whose first symbol is decided at or after decision
+        ``first`` and before ``end`` (None: from the first whole group, up to the last
+        whole one), which the range completes past ``end``; ``positions``: keep the data
+        symbol error positions (:meth:`state`) instead of forming the error events, which
+        :meth:`merged` forms over all ranges in order."""
         self.spec, self.m = spec, int(m)
+        self.first, self.end, self._keep = first, end, bool(positions)
+        self._positions: list[np.ndarray] = []
         self.group = spec.line_symbols(self.m)
         self._tx = np.zeros(0, dtype=np.uint8)
         self._rx = np.zeros(0, dtype=np.uint8)
@@ -46,7 +55,8 @@ class CodewordCounter:
         t0 = int(rec.first) - int(rec.delay)
         tx, rx = rec.tx_data, rec.rx_data
         if self._start is None:
-            first = -(-t0 // self.group) * self.group
+            lo = t0 if self.first is None else max(t0, self.first - int(rec.delay))
+            first = -(-lo // self.group) * self.group
             cut = first - t0
             if cut >= tx.shape[0]:
                 return
@@ -55,6 +65,9 @@ class CodewordCounter:
         self._tx = np.concatenate([self._tx, tx])
         self._rx = np.concatenate([self._rx, rx])
         whole = (self._tx.shape[0] // self.group) * self.group
+        if self.end is not None:   # the groups that start before decision ``end``
+            starts = -(-(self.end - int(rec.delay) - self._start) // self.group)
+            whole = min(whole, max(starts, 0) * self.group)
         if whole:
             self._groups(self._tx[:whole], self._rx[:whole], self._start)
             self._tx, self._rx = self._tx[whole:], self._rx[whole:]
@@ -82,6 +95,10 @@ class CodewordCounter:
         self.line_symbols += tx.shape[0]
         pos = np.nonzero(tx != rx)[0] + start
         self.data_symbol_errors += int(pos.size)
+        if self._keep:
+            if pos.size:
+                self._positions.append(pos)
+            return
         if self._open is not None:
             pos = np.concatenate([self._open, pos])
             self._open = None
@@ -96,6 +113,31 @@ class CodewordCounter:
         if self._kept < MAX_PATTERNS:
             self.patterns[tuple(int(v) for v in e - e[0])] += 1
             self._kept += 1
+
+    _COUNTS = ("codewords", "detected", "miscorrected", "symbol_errors", "bit_errors_pre",
+               "bit_errors_post", "line_symbols", "data_symbol_errors")
+
+    def state(self) -> dict:
+        """What a range counted (``positions=True``), for :meth:`merged`."""
+        return {**{k: getattr(self, k) for k in self._COUNTS}, "hist": self.hist,
+                "positions": (np.concatenate(self._positions) if self._positions
+                              else np.zeros(0, dtype=np.int64))}
+
+    @classmethod
+    def merged(cls, spec: FecSpec, m: int, states) -> "CodewordCounter":
+        """The counter of one pass from the :meth:`state` of consecutive ranges, in
+        order: the counts summed, the error events formed over all the positions (as
+        one pass forms them group after group: the same events, patterns and cap)."""
+        out = cls(spec, m)
+        pos = []
+        for st in states:
+            for k in cls._COUNTS:
+                setattr(out, k, getattr(out, k) + int(st[k]))
+            out.hist = out.hist + st["hist"]
+            pos.append(st["positions"])
+        for e in model.events_of(np.concatenate(pos) if pos else np.zeros(0, np.int64)):
+            out._add_event(e)
+        return out
 
     def result(self) -> dict:
         """Counted and modelled post-FEC numbers (the ``"fec"`` object of a report)."""
