@@ -264,7 +264,7 @@ def agree(prev: RangeResult, nxt: RangeResult) -> bool:
 class _Merge:
     """Blocks in order: counts, bursts joined across boundaries, the stop rule."""
 
-    def __init__(self, m: int, symbols: int, target: int, capture_limit: int):
+    def __init__(self, m: int, symbols: int, target: int, capture_limit: int, fec=None):
         self.counter = ErrorCounter(m, skip=0)
         self.symbols, self.target = symbols, target
         self.sq_err = self.sq_sig = 0.0
@@ -272,11 +272,15 @@ class _Merge:
         self.capture = SlicerCapture(capture_limit) if capture_limit else None
         self.end = None   # set when the stop rule fires: one past the last counted decision
         self.stopped_by = "symbols"
-        self.fec: list[dict] = []   # the ranges' codeword counts, in order
+        self.fec = None   # the ranges' codewords (fec: a FecSpec), absorbed in order
+        if fec is not None:
+            from serdes.fec.counter import CodewordCounter
+
+            self.fec = CodewordCounter(fec, m)
 
     def add(self, r: RangeResult) -> bool:
         if r.fec is not None:
-            self.fec.append(r.fec)
+            self.fec.absorb(r.fec)
         for i in range(r.symbols.shape[0]):
             b = r.b0 + i
             self.counter.add(int(r.sym_err[i]), int(r.bit_err[i]), int(r.symbols[i]))

@@ -197,12 +197,8 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
         split.threads, split.workers = 1, ex.workers
     else:
         split.threads = threads
-    spec = getattr(system.source, "fec", None)
-    if spec is not None:   # the ranges' codewords, merged in order
-        from serdes.fec.counter import CodewordCounter
-
-        split.fec = CodewordCounter.merged(spec, system.link.modulation_order,
-                                           merge.fec).result()
+    if merge.fec is not None:   # the ranges' codewords, absorbed in order
+        split.fec = merge.fec.result()
     return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
 
 
@@ -239,7 +235,8 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
     from serdes.signal.source import SymbolSource
 
     run, link = system.run, system.link
-    merge = _Merge(link.modulation_order, run.symbols, run.target_errors, capture_limit)
+    merge = _Merge(link.modulation_order, run.symbols, run.target_errors, capture_limit,
+                   fec=getattr(system.source, "fec", None))
     pre = system.source.precoding
 
     def state_at(start):

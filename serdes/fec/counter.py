@@ -33,7 +33,7 @@ class CodewordCounter:
         ``first`` and before ``end`` (None: from the first whole group, up to the last
         whole one), which the range completes past ``end``; ``positions``: keep the data
         symbol error positions (:meth:`state`) instead of forming the error events, which
-        :meth:`merged` forms over all ranges in order."""
+        :meth:`absorb` forms over all ranges in order."""
         self.spec, self.m = spec, int(m)
         self.first, self.end, self._keep = first, end, bool(positions)
         self._positions: list[np.ndarray] = []
@@ -118,26 +118,28 @@ class CodewordCounter:
                "bit_errors_post", "line_symbols", "data_symbol_errors")
 
     def state(self) -> dict:
-        """What a range counted (``positions=True``), for :meth:`merged`."""
+        """What a range counted (``positions=True``), for :meth:`absorb`."""
         return {**{k: getattr(self, k) for k in self._COUNTS}, "hist": self.hist,
                 "positions": (np.concatenate(self._positions) if self._positions
                               else np.zeros(0, dtype=np.int64))}
 
-    @classmethod
-    def merged(cls, spec: FecSpec, m: int, states) -> "CodewordCounter":
-        """The counter of one pass from the :meth:`state` of consecutive ranges, in
-        order: the counts summed, the error events formed over all the positions (as
-        one pass forms them group after group: the same events, patterns and cap)."""
-        out = cls(spec, m)
-        pos = []
-        for st in states:
-            for k in cls._COUNTS:
-                setattr(out, k, getattr(out, k) + int(st[k]))
-            out.hist = out.hist + st["hist"]
-            pos.append(st["positions"])
-        for e in model.events_of(np.concatenate(pos) if pos else np.zeros(0, np.int64)):
-            out._add_event(e)
-        return out
+    def absorb(self, state: dict) -> None:
+        """Add the :meth:`state` of the next range (ranges in order): its counts, and the
+        error events over its positions, the last one kept open for the next range (as
+        one pass forms them group after group: the same events, patterns and cap; the
+        memory stays that of one pass)."""
+        for k in self._COUNTS:
+            setattr(self, k, getattr(self, k) + int(state[k]))
+        self.hist = self.hist + state["hist"]
+        pos = state["positions"]
+        if self._open is not None:
+            pos = np.concatenate([self._open, pos])
+            self._open = None
+        evs = model.events_of(pos)
+        if evs:
+            self._open = evs.pop()   # may continue in the next range
+        for e in evs:
+            self._add_event(e)
 
     def result(self) -> dict:
         """Counted and modelled post-FEC numbers (the ``"fec"`` object of a report)."""
