@@ -64,7 +64,9 @@ def split_limit(system, engine: str) -> str | None:
         # run's start
         if txj.ppm != 0:
             return "a TX frequency offset without clock recovery walks from the run's start"
-        reach = txj.sj_ui + 8 * txj.rj_ui + txj.dcd_ui / 2 + txj.buj_ui
+        from serdes.txjitter import reach_ui
+
+        reach = reach_ui(txj)
         if reach >= 0.5:
             return (f"TX jitter reaching {reach:g} UI without clock recovery slips whole UIs "
                     "from the run's start")

@@ -57,6 +57,15 @@ class TxJitter:
         return self.rj_ui > 0 or self.dcd_ui > 0 or self.buj_ui > 0
 
 
+MAX_DRAWN_UI = 0.5   # the largest TX offset the analog eye draws (UI), on its ideal clock
+
+
+def reach_ui(tj) -> float:
+    """How far the offsets of a :class:`TxJitter` reach (UI): SJ + 8 RJ (its clip) +
+    DCD / 2 + BUJ."""
+    return tj.sj_ui + 8 * tj.rj_ui + tj.dcd_ui / 2 + tj.buj_ui
+
+
 class TxJitterSource:
     """tau_j for absolute symbol indices (zero before the first symbol)."""
 

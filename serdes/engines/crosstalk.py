@@ -63,6 +63,10 @@ class AggressorSymbols:
     def jittered(self) -> bool:
         return self._tau is not None
 
+    def offsets(self, start: int, n: int) -> np.ndarray:
+        """Its TX jitter offsets tau_j (UI) of UIs start .. start+n-1."""
+        return self._tau.offsets(start, n)
+
     def fetch_moved(self, start: int, n: int, values: np.ndarray) -> np.ndarray:
         """``-tau_j b_j`` for UIs start .. start+n-1 (``values``: :meth:`fetch`'s b_j of
         them): the symbol stream of the first-order TX-jitter term."""
@@ -273,16 +277,25 @@ class AggressorWaveform:
     volts at the ADC input, laid out as ``WaveformFrontEnd.waveform``): at the victim's
     sampling instants it equals :class:`CrosstalkFrontEnd` without jitter (the same taps,
     the same symbols, the same blocks of phase of a walking aggressor); between them,
-    the aggressors' pulses at the same phases. For the analog eye."""
+    the aggressors' pulses at the same phases. An aggressor's TX jitter moves each of its
+    symbols' pulses by its own offset (exactly; the counted engines take it to first
+    order). For the analog eye."""
 
     def __init__(self, link):
-        self.pulses = link.aggressor_pulses
-        if any(p.agg.tx_jitter.active for p in self.pulses):
-            from serdes.errors import ConfigError
+        from serdes.txjitter import MAX_DRAWN_UI, reach_ui
 
-            raise ConfigError("analog eye with aggressor TX jitter (tx_rj_ui/tx_dcd_ui/"
-                              "tx_buj_ui/tx_sj_ui, default [tx_jitter]): not drawn on the "
-                              "fine grid; set them to 0 for the eye")
+        self.pulses = link.aggressor_pulses
+        for i, p in enumerate(self.pulses):   # each symbol's pulse moved by its own offset
+            a = p.agg
+            reach = reach_ui(a.tx_jitter)
+            if reach > MAX_DRAWN_UI:
+                from serdes.errors import ConfigError
+
+                raise ConfigError(
+                    f"aggressor[{i}] TX jitter reaching {reach:g} UI (tx_sj_ui + 8 tx_rj_ui + "
+                    f"tx_dcd_ui/2 + tx_buj_ui, default [tx_jitter]): the analog eye draws at "
+                    f"most {MAX_DRAWN_UI:g} UI; the statistical and equalized eyes "
+                    "take it")
         self.m, self.phase = link.m, link.pulse.phase
         self.sources = [AggressorSymbols(p.agg, link.levels, link.tx_noise_sigma,
                                          ui_s=link.ui_s) for p in self.pulses]
@@ -318,8 +331,12 @@ class AggressorWaveform:
         for i, src in enumerate(self.sources):
             for lo, hi, s, g in self._segments(i, k0, n):
                 L = g.shape[0] // m
-                b = src.fetch(lo - s - (L - 1), hi - lo + L - 1)
-                out[(lo - k0) * m:(hi - k0) * m] += upsample_pulse_sum(b, g, m, L)
+                start = lo - s - (L - 1)
+                b = src.fetch(start, hi - lo + L - 1)
+                # its TX jitter: each of its symbols' pulses moved by its own offset (the
+                # offsets the counted engines take to first order)
+                shift = src.offsets(start, b.shape[0]) * m if src.jittered else None
+                out[(lo - k0) * m:(hi - k0) * m] += upsample_pulse_sum(b, g, m, L, shift)
         return out
 
 

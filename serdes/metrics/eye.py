@@ -221,28 +221,28 @@ class AnalogEye:
 ANALOG_EYE_CHUNK = 2048      # symbols per streamed chunk of the analog eye
 ANALOG_EYE_PILOT = 1 << 14   # symbols whose waveform sets the analog eye's voltage range
 N_UI_WINDOW = 2              # UIs per analog eye window
-ANALOG_EYE_MAX_TX_UI = 0.5   # largest TX jitter offset the analog eye draws (UI)
 
 
 def analog_tx_jitter(system):
     """The TX jitter the analog eye draws (each symbol's pulse moved by its own offset,
     the same draws as the pulse engine's for the seed), or None; refused where the
     offsets are not bounded (a ppm offset walks away from the eye's ideal clock) or
-    reach past ANALOG_EYE_MAX_TX_UI (the pulse's last UIs would be cut)."""
+    reach past txjitter.MAX_DRAWN_UI (the pulse's last UIs would be cut)."""
     tj = system.tx_jitter
     if not tj.active:
         return None
     from serdes.errors import ConfigError
+    from serdes.txjitter import MAX_DRAWN_UI, reach_ui
 
     if tj.ppm != 0:
         raise ConfigError(f"tx_jitter.ppm = {tj.ppm:g}: the analog eye is drawn on the "
                           "ideal clock, which a frequency offset walks away from; set it to "
                           "0 for the eye (the statistical and equalized eyes take it)")
-    reach = tj.sj_ui + 8 * tj.rj_ui + tj.dcd_ui / 2 + tj.buj_ui
-    if reach > ANALOG_EYE_MAX_TX_UI:
+    reach = reach_ui(tj)
+    if reach > MAX_DRAWN_UI:
         raise ConfigError(
             f"TX jitter reaching {reach:g} UI (tx_jitter.sj_ui + 8 rj_ui + dcd_ui/2 + "
-            f"buj_ui): the analog eye draws at most {ANALOG_EYE_MAX_TX_UI:g} UI on its "
+            f"buj_ui): the analog eye draws at most {MAX_DRAWN_UI:g} UI on its "
             "ideal clock; the statistical and equalized eyes take it")
     return tj
 
