@@ -90,8 +90,12 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
     link = system.link
     dfe = system.receiver.detector == "dfe"
     split, early, interrupted = None, [], []
-    fec = _fec_counter(system, threads, scheduler)
+    fec = None
     if threads == 1 and scheduler is None:
+        if getattr(system.source, "fec", None) is not None:   # imported only then
+            from serdes.fec.counter import counter_for
+
+            fec = counter_for(system)
         capture = SlicerCapture(COUNTED_EYE_SYMBOLS) if (eye and dfe) else None
         res = simulate(system, engine=engine, should_stop=should_stop, progress=progress,
                        observers=[o for o in (capture, fec) if o is not None])
@@ -158,17 +162,6 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
                 raise
             report.skipped = "statistical sections (interrupted)"
     return report
-
-
-def _fec_counter(system, threads, scheduler):
-    """The codeword observer of a one-thread run when the source sends FEC codewords (a
-    split run counts them per range: :mod:`serdes.parallel`)."""
-    spec = getattr(system.source, "fec", None)
-    if spec is None:
-        return None
-    from serdes.fec.counter import CodewordCounter
-
-    return CodewordCounter(spec, system.link.modulation_order)
 
 
 def noise_budget(system, res: RunResult | None = None) -> dict:

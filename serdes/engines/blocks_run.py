@@ -179,7 +179,11 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     if scheduler is None and (note or not can_split(pipe, run.symbols, threads,
                                                     verify_length(system))):
         capture = SlicerCapture(capture_limit) if capture_limit else None
-        fec = _fec_counter(system)
+        fec = None
+        if getattr(system.source, "fec", None) is not None:   # imported only then
+            from serdes.fec.counter import counter_for
+
+            fec = counter_for(system)
         res = simulate(system, engine=engine, taps=taps, progress=progress,
                        should_stop=should_stop,
                        observers=[o for o in (capture, fec) if o is not None])
@@ -200,16 +204,6 @@ def simulate_split(system, *, engine: str = "pulse", threads: int | None = None,
     if merge.fec is not None:   # the ranges' codewords, absorbed in order
         split.fec = merge.fec.result()
     return _result(system, taps, pipe, merge, delay, split, t0), merge.capture, split
-
-
-def _fec_counter(system):
-    """A one-pass codeword observer where the source sends FEC codewords, else None."""
-    spec = getattr(system.source, "fec", None)
-    if spec is None:
-        return None
-    from serdes.fec.counter import CodewordCounter
-
-    return CodewordCounter(spec, system.link.modulation_order)
 
 
 def _daemonic() -> bool:

@@ -184,6 +184,13 @@ class CodewordCounter:
         }
 
 
+def counter_for(system) -> CodewordCounter | None:
+    """A one-pass codeword observer of ``system`` when its source sends FEC codewords,
+    else None (a split run counts them per range: :mod:`serdes.parallel`)."""
+    spec = getattr(system.source, "fec", None)
+    return None if spec is None else CodewordCounter(spec, system.link.modulation_order)
+
+
 def _margin(post_fec_ber_model: float, target: float, events: int) -> dict:
     """The margin of the burst model's post-FEC BER to the PHY's objective, in decades
     (> 0: below the objective). The counted post-FEC BER cannot reach such levels; the
