@@ -162,3 +162,18 @@ def test_count_progress_line():
     assert "analog eye: [" in s.getvalue() and "1,000/1,000 symbols" in s.getvalue()
     bar.close()
     assert s.getvalue().endswith("\r\x1b[K")
+
+
+def test_commands_release_their_figures(tmp_path, capsys):
+    """`serdes eye` and `serdes bathtub` run in one process (a notebook, the tests) close
+    the figure they wrote: they stayed open, and past 20 pyplot's warning came out as a
+    second stderr line beside a command's one-line error."""
+    import matplotlib.pyplot as plt
+
+    before = len(plt.get_fignums())
+    for kind in ("analog", "equalized"):
+        assert cli(["eye", "--kind", kind, "--symbols", "3000", "--dpi", "20", "-o",
+                    str(tmp_path / f"{kind}.png"), "--no-progress"]) == 0
+    assert cli(["bathtub", "--phases", "8", "--points", "16", "--dpi", "20", "-o",
+                str(tmp_path / "bt.png"), "--no-progress"]) == 0
+    assert len(plt.get_fignums()) == before

@@ -68,7 +68,7 @@ def main(args) -> int:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     peye.horizontal_bathtub(h, ax=ax1)
     peye.vertical_bathtub(v, ax=ax2, thresholds=eng.thresholds)
-    peye.save_figure(fig, args.output, dpi=args.dpi)
+    peye.save_figure(fig, args.output, dpi=args.dpi, close=True)
     if args.json:
         print(json.dumps(json_safe({
             "taps": note, "ffe_taps": eng.w.tolist(), "dfe_taps": eng.b.tolist(),

@@ -77,7 +77,7 @@ def main(args) -> int:
         what = _draw(args, system, taps, contours, ax, bar)
     finally:
         bar.close()
-    peye.save_figure(ax.figure, args.output, dpi=args.dpi)
+    peye.save_figure(ax.figure, args.output, dpi=args.dpi, close=True)
     print(f"wrote {args.output} ({what}" + (f"; {note})" if note else ")"))
     return 0
 

@@ -166,7 +166,7 @@ def main(args) -> int:
         from serdes.plot.eye import save_figure
         from serdes.plot.jtol import plot_jtol
 
-        save_figure(plot_jtol(out, fb).figure, args.plot, dpi=120)
+        save_figure(plot_jtol(out, fb).figure, args.plot, dpi=120, close=True)
     if args.json:
         print(json.dumps(json_safe(out), allow_nan=False), flush=True)
     else:

@@ -46,6 +46,6 @@ def main(args) -> int:
     ax = new_axes(figsize=(7.0, 4.5), file_backend=True)
     curves(rows, x=args.x, y=ys, hue=args.hue, ax=ax,
            threshold=None if args.no_threshold else KP4_BER, title=args.title)
-    save_figure(ax.figure, out, dpi=args.dpi)
+    save_figure(ax.figure, out, dpi=args.dpi, close=True)
     print(f"wrote {out}")
     return 0

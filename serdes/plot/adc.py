@@ -39,7 +39,7 @@ def plot_spectrum(power, result: dict, path: str) -> None:
     from serdes.plot.eye import save_figure
 
     ax = spectrum(power, result)
-    save_figure(ax.figure, path)
+    save_figure(ax.figure, path, close=True)
 
 
 def calibration(history: dict, ax=None):

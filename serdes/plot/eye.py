@@ -245,11 +245,19 @@ def vertical_bathtub(bathtub, ax=None, *, floor: float | None = None, targets=()
     return ax
 
 
-def save_figure(fig, path, *, dpi: int = 120) -> None:
-    """Write a figure; one-line errors for a bad path or format."""
+def save_figure(fig, path, *, dpi: int = 120, close: bool = False) -> None:
+    """Write a figure; one-line errors for a bad path or format. ``close``: release it
+    from pyplot afterwards (a command's figure, made only for the file: commands run
+    in one process, from a notebook or the tests, left them all open, and past 20
+    pyplot warned on stderr)."""
     from serdes.errors import SerdesError
 
     try:
         fig.savefig(path, dpi=dpi, bbox_inches="tight")
     except (OSError, ValueError) as exc:
         raise SerdesError(f"cannot write {path}: {exc}") from None
+    finally:
+        if close:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
