@@ -21,12 +21,20 @@ worst from symbol 0. Blocks are merged in order, so the stop rule (target errors
 block boundary) stops at the same block as one thread; bursts crossing block or range
 boundaries are joined. The slicer SNR is summed in a different order (equal to rounding).
 
-Fixed-tap FFE + DFE receivers with the pulse engine are split, with a canceller placed
-from the pulse (fixed taps) and with TX jitter at a fixed phase (below half a UI, no
-ppm); LMS adaptation (each tap update depends on all earlier ones), the adaptive
-reflection canceller (tap placement from the start of the run), clock recovery, MLSE
-(path metrics are not compared at a boundary) and the waveform engine (noise formed
-sequentially) run in one thread, and the report says so.
+An MLSE detector's feedback state is more than its decisions: its path metrics and
+survivor registers. Both ranges record the detector's whole state at the boundary
+(:meth:`~serdes.dsp.mlse.MlseDetector.fingerprint`, bytes) and the check compares it
+too: equal bytes there mean the same decisions from then on. That it converges bit for
+bit in a warm-up is what makes the split pay (the metrics are reduced by the best one
+every step, so once the survivors merge the best path's metric is exactly 0 in both and
+the others the same sums of the same branch metrics); when it does not, the range runs
+again as above.
+
+Fixed-tap FFE + DFE or MLSE receivers with the pulse engine are split, with a canceller
+placed from the pulse (fixed taps) and with TX jitter at a fixed phase (below half a UI,
+no ppm); LMS adaptation (each tap update depends on all earlier ones), the adaptive
+reflection canceller (tap placement from the start of the run), clock recovery and the
+waveform engine (noise formed sequentially) run in one thread, and the report says so.
 """
 
 from __future__ import annotations
@@ -51,8 +59,6 @@ def split_limit(system, engine: str) -> str | None:
         return "the waveform engine forms its noise sequentially"
     if spec.mode == "lms":
         return "LMS adaptation is sequential"
-    if spec.detector != "dfe":
-        return "the MLSE detector's state is not checked at range boundaries"
     if getattr(system, "cdr", None) is not None and system.cdr.active:
         return "the CDR loop is sequential (its phase state feeds back per symbol)"
     txj = getattr(system, "tx_jitter", None)
@@ -127,6 +133,10 @@ class RangeResult:
     cap_v: np.ndarray
     simulated: int        # UIs simulated (warm-up included)
     fec: dict | None = None   # the codewords it counted (CodewordCounter.state)
+    # an MLSE detector's state (MlseDetector.fingerprint) before sample `first` (after
+    # the warm-up) and before sample `end` (where the next range's is compared)
+    det_head: bytes | None = None
+    det_tail: bytes | None = None
 
 
 class _Runs:
@@ -228,11 +238,19 @@ def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0,
         if not last:
             end = min(run.symbols, task.end + spec.line_symbols(system.link.modulation_order)
                       + 2 * pipe.max_delay)
+    from serdes.dsp.blocks import Mlse
+
+    mlse = pipe.rx.find(Mlse)
+    if mlse is not None:   # its path metrics and survivors: the boundary check compares them
+        mlse.mark(task.end, *((task.first,) if task.index else ()))
     out = pipe.run(end, chunk=run.chunk_symbols, observers=observers, start=task.start,
                    skip=task.skip, count_from=task.head, should_stop=should_stop)
     res = tally.result(out.latency, out.decisions - task.start)
     if fec is not None:
         res.fec = fec.state()
+    if mlse is not None:
+        res.det_head = mlse.states.get(task.first) if task.index else None
+        res.det_tail = mlse.states.get(task.end)
     return res
 
 
@@ -256,11 +274,14 @@ class _Until:
 
 def agree(prev: RangeResult, nxt: RangeResult) -> bool:
     """The boundary check: same latency, same last decisions and bit-equal slicer inputs
-    where the earlier range ends and the later one's warm-up reaches."""
+    where the earlier range ends and the later one's warm-up reaches, and with an MLSE
+    detector the same detector state there (path metrics, survivors, rings: its
+    fingerprint, which both ranges record before that sample)."""
     n = nxt.head_line.shape[0]
     return (prev.delay == nxt.delay and n >= VERIFY and n == prev.tail_line.shape[0]
             and np.array_equal(prev.tail_line, nxt.head_line)
-            and np.array_equal(prev.tail_soft, nxt.head_soft))
+            and np.array_equal(prev.tail_soft, nxt.head_soft)
+            and prev.det_tail == nxt.det_head)
 
 
 class _Merge:

@@ -87,6 +87,12 @@ def test_source_seek_equals_stepping(pattern, precoding):
     # a reflection canceller with its taps placed from the pulse (frozen with MMSE taps)
     (2, ("link.seed=10", "channel.loss_db=33", "reflections.echo_delay_ui=60",
          "reflections.echo_db=-20", "link.pulse_ui=96", "rc.taps=4")),
+    # MLSE: the boundary also compares the detector's path metrics and survivors
+    (2, ("link.seed=12", "channel.loss_db=37", "eq.detector=mlse", "mlse.memory=2",
+         "mlse.whitening=predictor")),
+    (3, ("link.seed=13", "channel.loss_db=38", "eq.detector=mlse", "mlse.memory=1",
+         "link.precoding=true", "reflections.echo_delay_ui=60", "reflections.echo_db=-20",
+         "link.pulse_ui=96", "rc.taps=2", "link.chunk_symbols=10000")),
 ])
 def test_split_run_counts_what_one_thread_counts(threads, sets):
     system = _system("link.symbols=700000", "link.target_errors=0", *sets)
@@ -144,9 +150,76 @@ def test_a_canceller_boundary_compares_every_decision_it_reads():
     _same_counts(one, many)
 
 
+def _mlse_ranges(*sets):
+    """Two adjacent ranges of an MLSE run, each from its own warm-up, and their system."""
+    from serdes.engines.run import design_equalizer, pipeline
+    from serdes.parallel import plan, run_range
+
+    system = _system("link.symbols=400000", "link.target_errors=0", "channel.loss_db=37",
+                     "eq.detector=mlse", "mlse.memory=2", "link.seed=14", *sets)
+    taps = design_equalizer(system)
+    tasks = list(plan(system, pipeline(system, taps, seed=14), 2))
+    return system, taps, tasks, [run_range(system, taps, "pulse", t) for t in tasks[:2]]
+
+
+def test_mlse_boundary_compares_the_detector_state():
+    """Each range records the Viterbi state (path metrics, survivors, rings) before its
+    boundary sample; after the usual warm-up it equals the earlier range's bit for bit,
+    and a range whose state differs where its decisions and slicer inputs agree fails
+    the check."""
+    from dataclasses import replace
+
+    from serdes.parallel import agree
+
+    _, _, tasks, (a, b) = _mlse_ranges()
+    assert tasks[1].first == a.end and a.det_tail and b.det_head
+    assert a.det_head is None   # the first range is the single run's own start
+    assert agree(a, b) and a.det_tail == b.det_head
+    flipped = bytes([b.det_head[0] ^ 1]) + b.det_head[1:]
+    assert not agree(a, replace(b, det_head=flipped))
+    assert not agree(a, replace(b, det_head=None))
+
+
+def test_mlse_marks_do_not_change_the_decisions():
+    """Recording the state cuts the detector's chunks at the marked samples: the
+    decisions and slicer inputs are those of the uncut run, and the state recorded is
+    the one a detector stopped there has."""
+    from serdes.dsp.blocks import Mlse
+    from serdes.dsp.mlse import MlseDetector
+
+    rng = np.random.default_rng(3)
+    levels = np.array([-3.0, -1.0, 1.0, 3.0])
+    a = levels[rng.integers(0, 4, 5000)]
+    z = a + 0.5 * np.r_[0.0, a[:-1]] + 0.4 * rng.standard_normal(5000)
+
+    def det():
+        return MlseDetector(levels, target=[1.0, 0.5], whitening=[1.0, -0.2], traceback=16)
+
+    plain, cut = Mlse(det()), Mlse(det())
+    cut.mark(1000, 1001, 2999, 3000)
+    outs = [(plain(z[k:k + 1000], k), cut(z[k:k + 1000], k)) for k in range(0, 5000, 1000)]
+    for p, c in outs:
+        assert np.array_equal(p.decisions, c.decisions) and np.array_equal(p.soft, c.soft)
+    assert sorted(cut.states) == [1000, 1001, 2999, 3000] and not cut.marks
+    stopped = det()
+    stopped.process(z[:2999])
+    assert cut.states[2999] == stopped.fingerprint() != cut.states[3000]
+
+
+def test_mlse_state_from_a_short_warmup_is_caught():
+    """A warm-up too short for the latency search and the Viterbi state: the ranges run
+    again with longer ones and the counts are one thread's."""
+    system = _system("link.symbols=400000", "link.target_errors=0", "channel.loss_db=37",
+                     "eq.detector=mlse", "mlse.memory=2", "link.seed=15")
+    one = simulate(system)
+    assert one.bit_errors > 100
+    many, _, how = simulate_split(system, threads=2, warmup=VERIFY)
+    assert how.threads == 2 and how.retries > 0
+    _same_counts(one, many)
+
+
 @pytest.mark.parametrize("sets,why", [
     (("eq.mode=lms",), "LMS adaptation is sequential"),
-    (("eq.detector=mlse",), "MLSE"),
     (("tx_jitter.ppm=20",), "TX frequency offset without clock recovery"),
     (("tx_jitter.sj_ui=3", "tx_jitter.sj_hz=2e5"), "slips whole UIs"),
     (("reflections.echo_delay_ui=60", "reflections.echo_db=-20", "link.pulse_ui=96",

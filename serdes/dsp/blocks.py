@@ -211,9 +211,33 @@ class Mlse:
     def __init__(self, detector):
         self.detector = detector
         self.latency = int(detector.traceback) - 1
+        self.marks: set[int] = set()       # sample indices whose state to record
+        self.states: dict[int, bytes] = {}  # index -> the detector's fingerprint there
+
+    def mark(self, *positions: int) -> None:
+        """Record the detector's state (:meth:`MlseDetector.fingerprint`) once every
+        sample before each of ``positions`` (absolute sample indices) has been taken,
+        in :attr:`states` (a split run's boundary check)."""
+        self.marks.update(int(p) for p in positions)
 
     def __call__(self, z, k0: int) -> Detected:
-        return Detected(*self.detector.process(z))
+        n = z.shape[0]
+        cuts = sorted(p - k0 for p in self.marks if k0 < p <= k0 + n)
+        if not cuts:
+            return Detected(*self.detector.process(z))
+        dec, soft, j = [], [], 0
+        for c in cuts:   # the kernel carries its state: pieces give the whole's output
+            d, v = self.detector.process(z[j:c])
+            dec.append(d)
+            soft.append(v)
+            self.states[k0 + c] = self.detector.fingerprint()
+            self.marks.discard(k0 + c)
+            j = c
+        if j < n:
+            d, v = self.detector.process(z[j:])
+            dec.append(d)
+            soft.append(v)
+        return Detected(np.concatenate(dec), np.concatenate(soft))
 
 
 class Probe:

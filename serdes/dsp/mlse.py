@@ -86,3 +86,18 @@ class MlseDetector:
 
     def process(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return mlse_run(z, self.trellis, self.state)
+
+    def fingerprint(self) -> bytes:
+        """The whole state the next outputs depend on, as bytes: path metrics, survivor
+        registers, whitening history, best state, and the decision ring and sample
+        buffer read back from the newest entry (so the number of steps taken, which only
+        places entries in the rings, does not enter). Two detectors with equal
+        fingerprints give the same outputs from the same inputs on (once both have taken
+        more steps than the canceller's lags and the decision delay, as after a
+        warm-up): a split run compares it at each range boundary
+        (:mod:`serdes.parallel`)."""
+        s = self.state
+        t = int(s.st[0])
+        ring = s.ring[(t - 1 - np.arange(s.ring.shape[0])) & (s.ring.shape[0] - 1)]
+        ubuf = s.ubuf[(t - 1 - np.arange(s.ubuf.shape[0])) & (s.ubuf.shape[0] - 1)]
+        return b"".join(a.tobytes() for a in (s.pm, s.paths, s.zh, s.st[1:2], ring, ubuf))
