@@ -335,6 +335,22 @@ def test_cli_json_interface(echo_file, capsys):
      "640,000,000 frequency points, more than 4,194,304"),
     # 5e8 TX settings: their rows took all 24 GB before the search began
     (["--set", "tx_step=0.001,0.001,0.001,0.001"], "505,901,121 TX settings"),
+    # a CTLE pole or zero at 0 Hz divided by zero: a traceback (argmin of an empty
+    # sequence); a negative one gave a COM
+    (["--set", "f_lf_ghz=0"], "f_lf_ghz = 0.0"),
+    (["--set", "f_z_ghz=-1"], "f_z_ghz = -1.0"),
+    (["--set", "g_dc2=1e9"], "g_dc2 = (1000000000.0,)"),   # OverflowError
+    (["--set", "a_dd=1e9"], "a_dd = 1000000000.0"),         # ValueError (voltage grid)
+    # silently dropped or reversed: the second L_s, an empty tap range, a DFE limit
+    (["--set", "l_s=0.1,0.2"], "one value, or one per c_d section (1)"),
+    (["--set", "tx_min=0.1,0,-0.28,-0.1"], "tx_max >= tx_min"),
+    (["--set", "tx_step=-0.02,0.02,0.02,0.02"], "steps >= 0"),
+    (["--set", "dfe_min=0.9,0.05,-0.04,-0.04,-0.04,-0.04,-0.04,-0.04,-0.04,-0.04,-0.04,"
+      "-0.04"], "dfe_max >= dfe_min"),
+    (["--set", "rx_ffe_pre=1"], "0 unless the receiver has an RX FFE"),
+    (["--preset", "802.3dj-kr", "--set", "rx_ffe_pre=-1"], "an integer in [0, 14]"),
+    (["--preset", "802.3dj-kr", "--set", "rx_ffe_pre=3"], "limits hold 1"),
+    (["--set", "eye_vec_max_db=-1"], "eye_vec_max_db = -1.0"),
 ])
 def test_cli_bad_input_one_line_exit_2(echo_file, capsys, argv, words):
     assert cli_main(["com", str(echo_file), *argv]) == 2

@@ -274,17 +274,41 @@ def check(p: ComParams) -> None:
     for k in ("a_v", "a_fe", "a_ne"):
         if not 0 < getattr(p, k) <= 10:
             bad(k, "a number in (0, 10] V")
-    for k in ("eta0", "sigma_rj", "a_dd", "t_r_ns"):
-        if getattr(p, k) < 0:
-            bad(k, "a number >= 0")
+    if not 0 <= p.eta0 <= 1e-3:
+        bad("eta0", "a number in [0, 0.001] V^2/GHz (the presets: 8.2e-9 - 2e-8)")
+    for k in ("sigma_rj", "a_dd"):
+        if not 0 <= getattr(p, k) <= 0.5:
+            bad(k, "a number in [0, 0.5] UI")
+    if not 0 <= p.t_r_ns <= 1:
+        bad("t_r_ns", "a number in [0, 1] ns")
+    # the CTLE's zero and poles (eq. 93A-22): a pole or zero at 0 Hz divides by zero, a
+    # negative one is not a filter
+    for k in ("f_z_ghz", "f_p1_ghz", "f_p2_ghz", "f_lf_ghz"):
+        if not 1e-3 <= getattr(p, k) <= 1e4:
+            bad(k, "a number in [0.001, 10000] GHz")
+    for k in ("g_dc", "g_dc2"):
+        if any(not -60 <= g <= 60 for g in getattr(p, k)):
+            bad(k, "gains in [-60, 60] dB")
+    for k in ("c_d", "l_s"):
+        hi, unit = (1e-2, "nF") if k == "c_d" else (10.0, "nH")
+        if any(not 0 <= x <= hi for x in getattr(p, k)):
+            bad(k, f"values in [0, {hi:g}] {unit}")
+    if not p.c_d or len(p.l_s) not in (1, len(p.c_d)):
+        bad("l_s", f"one value, or one per c_d section ({len(p.c_d)})")
     if not 0 < p.rlm <= 1:
         bad("rlm", "a number in (0, 1]")
     if not (len(p.tx_min) == len(p.tx_max) == len(p.tx_step)):
         bad("tx_min", "tx_min, tx_max and tx_step of equal length")
+    if any(hi < lo for lo, hi in zip(p.tx_min, p.tx_max)):
+        bad("tx_max", "tx_max >= tx_min for every tap (equal: a fixed tap)")
+    if any(st < 0 for st in p.tx_step):
+        bad("tx_step", "steps >= 0 (0: the tap fixed at tx_min)")
     if not 0 <= p.tx_n_pre <= len(p.tx_min):
         bad("tx_n_pre", f"an integer in [0, {len(p.tx_min)}]")
     if len(p.dfe_max) != len(p.dfe_min):
         bad("dfe_max", "dfe_max and dfe_min of equal length")
+    if any(hi < lo for lo, hi in zip(p.dfe_min, p.dfe_max)):
+        bad("dfe_max", "dfe_max >= dfe_min for every tap")
     if not p.g_dc or not p.g_dc2:
         bad("g_dc", "at least one value in g_dc and in g_dc2")
     n_tx = math.prod(a.shape[0] for a in p._tx_axes())
@@ -297,6 +321,16 @@ def check(p: ComParams) -> None:
         bad("c0_min", "a value that leaves at least one TX setting in the grid")
     if len(p.rx_ffe_min) != len(p.rx_ffe_max):
         bad("rx_ffe_min", "rx_ffe_min and rx_ffe_max of equal length")
+    if any(hi < lo for lo, hi in zip(p.rx_ffe_min, p.rx_ffe_max)):
+        bad("rx_ffe_max", "rx_ffe_max >= rx_ffe_min for every tap")
+    if len(p.rx_ffe_max) and not 0 <= p.rx_ffe_pre < len(p.rx_ffe_max):
+        bad("rx_ffe_pre", f"the cursor tap's index, an integer in [0, {len(p.rx_ffe_max) - 1}]")
+    if len(p.rx_ffe_max) and not p.rx_ffe_min[p.rx_ffe_pre] <= 1 <= p.rx_ffe_max[p.rx_ffe_pre]:
+        # the limits are relative to the cursor tap (clipped to w_min,i c .. w_max,i c)
+        bad("rx_ffe_pre", f"a tap whose limits hold 1 (relative to itself), not "
+            f"[{p.rx_ffe_min[p.rx_ffe_pre]:g}, {p.rx_ffe_max[p.rx_ffe_pre]:g}]")
+    if not len(p.rx_ffe_max) and p.rx_ffe_pre != 0:
+        bad("rx_ffe_pre", "0 unless the receiver has an RX FFE (rx_ffe_max)")
     if not 0 <= p.erl_rho_x <= 1:
         bad("erl_rho_x", "a number in [0, 1]")
     for k in ("erl_beta_x_ghz", "erl_t_fx_ns", "erl_n_bx"):
@@ -318,6 +352,9 @@ def check(p: ComParams) -> None:
         bad("erl_limit_db", "a number in [0, 100] dB (0: not judged)")
     if p.mlsd and len(p.dfe_max) != 1:
         bad("mlsd", "false unless the receiver has exactly one DFE tap (dfe_max of length 1)")
+    for k in ("eye_eh_min_mv", "eye_vec_max_db"):
+        if getattr(p, k) < 0:
+            bad(k, "a number >= 0 (0: not judged)")
     if not 0 <= p.eye_t_o_mui <= 500:
         bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
     if not 0 <= p.eye_sigma_r_ui <= 1:
