@@ -280,6 +280,11 @@ def test_cluster_run_counts_what_the_local_run_counts():
         fec = ["--set", "fec.mode=kp4", "--set", "noise.eta0_v2_per_ghz=1e-8"]
         rc4, fec_local = _run(SETS + fec + ["--threads", "1"])
         rc5, fec_remote = _run(SETS + fec + ["--scheduler", cluster.scheduler_address])
+        # MLSE: the Viterbi state compared at the boundaries comes back from the workers
+        mlse = ["--set", "eq.detector=mlse", "--set", "mlse.memory=2", "--set",
+                "channel.loss_db=37"]
+        rc6, mlse_local = _run(SETS + mlse + ["--threads", "1"])
+        rc7, mlse_remote = _run(SETS + mlse + ["--scheduler", cluster.scheduler_address])
         from serdes.cli import main
 
         err = io.StringIO()
@@ -298,6 +303,9 @@ def test_cluster_run_counts_what_the_local_run_counts():
     assert fec_local["fec"]["symbol_errors"] > 0
     assert json.dumps(fec_remote["fec"], sort_keys=True) == json.dumps(fec_local["fec"],
                                                                        sort_keys=True)
+    assert rc6 == rc7 == 0 and mlse_remote["workers"] == 2 and mlse_local["bit_errors"] > 100
+    for k in ("symbols", "bit_errors", "symbol_errors", "bursts", "latency"):
+        assert mlse_remote[k] == mlse_local[k], k
 
 
 def test_unreachable_scheduler_is_one_line(capsys):
