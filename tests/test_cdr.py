@@ -418,6 +418,18 @@ def test_jtol_refuses_bad_frequencies(capsys):
     assert "symbol rate / 4" in capsys.readouterr().err
 
 
+def test_jtol_refuses_a_tx_offset_without_clock_recovery(capsys):
+    """Without a loop a TX ppm offset walks the sampling phase through every UI (a
+    counted run fails at any SJ); the statistical engine leaves the offset out, and jtol
+    had answered the tolerance of the link without it (0.10 UI on the default link)."""
+    from serdes.cli import main as cli_main
+
+    assert cli_main(["jtol", "--freqs", "1e6", "--set", "tx_jitter.ppm=100",
+                     *FIXED_CTLE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "tx_jitter.ppm = 100 without clock recovery" in err
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--timeout", "nan"], "--timeout applies to --scheduler only"),
     (["--timeout", "nan", "--scheduler", "tcp://127.0.0.1:1"], "--timeout nan: expected"),

@@ -105,6 +105,13 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
     if system.receiver.detector != "dfe" or system.receiver.mode != "mmse":
         raise ConfigError("serdes jtol: the receiver must be an MMSE FFE + DFE "
                           "(eq.mode = 'mmse', eq.detector = 'dfe')")
+    if system.tx_jitter.ppm and not system.cdr.active:
+        # the statistical engine leaves the offset out (cdr_stat.stat_note): it answered
+        # the tolerance of the link without it, and a counted run fails at any SJ
+        raise ConfigError(f"serdes jtol: tx_jitter.ppm = {system.tx_jitter.ppm:g} without "
+                          "clock recovery (cdr.mode = 'off') walks the sampling phase "
+                          "through every UI, so the link fails with any SJ; set cdr.mode "
+                          "(mm, ssmm or bb) to track the offset")
     if method in ("counted", "both") and symbols is not None:
         _check_symbols(symbols, target, 2 if system.link.modulation_order == 4 else 1)
     jt = Jtol(system)  # the loop model and the jitter transfer, here
