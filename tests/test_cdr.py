@@ -464,3 +464,18 @@ def test_a_counted_run_without_bits_does_not_pass():
     jt = Jtol(build(Config.default().with_overrides(["ctle.auto=false"])))
     ok, errors, bits = jt.counted_pass(0.05, 1e6, 1e-6, 10)
     assert bits == 0 and errors == 0 and not ok
+
+
+def test_jtol_warns_when_a_counted_run_takes_hours():
+    """--method counted/both at BER 1e-12 ran 5e12-symbol runs (weeks each) without a
+    word; now one warning says how long and what to give instead. The default target's
+    1e6-symbol runs say nothing."""
+    import warnings
+
+    from serdes.commands.jtol import _warn_long_runs
+
+    with pytest.warns(UserWarning, match=r"5e\+12 symbols, about 19.3 days.*at least 5e\+11"):
+        _warn_long_runs(5_000_000_000_000, 1e-12, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_long_runs(5_000_000, 1e-6, 2)
