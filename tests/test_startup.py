@@ -259,3 +259,23 @@ def test_the_stable_order_equals_numpys_stable_argsort():
                  np.arange(30)[::-1].copy(), np.full(9, 7)):
         keys = keys.astype(np.int64)
         assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize("given, want", [(None, "1"), ("3", "3")])
+def test_the_command_runs_numpy_with_one_blas_thread_unless_told(given, want):
+    """`serdes` sets OPENBLAS_NUM_THREADS / MKL_NUM_THREADS to 1 before numpy loads its
+    BLAS (importing serdes.cli imports no numpy, so the setting takes effect); extra BLAS
+    threads only spun beside our small matrices and took the cores of split runs'
+    worker processes. A value the user set is kept."""
+    import os
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = ("import os, sys, serdes.cli\n"
+            "print('numpy' in sys.modules, os.environ['OPENBLAS_NUM_THREADS'],"
+            " os.environ['MKL_NUM_THREADS'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    assert out == ["False", want, "1"]
