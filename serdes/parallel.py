@@ -30,11 +30,14 @@ every step, so once the survivors merge the best path's metric is exactly 0 in b
 the others the same sums of the same branch metrics); when it does not, the range runs
 again as above.
 
-Fixed-tap FFE + DFE or MLSE receivers with the pulse engine are split, with a canceller
-placed from the pulse (fixed taps) and with TX jitter at a fixed phase (below half a UI,
-no ppm); LMS adaptation (each tap update depends on all earlier ones), the adaptive
-reflection canceller (tap placement from the start of the run), clock recovery and the
-waveform engine (noise formed sequentially) run in one thread, and the report says so.
+Fixed-tap FFE + DFE or MLSE receivers with the pulse or the waveform engine are split
+(the waveform engine's filtered noise is formed in fixed blocks of absolute-indexed white
+noise; a range starts at the block holding its first sample, its history drawn again:
+:class:`~serdes.engines.wave_noise.SampledNoise`), with a canceller placed from the pulse
+(fixed taps) and with TX jitter at a fixed phase (below half a UI, no ppm); LMS
+adaptation (each tap update depends on all earlier ones), the adaptive reflection
+canceller (tap placement from the start of the run) and clock recovery run in one
+thread, and the report says so.
 """
 
 from __future__ import annotations
@@ -55,8 +58,8 @@ TAIL_BLOCKS = 4        # the shortest range of the tapered tail (its warm-up sta
 def split_limit(system, engine: str) -> str | None:
     """Why a run of ``system`` must stay in one thread (None: it can be split)."""
     spec = system.receiver
-    if engine != "pulse":
-        return "the waveform engine forms its noise sequentially"
+    if engine not in ("pulse", "waveform"):
+        return f"the {engine} engine has no split"
     if spec.mode == "lms":
         return "LMS adaptation is sequential"
     if getattr(system, "cdr", None) is not None and system.cdr.active:

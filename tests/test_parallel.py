@@ -106,6 +106,26 @@ def test_split_run_counts_what_one_thread_counts(threads, sets):
     assert np.array_equal(cap.sent, cap1.sent) and np.array_equal(cap.v, cap1.v)
 
 
+@pytest.mark.parametrize("sets", [
+    ("link.seed=16", "channel.loss_db=36"),
+    ("link.seed=17", "channel.loss_db=35", "noise.rj_ui=0.02", "noise.sj_ui=0.05",
+     "noise.sj_hz=1e6", "link.chunk_symbols=10000"),
+    ("link.seed=18", "channel.loss_db=37", "eq.detector=mlse", "mlse.memory=2"),
+])
+def test_waveform_engine_split_counts_what_one_thread_counts(sets):
+    """The waveform engine's noise is formed in blocks of absolute-indexed white noise,
+    so a range starts at its own block (it was run in one thread)."""
+    system = _system("link.symbols=600000", "link.target_errors=0", *sets)
+    cap1 = SlicerCapture(1 << 16)
+    one = simulate(system, engine="waveform", observers=[cap1])
+    assert one.bit_errors > 100
+    many, cap, how = simulate_split(system, engine="waveform", threads=2,
+                                    capture_limit=1 << 16)
+    assert how.threads == 2 and how.tasks > 2 and how.note is None
+    _same_counts(one, many)
+    assert np.array_equal(cap.v, cap1.v)
+
+
 def test_stop_rule_stops_at_the_same_block():
     system = _system("link.symbols=3000000", "link.target_errors=2000", "channel.loss_db=33",
                      "link.seed=8")

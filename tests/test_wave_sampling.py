@@ -94,6 +94,25 @@ def test_sampled_noise_equals_the_full_convolution(m, L, dmin, dmax):
     assert np.max(np.abs(got - want)) <= 1e-12 * np.sqrt(np.mean(want ** 2))
 
 
+@pytest.mark.parametrize("m, L, dmin, dmax", [(12, 100, -3, 2), (32, 700, 13, 21)])
+def test_sampled_noise_started_later_equals_the_run_from_the_start(m, L, dmin, dmax):
+    """A first window past UI 0 (a split run's range) starts at the block holding it,
+    with that block's history drawn again: every row from there on is the one formed
+    from UI 0, bit for bit, and none of the blocks before it are formed."""
+    h = np.random.default_rng(2).standard_normal(L) * np.exp(-np.arange(L) / (L / 5))
+    stream = rng.BlockRNG(5, 99, block=1000)
+    ref = SampledNoise(h, m, 0.7, stream, dmin, dmax)
+    for lo in (1, ref.nb - 1, ref.nb, 2 * ref.nb + 5):
+        hi = lo + ref.nb + 50
+        S, s0 = ref.window(-4, hi)
+        late = SampledNoise(h, m, 0.7, rng.BlockRNG(5, 99, block=1000), dmin, dmax)
+        T, t0 = late.window(lo, hi)
+        b0 = lo // ref.nb   # the blocks formed: from the one holding lo up to hi
+        assert t0 == b0 * ref.nb and late._blocks - b0 == (hi - t0) // ref.nb + 1
+        assert np.array_equal(T[lo - t0:hi + 1 - t0], S[lo - s0:hi + 1 - s0])
+        ref = SampledNoise(h, m, 0.7, stream, dmin, dmax)
+
+
 def test_polyphase_rows_are_the_pulse_at_each_offset():
     p = np.arange(1.0, 4 * 8 + 1)  # 4 UI of 8 fine samples
     T, jhi = polyphase_rows(p, 8, -3, 10)

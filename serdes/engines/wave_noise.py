@@ -24,7 +24,8 @@ BLOCK_TARGET = 1 << 18  # FFT length aimed at: overlap-save output per FFT cost 
 class SampledNoise:
     """Rows of filtered noise: ``window(lo, hi)`` -> (S, s0) with S[u - s0, col[r]] the
     noise at fine sample u m + r for UIs lo..hi and the residues r of ``dmin..dmax``
-    (calls with non-decreasing ``lo``; UIs before the first symbol are zero)."""
+    (calls with non-decreasing ``lo``; UIs before the first symbol are zero; a first
+    call with ``lo`` > 0 starts at the block holding it)."""
 
     def __init__(self, h: np.ndarray, m: int, sigma: float, stream, dmin: int, dmax: int):
         self.h = np.ascontiguousarray(h, dtype=np.float64)
@@ -59,6 +60,18 @@ class SampledNoise:
         self._S = None
         self._s0 = 0
 
+    def _seek(self, b: int) -> None:
+        """Start at block ``b``: its history (the last L - 1 white samples of block b - 1,
+        drawn again by absolute position) set as :meth:`_form` would have left it, so
+        the rows from there on are those of a run from UI 0, bit for bit, without
+        forming the blocks before it (a split run's range, :mod:`serdes.parallel`)."""
+        L, B = self.h.shape[0], self.block
+        self._blocks = int(b)
+        if b > 0 and L > 1:
+            self._ext[B:B + L - 1] = self.stream.normal(b * B - (L - 1), L - 1)
+        self._S = np.zeros((0, self.residues.shape[0]))
+        self._s0 = self._blocks * self.nb
+
     def _form(self) -> np.ndarray:
         """The next block's rows (nb x R)."""
         L, m, N, B = self.h.shape[0], self.m, self.n_fft, self.block
@@ -85,8 +98,11 @@ class SampledNoise:
 
     def window(self, lo: int, hi: int):
         if self._S is None:
-            s0 = min(lo, 0)
-            self._S, self._s0 = np.zeros((-s0, self.residues.shape[0])), s0
+            if lo > 0:   # a range of a split run starts here: from the block holding lo
+                self._seek(lo // self.nb)
+            else:
+                s0 = min(lo, 0)
+                self._S, self._s0 = np.zeros((-s0, self.residues.shape[0])), s0
         drop = min(lo - self._s0, self._S.shape[0])
         if drop > 0:  # rows no later call needs (s0 + rows stays the formed blocks' end)
             self._S = self._S[drop:]
