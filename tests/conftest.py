@@ -22,6 +22,13 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "NUMBA_NUM_THREADS" not in os
     _share = _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     os.environ["NUMBA_NUM_THREADS"] = str(max(1, _share))
 
+# numpy's BLAS with one thread, as the `serdes` command runs it (serdes/cli.py), when numpy
+# has not loaded it yet: the suite's in-process commands then run as the command does,
+# and xdist's workers do not each spin extra BLAS threads on the shared cores.
+if "numpy" not in __import__("sys").modules:
+    for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
 # `serdes run` keeps its CTLE choices and the precompiled kernels (`serdes precompile`)
 # in the user's cache folder: the tests (and the processes they start) use a folder of
 # their own, set here, when the conftest is imported, so that a kernel called while the
