@@ -4,10 +4,11 @@ paired and interleaved, wall clock and CPU time (worker processes included), wit
 load average. `bench_parallel.py` times the counting alone in one process.
 
 Run: python benchmarks/bench_threads_cli.py [SYMBOLS [ROUNDS [THREADS]]] [--json]
-                                             [--set KEY=VALUE ...]
+                                             [--set KEY=VALUE ...] [--engine waveform]
      (default 1e8 symbols, 3 rounds, 2 threads; the default link, no error target;
      --json: the rounds go to stderr and one JSON object of the medians to stdout;
-     --set: a config override for both runs, e.g. tx_jitter.rj_ui=0.01 or fec.mode=kp4)
+     --set: a config override for both runs, e.g. tx_jitter.rj_ui=0.01 or fec.mode=kp4;
+     --engine: serdes run's engine for both runs, pulse (default) or waveform)
 The CTLE choice comes from the on-disk cache after the first run, as in a user's
 repeated runs; SERDES_CACHE_DIR=off measures every run with its search.
 """
@@ -26,10 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one(symbols: str, threads: int, sets=()) -> tuple[float, float, int, float]:
+def one(symbols: str, threads: int, sets=(), engine: str = "pulse"
+        ) -> tuple[float, float, int, float]:
     """(wall s, CPU s, bit errors, load average) of one CLI run."""
     r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    extra = [a for kv in sets for a in ("--set", kv)]
+    extra = [a for kv in sets for a in ("--set", kv)] + ["--engine", engine]
     out = subprocess.run([sys.executable, "-m", "serdes.cli", "run", "--json", "--no-progress",
                           "--set", f"link.symbols={symbols}", "--set", "link.target_errors=0",
                           *extra, "--threads", str(threads)], capture_output=True, text=True,
@@ -43,7 +45,10 @@ def main(argv) -> None:
     as_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
     sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set" and i + 1 < len(argv)]
-    argv = [a for i, a in enumerate(argv) if a != "--set" and (i == 0 or argv[i - 1] != "--set")]
+    engines = [argv[i + 1] for i, a in enumerate(argv) if a == "--engine" and i + 1 < len(argv)]
+    engine = engines[-1] if engines else "pulse"
+    argv = [a for i, a in enumerate(argv) if a not in ("--set", "--engine")
+            and (i == 0 or argv[i - 1] not in ("--set", "--engine"))]
     symbols = argv[0] if argv else "1e8"
     rounds = int(argv[1]) if len(argv) > 1 else 3
     threads = int(argv[2]) if len(argv) > 2 else 2
@@ -53,7 +58,7 @@ def main(argv) -> None:
     ratios, cpus, walls, loads, errors = [], [], [], [], None
     for r in range(rounds):
         order = (1, threads) if r % 2 == 0 else (threads, 1)
-        got = {t: one(symbols, t, sets) for t in order}
+        got = {t: one(symbols, t, sets, engine) for t in order}
         (w1, c1, e1, l1), (wn, cn, en, ln) = got[1], got[threads]
         assert e1 == en, "a split run must count what one thread counts"
         errors = e1
