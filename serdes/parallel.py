@@ -20,6 +20,9 @@ started by the empty history), the range runs again with four times the warm-up,
 worst from symbol 0. Blocks are merged in order, so the stop rule (target errors on a
 block boundary) stops at the same block as one thread; bursts crossing block or range
 boundaries are joined. The slicer SNR is summed in a different order (equal to rounding).
+FEC codewords: each range counts the interleave groups that start in it (finished past
+its end); where the stop rule fires, that range is counted again up to the stop, so the
+groups are those one pass has when it stops.
 
 An MLSE detector's feedback state is more than its decisions: its path metrics and
 survivor registers. Both ranges record the detector's whole state at the boundary
@@ -81,9 +84,6 @@ def split_limit(system, engine: str) -> str | None:
                     "from the run's start")
     if spec.rc.taps and spec.rc.mode == "adaptive":
         return "the reflection canceller places its taps from the start of the run"
-    if getattr(system.source, "fec", None) is not None and system.run.target_errors > 0:
-        return ("FEC codewords are counted in one pass where the run stops at "
-                "link.target_errors (0 splits it)")
     if getattr(system.link.adc, "calibration", None) is not None:
         return "the ADC's background calibration adapts from the start of the run"
     return None
@@ -107,6 +107,9 @@ class Task:
     end: int              # one past the last decision counted
     precode_state: int = 0
     verify: int = VERIFY  # decisions compared at the boundary (verify_length)
+    # the run ends at `end` (its last range, or the range where the stop rule fired):
+    # codewords are counted as one pass counts them at its end, whole groups only
+    final: bool = False
 
 
 @dataclass
@@ -233,7 +236,7 @@ def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0,
     if spec is not None:   # the codewords that start in the range, completed past its end
         from serdes.fec.counter import CodewordCounter
 
-        last = task.end >= run.symbols
+        last = task.final or task.end >= run.symbols
         fec = CodewordCounter(spec, system.link.modulation_order, positions=True,
                               first=task.first if task.index else None,
                               end=None if last else task.end)
@@ -305,8 +308,9 @@ class _Merge:
             self.fec = CodewordCounter(fec, m)
 
     def add(self, r: RangeResult) -> bool:
-        if r.fec is not None:
-            self.fec.absorb(r.fec)
+        """Its blocks in order; True when the stop rule fired in it. Its codewords are
+        absorbed unless it did (the caller then absorbs those of the range counted
+        again up to the stop, :meth:`absorb_final`)."""
         for i in range(r.symbols.shape[0]):
             b = r.b0 + i
             self.counter.add(int(r.sym_err[i]), int(r.bit_err[i]), int(r.symbols[i]))
@@ -328,7 +332,17 @@ class _Merge:
         if self.capture is not None and r.cap_v.size:
             c = r.cap_v.shape[0] if self.end is None else max(0, self.end - r.cap_first)
             self.capture.observe(_Piece(r.cap_first, r.cap_sent[:c], r.cap_v[:c]))
+        if r.fec is not None and self.end is None:
+            self.fec.absorb(r.fec)
         return self.end is not None
+
+    def absorb_final(self, r: RangeResult) -> None:
+        """The codewords of the range where the stop rule fired, counted again up to the
+        stop (a :class:`Task` with ``final``): one pass stops there and counts the whole
+        groups it has; the range had counted the groups that start in it, completed past
+        its end."""
+        if r.fec is not None:
+            self.fec.absorb(r.fec)
 
     def bursts(self) -> dict[int, int]:
         if self.run:

@@ -75,14 +75,12 @@ def test_run_json_fec_interface(capsys):
     assert json.loads(capsys.readouterr().out)["fec"] is None
 
 
-def test_text_report_sweep_columns_and_one_pass(capsys):
-    """The text summary's post-FEC lines, the sweep row's columns, and --threads: a FEC
-    run that stops at link.target_errors is counted in one pass and says so."""
+def test_text_report_and_sweep_columns(capsys):
+    """The text summary's post-FEC lines and the sweep row's columns."""
     from serdes.sweep.point import report_columns
 
     cfg = earlier_default("fec.mode=kp4", "link.symbols=60000")
-    rep = run_report(build(cfg), stat=False, eye=False, threads=2).to_dict()
-    assert rep["threads"] == 1 and "FEC" in rep["threads_note"]
+    rep = run_report(build(cfg), stat=False, eye=False, threads=1).to_dict()
     cols = report_columns(rep)
     assert cols["fec_codewords"] == rep["fec"]["codewords"] > 0
     assert {"rs_ser", "flr", "flr_model", "flr_binomial", "post_fec_ber",
@@ -113,6 +111,33 @@ def test_a_split_run_counts_the_codewords_of_one_pass(threads, sets):
     assert 0 < one["fec"]["uncorrectable"] < one["fec"]["codewords"]
     assert json.dumps(many["fec"], sort_keys=True) == json.dumps(one["fec"], sort_keys=True)
     assert many["bit_errors"] == one["bit_errors"]
+
+
+@pytest.mark.parametrize("sets", [
+    ("channel.loss_db=34", "link.target_errors=3000", "link.seed=3"),     # in range 0
+    ("channel.loss_db=32", "link.target_errors=3000", "link.seed=7",      # in range 1
+     "link.chunk_symbols=9000"),
+    ("channel.loss_db=33", "link.target_errors=20000", "link.seed=4",     # not reached
+     "eq.detector=mlse", "mlse.memory=2"),
+])
+def test_a_split_run_with_a_stop_rule_counts_the_codewords_of_one_pass(sets):
+    """With link.target_errors a FEC run is split too (it ran in one thread): the range
+    where the stop rule fires is counted again up to the stop block, so its codewords
+    are the whole groups one pass has there, not those finished past the range's end."""
+    from serdes.engines.blocks_run import simulate_split
+    from serdes.engines.run import simulate
+    from serdes.fec.counter import counter_for
+
+    system = build(earlier_default("fec.mode=kp4", "link.symbols=5000000", *sets))
+    fec = counter_for(system)
+    one = simulate(system, observers=[fec])
+    many, _, how = simulate_split(system, threads=2)
+    assert how.threads == 2 and how.note is None and how.tasks > 2
+    assert (many.symbols, many.bit_errors, many.stopped_by) == (
+        one.symbols, one.bit_errors, one.stopped_by)
+    want = fec.result()
+    assert want["codewords"] > 50
+    assert json.dumps(how.fec, sort_keys=True) == json.dumps(want, sort_keys=True)
 
 
 def test_fec_needs_a_payload_pattern(capsys):

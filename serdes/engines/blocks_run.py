@@ -326,6 +326,16 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             progress(merge.end or r.end, run.symbols, c.symbols, c.bit_errors, c.bits)
         if done:
             merge.stopped_by = "target_errors"
+            if merge.fec is not None:   # its codewords again, up to the stop
+                last = replace(t, end=merge.end, final=True)
+                if ex.here:
+                    rf = ex.run_here(last)
+                else:
+                    fut = ex.submit(last)
+                    rf = fut.result()
+                    ex.done(fut)
+                split.simulated += rf.simulated
+                merge.absorb_final(rf)
             break
     return merge, split, delay
 
