@@ -311,12 +311,7 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             start = max(0, t.first - w)
             t = replace(t, start=start, skip=skip0 if start == 0 else start + pipe.warm,
                         precode_state=state_at(start))
-            if ex.here:
-                r = ex.run_here(t)
-            else:
-                fut = ex.submit(t)
-                r = fut.result()
-                ex.done(fut)
+            r = _again(ex, t)
             split.simulated += r.simulated
         delay = r.delay if prev is None else delay
         prev = r
@@ -327,17 +322,21 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
         if done:
             merge.stopped_by = "target_errors"
             if merge.fec is not None:   # its codewords again, up to the stop
-                last = replace(t, end=merge.end, final=True)
-                if ex.here:
-                    rf = ex.run_here(last)
-                else:
-                    fut = ex.submit(last)
-                    rf = fut.result()
-                    ex.done(fut)
+                rf = _again(ex, replace(t, end=merge.end, final=True))
                 split.simulated += rf.simulated
                 merge.absorb_final(rf)
             break
     return merge, split, delay
+
+
+def _again(ex, task: Task) -> RangeResult:
+    """``task`` run now, waited for: here (local processes) or on the cluster."""
+    if ex.here:
+        return ex.run_here(task)
+    fut = ex.submit(task)
+    r = fut.result()
+    ex.done(fut)
+    return r
 
 
 def _steal(ex, flight, stop) -> bool:
