@@ -21,6 +21,14 @@ from typing import Any
 _CACHE: dict = {}  # sweep id -> Jtol, in each worker process
 
 
+def default_symbols(target: float, bps: int) -> int:
+    """Symbols of a counted run at BER ``target`` when --symbols is not given: ten
+    allowed bit errors (``bps`` bits per symbol), at least 1e6."""
+    import math
+
+    return max(1_000_000, int(math.ceil(10 / target / bps)))
+
+
 def _jtol(base: dict, sweep: str, cache: bool = False):
     jt = _CACHE.get(sweep)
     if jt is None:
@@ -38,8 +46,6 @@ def jtol_point(*, point: dict[str, Any], base: dict, sweep: str, target: float,
                method: str, symbols: int | None, cache: bool = False) -> dict[str, Any]:
     """The row of one frequency: the statistical point and, if asked, the counted one;
     ``cache``: the worker's link build may take the CTLE choice from the on-disk cache."""
-    import math
-
     from serdes.sweep.point import error_message
 
     t0 = time.perf_counter()
@@ -53,7 +59,7 @@ def jtol_point(*, point: dict[str, Any], base: dict, sweep: str, target: float,
         if method in ("counted", "both"):
             link = jt.system.link
             bps = 2 if link.modulation_order == 4 else 1
-            n = int(symbols) if symbols else max(1_000_000, int(math.ceil(10 / target / bps)))
+            n = int(symbols) if symbols else default_symbols(target, bps)
             cp = jt.counted_point(f, target, n, min(sp["sj_ui"], 500.0))
             row.update(counted_sj_ui=cp["sj_ui"], counted_fail_ui=cp.get("sj_ui_fail"),
                        counted_runs=cp["runs"], symbols_per_run=n)

@@ -11,6 +11,7 @@ from serdes.commands.common import (add_cache_option, add_config_options, check_
                                     check_figure_path, check_writable, json_safe,
                                     load_config)
 from serdes.errors import ConfigError
+from serdes.jtol_sweep import default_symbols
 
 
 def add_parser(sub):
@@ -82,7 +83,7 @@ def _check_symbols(symbols, target: float, bps: int) -> None:
         raise ConfigError(
             f"--symbols = {symbols!r}: a counted run at BER {target:g} needs at least "
             f"{least:,} symbols (one allowed bit error; the default, "
-            f"{max(1_000_000, math.ceil(10 / target / bps)):,}, allows ten)")
+            f"{default_symbols(target, bps):,}, allows ten)")
 
 
 # symbols per second of a counted run with clock recovery on one core (the default link
@@ -137,7 +138,7 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
     if method in ("counted", "both") and symbols is not None:
         _check_symbols(symbols, target, bps)
     if method in ("counted", "both"):
-        _warn_long_runs(symbols or max(1_000_000, math.ceil(10 / target / bps)), target, bps)
+        _warn_long_runs(symbols or default_symbols(target, bps), target, bps)
     jt = Jtol(system)  # the loop model and the jitter transfer, here
     fb = 1.0 / system.link.ui_s
     tmpl = template_ui(freqs, fb)
