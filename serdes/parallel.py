@@ -375,7 +375,8 @@ class Split:
     fec: dict | None = None   # the report's "fec" object when the source sends codewords
 
 
-def range_blocks(nblocks: int, workers: int) -> list[tuple[int, int]]:
+def range_blocks(nblocks: int, workers: int, most: int = MAX_TASK_BLOCKS
+                 ) -> list[tuple[int, int]]:
     """(first block, blocks) of each range: at most ``MAX_TASK_BLOCKS``, at least four
     ranges per worker when the run is long enough, and a tail that tapers (each range at
     most half a worker's share of what is left, down to ``TAIL_BLOCKS``) so that the
@@ -383,7 +384,7 @@ def range_blocks(nblocks: int, workers: int) -> list[tuple[int, int]]:
     range costs a warm-up (a pipeline, about 5500 UI, and a whole 65536-value block of
     every noise stream for the part of the warm-up in the block before it: 10-20 ms),
     so the ranges are as few as that balance allows (25 for 1e8 symbols on 2 workers)."""
-    per = max(1, min(MAX_TASK_BLOCKS, -(-nblocks // (4 * workers))))
+    per = max(1, min(most, -(-nblocks // (4 * workers))))
     out, b = [], 0
     while b < nblocks:
         n = max(min(per, TAIL_BLOCKS), min(per, (nblocks - b) // (2 * workers)))
@@ -400,7 +401,10 @@ def plan(system, pipe, workers: int, warmup: int | None = None):
     nblocks = -(-symbols // STOP_BLOCK)
     v = verify_length(system)
     w = warmup_ui(pipe, v) if warmup is None else int(warmup)
-    for i, (b, per) in enumerate(range_blocks(nblocks, workers)):
+    # a slower front end takes shorter ranges (``range_blocks_max``): a range is what a
+    # process finishes before it sees a Ctrl-C or the merge moves on
+    most = int(getattr(pipe.front, "range_blocks_max", MAX_TASK_BLOCKS))
+    for i, (b, per) in enumerate(range_blocks(nblocks, workers, most)):
         first, end = b * STOP_BLOCK, min((b + per) * STOP_BLOCK, symbols)
         if i == 0:
             yield Task(0, 0, skip, skip, skip, end, verify=v)

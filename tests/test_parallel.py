@@ -126,6 +126,20 @@ def test_waveform_engine_split_counts_what_one_thread_counts(sets):
     assert np.array_equal(cap.v, cap1.v)
 
 
+def test_waveform_ranges_are_short():
+    """The waveform engine counts about 8x slower: its ranges are at most 16 blocks, so
+    a process answers a Ctrl-C (and the merge moves on) within about a second."""
+    from serdes.engines.run import design_equalizer, pipeline
+    from serdes.parallel import plan
+
+    system = _system("link.symbols=20000000", "link.target_errors=0")
+    taps = design_equalizer(system)
+    sizes = {e: max(t.end - t.first for t in plan(system, pipeline(system, taps, engine=e,
+                                                                   seed=1), 2))
+             for e in ("pulse", "waveform")}
+    assert sizes["waveform"] <= 16 * 65536 < sizes["pulse"]
+
+
 def test_stop_rule_stops_at_the_same_block():
     system = _system("link.symbols=3000000", "link.target_errors=2000", "channel.loss_db=33",
                      "link.seed=8")

@@ -32,6 +32,12 @@ NOISE_BLOCK_UI = 2048  # the filtered noise is formed in fixed blocks of this ma
 class WaveformFrontEnd:
     """Symbols of UIs k0..k0+n-1 -> ADC-input samples of UIs k0-G .. k0+n-1-G."""
 
+    # a split run's ranges (serdes.parallel.plan): at most 16 blocks (1 M symbols, about
+    # 1-2 s here against the pulse engine's 128 blocks in about 1 s), so a Ctrl-C is
+    # answered within a range (128 blocks took 8-17 s); each range's warm-up (about 5500
+    # UI and one 7168-UI noise block) is then about 1 % of it
+    range_blocks_max = 16
+
     def __init__(self, link, seed: int, *, noise: bool = True, tx_jitter=None):
         self.pulse = link.pulse
         self.m = link.m
