@@ -20,6 +20,9 @@ started by the empty history), the range runs again with four times the warm-up,
 worst from symbol 0. Blocks are merged in order, so the stop rule (target errors on a
 block boundary) stops at the same block as one thread; bursts crossing block or range
 boundaries are joined. The slicer SNR is summed in a different order (equal to rounding).
+A Ctrl-C (``should_stop``) ends the parent's own range at its next chunk; the ranges
+before it that the workers finish are still merged, and the part it counted
+(``RangeResult.stopped_at``), so the count is the gap-free prefix one thread would have.
 FEC codewords: each range counts the interleave groups that start in it (finished past
 its end); where the stop rule fires, that range is counted again up to the stop, so the
 groups are those one pass has when it stops.
@@ -138,6 +141,9 @@ class RangeResult:
     cap_sent: np.ndarray
     cap_v: np.ndarray
     simulated: int        # UIs simulated (warm-up included)
+    # a range ended by ``should_stop`` (a Ctrl-C): its first decision not counted (the
+    # blocks from there on are empty or partial); None when it counted to its end
+    stopped_at: int | None = None
     fec: dict | None = None   # the codewords it counted (CodewordCounter.state)
     # an MLSE detector's state (MlseDetector.fingerprint) before sample `first` (after
     # the warm-up) and before sample `end` (where the next range's is compared)
@@ -252,6 +258,9 @@ def run_range(system, taps, engine: str, task: Task, capture_limit: int = 0,
     out = pipe.run(end, chunk=run.chunk_symbols, observers=observers, start=task.start,
                    skip=task.skip, count_from=task.head, should_stop=should_stop)
     res = tally.result(out.latency, out.decisions - task.start)
+    if out.stopped_by == "interrupted" and out.decisions < end:
+        # (past task.end: every decision counted, but codewords left unfinished)
+        res.stopped_at = min(int(out.decisions), task.end)
     if fec is not None:
         res.fec = fec.state()
     if mlse is not None:
@@ -325,8 +334,11 @@ class _Merge:
                 for length, count in r.inner[i].items():
                     self.hist[length] = self.hist.get(length, 0) + count
                 self.run = int(r.trail[i])
+            # the stop rule looks at whole blocks only (one thread checks it at a block's
+            # end), not at the part of a block a stopped range counted
             if (self.target > 0 and self.counter.bit_errors >= self.target
-                    and (b + 1) * STOP_BLOCK <= self.symbols):
+                    and (b + 1) * STOP_BLOCK <= self.symbols
+                    and (r.stopped_at is None or (b + 1) * STOP_BLOCK <= r.stopped_at)):
                 self.end = (b + 1) * STOP_BLOCK
                 break
         if self.capture is not None and r.cap_v.size:

@@ -596,3 +596,74 @@ def test_a_daemonic_caller_counts_in_one_thread_and_says_why():
     assert got["threads"] == 1 and "daemonic" in got["threads_note"]
     assert (got["bit_errors"], got["symbols"], got["stat_ber"]) == (
         one["bit_errors"], one["symbols"], one["stat_ber"])
+
+
+class _PerDecision:
+    """Observer: bit and symbol errors of every counted decision, by absolute index."""
+
+    def __init__(self):
+        self.first, self.bit, self.sym = None, [], []
+
+    def observe(self, rec) -> None:
+        if self.first is None:
+            self.first = int(rec.first)
+        self.bit.append(np.asarray(rec.bit_err, dtype=np.int64))
+        self.sym.append(np.asarray(rec.sym_err, dtype=bool))
+
+    def counts(self, first: int, end: int) -> tuple[int, int]:
+        bit, sym = np.concatenate(self.bit), np.concatenate(self.sym)
+        a, b = first - self.first, end - self.first
+        return int(bit[a:b].sum()), int(np.count_nonzero(sym[a:b]))
+
+
+@pytest.mark.parametrize("calls", [3, 5])
+def test_a_ctrl_c_keeps_the_ranges_counted_before_it(calls):
+    """A Ctrl-C while the parent counts a range of its own: the ranges before it (the
+    workers', waited for) and the part of its own it counted are merged in order, up to
+    the first range nobody started, and equal one thread's count of the same symbols.
+    Before, the merge stopped at once and such a run reported 0 counted symbols (the
+    first range, a worker's, not yet merged)."""
+    from serdes.engines.run import design_equalizer, pipeline
+
+    system = _system("link.symbols=3000000", "link.target_errors=0", "channel.loss_db=34",
+                     "link.seed=3", "link.chunk_symbols=16384")
+    n = []
+
+    def stop():   # the parent's loop asks first, then its range before each chunk
+        n.append(1)
+        return len(n) >= calls
+
+    part, _, how = simulate_split(system, threads=2, should_stop=stop)
+    obs = _PerDecision()
+    simulate(system, observers=[obs])
+    skip = pipeline(system, design_equalizer(system), seed=system.run.seed).skip_for(
+        system.run.symbols)
+    assert part.stopped_by == "interrupted"
+    # at least the first range (6 blocks here) and less than the whole run
+    assert 6 * 65536 - skip <= part.symbols < system.run.symbols - skip
+    assert (part.bit_errors, part.symbol_errors) == obs.counts(skip, skip + part.symbols)
+    assert part.bit_errors > 0
+
+
+def test_the_stop_rule_does_not_fire_in_the_part_of_a_block_a_stopped_range_counted():
+    """One thread checks the target at a block's end, so a range stopped part-way
+    through a block (a Ctrl-C) may hold the target's errors in that part without the
+    run having stopped on them: the merge does not fire there, and does on the block
+    counted whole."""
+    from serdes.engines.run import design_equalizer, pipeline
+    from serdes.parallel import _Merge, plan, run_range
+
+    system = _system("link.symbols=400000", "link.target_errors=1", "channel.loss_db=34",
+                     "link.seed=3", "link.chunk_symbols=16384")
+    taps = design_equalizer(system)
+    pipe = pipeline(system, taps, seed=system.run.seed)
+    task = next(plan(system, pipe, 2))
+    n = []
+    part = run_range(system, taps, "pulse", task,
+                     should_stop=lambda: (n.append(1), len(n) > 2)[1])
+    whole = run_range(system, taps, "pulse", task)
+    assert part.stopped_at == 2 * 16384 and whole.stopped_at is None
+    assert part.bit_err[0] >= 1 and part.symbols[0] < whole.symbols[0]
+    m = system.link.modulation_order
+    assert not _Merge(m, system.run.symbols, 1, 0).add(part)
+    assert _Merge(m, system.run.symbols, 1, 0).add(whole)

@@ -80,9 +80,13 @@ class _Local:
     def run_here(self, task: Task, should_stop=None) -> RangeResult:
         return run_range(*self._args, task, self._limit, should_stop=should_stop)
 
+    def claim(self, task: Task) -> bool:
+        """``task`` taken from the workers (they skip it) unless one has started it."""
+        return _claim(self.owners, task.index, 1)
+
     def steal(self, task: Task, should_stop=None) -> RangeResult | None:
         """``task`` counted here if no worker has started it (None otherwise)."""
-        if not _claim(self.owners, task.index, 1):
+        if not self.claim(task):
             return None
         return self.run_here(task, should_stop)
 
@@ -320,13 +324,53 @@ def _drive(ex, system, pipe, capture_limit, progress, should_stop, warmup, durin
             c = merge.counter
             progress(merge.end or r.end, run.symbols, c.symbols, c.bit_errors, c.bits)
         if done:
-            merge.stopped_by = "target_errors"
-            if merge.fec is not None:   # its codewords again, up to the stop
-                rf = _again(ex, replace(t, end=merge.end, final=True))
-                split.simulated += rf.simulated
-                merge.absorb_final(rf)
+            _fired(ex, t, merge, split)
             break
+    if merge.stopped_by == "interrupted":
+        prev, delay = _counted_before_stop(ex, flight, merge, split, prev, delay)
     return merge, split, delay
+
+
+def _fired(ex, task: Task, merge, split) -> None:
+    """The stop rule fired in ``task``'s range: the run ends there (with FEC, the range's
+    codewords counted again up to the stop)."""
+    merge.stopped_by = "target_errors"
+    if merge.fec is not None:
+        rf = _again(ex, replace(task, end=merge.end, final=True))
+        split.simulated += rf.simulated
+        merge.absorb_final(rf)
+
+
+def _counted_before_stop(ex, flight, merge, split, prev, delay):
+    """After a Ctrl-C: the ranges after the merged ones that are counted (or being
+    counted by a worker, at most one range's time) merged in order as long as they
+    continue the count without a gap: up to the first range no process has started, the
+    first whose boundary check fails (it is not run again) or the first that the stop
+    ended part-way (the parent's, counted up to the chunk where it stopped, as one thread
+    stops). So an interrupted run reports the symbols counted from the start on, as one
+    thread would, rather than only the ranges merged before the Ctrl-C (none, when the
+    first range was still being counted). Returns (prev, delay) as the merge loop has
+    them."""
+    # first take every range no worker has started, so that none starts one now
+    open_ = [ex.here and not fut.done() and ex.claim(t) for t, fut in flight]
+    for (t, fut), taken in zip(flight, open_):
+        if taken or not (ex.here or fut.done()):
+            break   # nobody has counted it (a cluster's: not waited for)
+        r = fut.result()
+        ex.done(fut)
+        if r is None:
+            break
+        split.simulated += r.simulated
+        if prev is not None and not agree(prev, r):
+            break
+        delay = r.delay if prev is None else delay
+        prev = r
+        if merge.add(r):
+            _fired(ex, t, merge, split)
+            break
+        if r.stopped_at is not None:
+            break
+    return prev, delay
 
 
 def _again(ex, task: Task) -> RangeResult:
