@@ -19,13 +19,24 @@ counting kernels compile for about 5 s; in a child both overlap.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import multiprocessing as mp
 import pickle
 import signal
+import time
+
+# forked helper processes the statistical views may use (:func:`split_map`); 0 unless
+# a command that was given the cores sets it (:func:`helpers`)
+_HELPERS = contextvars.ContextVar("serdes_forked_helpers", default=0)
+# a first item (a phase of the statistical views) that took this long makes the rest
+# worth a fork (about 10-50 ms each, and the values pickled back)
+FORK_AFTER_S = 0.2
 
 
 def _child(conn, fn, args) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _HELPERS.set(0)   # a daemonic child starts no processes of its own
     try:
         value = fn(*args)
     except BaseException:   # noqa: BLE001 - the parent computes it again and reports
@@ -52,7 +63,9 @@ class Forked:
             return
         ctx = mp.get_context("fork")
         recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+        # not daemonic, so that it may fork helpers of its own (split_map); every
+        # caller ends it (close) in a finally, so none outlives the caller's block
+        proc = ctx.Process(target=_child, args=(send, fn, args), daemon=False)
         try:
             proc.start()
         except (AssertionError, OSError):   # a daemonic caller (no children), no memory
@@ -101,3 +114,58 @@ class Forked:
         if proc.is_alive():
             proc.terminate()
         proc.join()
+
+
+@contextlib.contextmanager
+def helpers(n: int | None):
+    """Within the block, :func:`split_map` may fork up to ``n`` helpers (None: one per
+    further core; 0 or 1 thread: none)."""
+    import os
+
+    n = (os.cpu_count() or 1) - 1 if n is None else int(n)
+    token = _HELPERS.set(max(0, n))
+    try:
+        yield
+    finally:
+        _HELPERS.reset(token)
+
+
+def helpers_allowed() -> int:
+    """How many forked helpers the caller may start now (:func:`helpers`)."""
+    return _HELPERS.get()
+
+
+def _map(fn, items):
+    return [fn(x) for x in items]
+
+
+def split_map(fn, items, slow_s: float | None = None) -> list:
+    """``[fn(x) for x in items]``, the same values. Where helpers are allowed
+    (:func:`helpers`) and the first item took at least ``slow_s`` (default
+    :data:`FORK_AFTER_S`; <= 0: at once, without timing one), the items left are cut into contiguous parts and all but
+    the first are computed in forked children while this process computes the first.
+    Each item's value must not depend on which others this process computed before it
+    (caches of exact values only)."""
+    items, head = list(items), []
+    slow_s = FORK_AFTER_S if slow_s is None else slow_s
+    if items and slow_s > 0:
+        t = time.perf_counter()
+        head = [fn(items[0])]
+        items = items[1:]
+        if time.perf_counter() - t < slow_s:
+            return head + _map(fn, items)
+    n = min(_HELPERS.get(), len(items) - 1)
+    if n < 1:
+        return head + _map(fn, items)
+    cut = [round(i * len(items) / (n + 1)) for i in range(n + 2)]
+    kids = []
+    try:
+        for i in range(1, n + 1):
+            kids.append(Forked(_map, fn, items[cut[i]:cut[i + 1]]))
+        out = head + _map(fn, items[:cut[1]])
+        for kid in kids:
+            out += kid.result()
+    finally:
+        for kid in kids:
+            kid.close()
+    return out

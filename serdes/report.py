@@ -106,7 +106,10 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
 
         # the statistical sections overlap the serial part and the counting: in a child
         # forked now, or (without fork) here while the workers count
-        side = Forked(_stat_early, system, stat != "ber") if (stat and dfe) else None
+        import os
+
+        spare = (os.cpu_count() or 1) - 1 if threads is None else threads - 1
+        side = Forked(_stat_early, system, stat != "ber", spare) if (stat and dfe) else None
 
         def during():
             try:
@@ -154,9 +157,12 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
     if stat and res.symbols and interrupted:
         report.skipped = "statistical sections (interrupted)"
     elif stat and res.symbols:
-        try:
-            _stat_sections(system, res, report, early[0] if early else None,
-                           detail=stat != "ber")
+        from serdes.forked import helpers
+
+        try:   # the cores the run was given (None: all) for a costly statistical eye
+            with helpers(None if threads is None else threads - 1):
+                _stat_sections(system, res, report, early[0] if early else None,
+                               detail=stat != "ber")
         except KeyboardInterrupt:
             if should_stop is None:
                 raise
@@ -346,19 +352,22 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
                 prop=dfe_error_propagation(eng), cdr_model=cdr_model)
 
 
-def _stat_early(system, detail: bool = True) -> dict | None:
+def _stat_early(system, detail: bool = True, helpers: int = 0) -> dict | None:
     """:func:`_stat_parts` on the designed fixed taps, for a split run to compute while
-    its workers count (its taps are checked against the run's before use)."""
+    its workers count (its taps are checked against the run's before use); ``helpers``:
+    forked helpers it may use (:func:`serdes.forked.helpers`)."""
     import dataclasses
 
     import numpy as np
 
     from serdes.engines.run import design_equalizer
+    from serdes.forked import helpers as allowed
 
     d = design_equalizer(system)
     taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
                                dfe=np.asarray(d.dfe, dtype=np.float64))
-    return _stat_parts(system, taps, detail)
+    with allowed(helpers):
+        return _stat_parts(system, taps, detail)
 
 
 # The kernels _stat_early calls after _rj_joint_classes, last first (with ``detail``: all

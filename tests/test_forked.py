@@ -6,6 +6,7 @@ import os
 import signal
 import time
 
+import numpy as np
 import pytest
 
 from serdes.forked import Forked
@@ -109,3 +110,73 @@ def test_ready_says_whether_the_child_has_answered():
     while not side.ready() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert side.ready() and side.result() == 3 and side.ready()
+
+
+# ------------------------------------------------------------ split_map, helpers
+def _pid_of(x):
+    return os.getpid(), x * x
+
+
+def test_split_map_gives_the_items_in_order_and_uses_the_helpers(monkeypatch):
+    """With helpers allowed and a slow first item, the later parts are computed in
+    forked children (other pids), the values in the items' order; without helpers, or
+    with a quick first item, all in this process; a child inside a helper starts none."""
+    import serdes.forked as fk
+
+    items = list(range(7))
+    with fk.helpers(2):
+        got = fk.split_map(_pid_of, items, slow_s=-1)
+    assert [v for _, v in got] == [x * x for x in items]
+    pids = [p for p, _ in got]
+    assert pids[0] == ME and len(set(pids)) == 3            # this process and two helpers
+    assert pids == sorted(pids, key=pids.index)              # contiguous parts
+    with fk.helpers(2):
+        quick = fk.split_map(_pid_of, items)                 # the first item took < 0.2 s
+    with fk.helpers(0):
+        none = fk.split_map(_pid_of, items, slow_s=-1)
+    assert {p for p, _ in quick} == {p for p, _ in none} == {ME}
+    with fk.helpers(1):
+        inner = fk.split_map(lambda x: fk.split_map(_pid_of, [x, x, x], slow_s=-1), [1, 2],
+                             slow_s=-1)
+    assert [len({p for p, _ in part}) for part in inner] == [2, 1]   # the helper: alone
+    assert fk.helpers_allowed() == 0
+
+
+def _views(eng):
+    from serdes.engines.stat import views
+
+    op = views.eye_opening(eng)
+    h = views.bathtub_horizontal(eng, 8)
+    e = views.eye(eng, n_phases=8, n_bins=32)
+    return op.height, op.width_ui, h.ber_per_eye, h.ber, e.ber
+
+
+@pytest.mark.parametrize("sets", [(), ("noise.sj_ui=0.1", "noise.sj_hz=1e8")],
+                         ids=["one-row", "sj-rows"])
+def test_the_statistical_views_are_the_same_with_helpers(monkeypatch, sets):
+    """The eye openings (the horizontal walk's other side in a helper), the horizontal
+    bathtub and the eye map (phases split over a helper) equal those computed in this
+    process alone, to the bit: on the default link (one jitter row) and with SJ (32 rows,
+    each phase over all of them)."""
+    import serdes.forked as fk
+    from serdes.build import build
+    from serdes.config import Config
+    from serdes.engines.run import design_equalizer
+    from serdes.engines.stat import StatisticalEngine
+
+    system = build(Config.default().with_overrides(list(sets)))
+    taps = design_equalizer(system)
+    alone = _views(StatisticalEngine(system, taps))
+    monkeypatch.setattr(fk, "FORK_AFTER_S", 0.0)
+    made, real = [], fk.Forked.__init__
+
+    def counted(self, *a):
+        real(self, *a)
+        made.append(self.forked)
+
+    monkeypatch.setattr(fk.Forked, "__init__", counted)
+    with fk.helpers(1):
+        helped = _views(StatisticalEngine(system, taps))
+    assert len(made) >= 3 and all(made)   # the walk's side, the bathtub, the eye map
+    for a, b in zip(alone, helped):
+        assert np.array_equal(a, b)

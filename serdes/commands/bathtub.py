@@ -52,8 +52,11 @@ def main(args) -> int:
     eng = statistical_engine(stat_view(system, taps), taps, dd_ui=args.dd_ui)
     bar = ItemProgress(None, "distributions", label="bathtub", enabled=args.progress)
     count_distributions(eng, bar)
-    try:
-        h = eng.bathtub_horizontal(args.phases)
+    from serdes.forked import helpers
+
+    try:   # a costly phase (an interleaved ADC's rows): the other cores help
+        with helpers(None):
+            h = eng.bathtub_horizontal(args.phases)
         v = eng.bathtub_vertical(0.0, args.points)
     finally:
         bar.close()

@@ -98,8 +98,11 @@ def _draw(args, system, taps, contours, ax, bar) -> str:
 
         eng = statistical_engine(stat_view(system, taps), taps, dd_ui=args.dd_ui)
         count_distributions(eng, bar)
-        se = eng.eye(n_phases=args.phases, n_bins=args.bins)
-        op = eng.eye_opening(targets=contours)
+        from serdes.forked import helpers
+
+        with helpers(None):   # a costly phase (an interleaved ADC's rows): all cores
+            se = eng.eye(n_phases=args.phases, n_bins=args.bins)
+            op = eng.eye_opening(targets=contours)
         peye.statistical_eye(se, ax=ax, contours=contours, opening=op)
         what = f"statistical eye, {args.phases} phases x {args.bins} bins in {se.elapsed_s:.2f} s"
     else:

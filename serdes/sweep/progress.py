@@ -2,11 +2,13 @@
 symbols simulated, counted, bit errors and BER (one long ``serdes run``).
 
 It draws only when the stream is a terminal (or when forced), at most ten times a
-second, and erases itself when the sweep or run ends.
+second, and erases itself when the sweep or run ends; a forked process's copy (a
+helper of the statistical views, :mod:`serdes.forked`) draws nothing.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -35,6 +37,7 @@ class Progress:
         self._t0 = self._r0 = time.monotonic()
         self._last = 0.0
         self._shown = False
+        self._pid = os.getpid()   # a forked helper's copy draws nothing
 
     @property
     def stage(self) -> str:
@@ -74,7 +77,7 @@ class Progress:
                 f"{_clock(elapsed)} elapsed  {eta}  {speed}")
 
     def draw(self, force: bool = False) -> None:
-        if not self.enabled:
+        if not self.enabled or os.getpid() != self._pid:
             return
         now = time.monotonic()
         if not force and now - self._last < 0.1 and self.done < self.total:

@@ -15,18 +15,20 @@ from serdes.engines.stat.results import DEFAULT_TARGETS, MAP_FLOOR, Bathtub, Eye
 def phase_grid_values(engine, phases: np.ndarray, fn) -> np.ndarray:
     """fn(dist) -> array, averaged over the jitter at every phase. Quasi-static
     jitter: evaluated on a grid covering the jitter, interpolated in log."""
+    from serdes.forked import split_map
+
     J = engine.jitter
     if J.weights.shape[0] == 1 and not J.span_ui:
-        return np.array([fn(engine.distribution(p)) for p in phases])
+        return np.array(split_map(lambda p: fn(engine.distribution(p)), phases))
     if not J.quasi_static:
-        out = []
-        for p in phases:
+        def at(p):
             acc = None
             for wq, dist in engine.row_distributions(p):
                 v = wq * fn(dist)
                 acc = v if acc is None else acc + v
-            out.append(acc)
-        return np.array(out)
+            return acc
+
+        return np.array(split_map(at, phases))
     step = float(np.min(np.diff(phases))) / 2 if phases.shape[0] > 1 else 1 / 128
     lo = phases.min() - J.span_ui - 2 * step
     hi = phases.max() + J.span_ui + 2 * step
@@ -84,15 +86,20 @@ def _eye_columns(engine, phases: np.ndarray, y: np.ndarray, dstep: float) -> np.
     def dist_at(p, row=None):
         return engine.distribution(p, row, grid_step=step)
 
+    from serdes.forked import split_map
+
     J = engine.jitter
     if J.weights.shape[0] == 1 and not J.span_ui:
-        return np.array([fn(dist_at(p)) for p in phases])
+        return np.array(split_map(lambda p: fn(dist_at(p)), phases))
     ber = np.zeros((phases.shape[0], n_bins))
     if not J.quasi_static:
-        for k, p in enumerate(phases):
+        def at(p):   # the phase's column over the jitter rows (a helper may take it)
+            col = np.zeros(n_bins)
             for wq, dist in engine.row_distributions(p, grid_step=step):
-                ber[k] += wq * fn(dist)
-        return ber
+                col += wq * fn(dist)
+            return col
+
+        return np.array(split_map(at, phases))
     lo = phases.min() - J.span_ui - 2 * dstep
     hi = phases.max() + J.span_ui + 2 * dstep
     grid = np.arange(lo, hi + dstep / 2, dstep)
@@ -198,18 +205,38 @@ def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chu
     i0 = int(np.argmin(np.abs(x - centre)))
     vals[:, [i0]] = evaluate(np.array([i0]))
     done = above(i0)                  # a closed eye reads the centre alone
-    for step in (1, -1):
-        stop = done.copy()
-        j = i0
-        while not stop.all() and 0 <= j + step < n:
+
+    def walk(step, state=None, steps=None):   # from the centre (or ``state``) outwards
+        got, stop, j = state if state is not None else ([], done.copy(), i0)
+        while not stop.all() and 0 <= j + step < n and (steps is None or steps > 0):
             idx = (np.arange(j + 1, min(j + 1 + chunk, n)) if step > 0
                    else np.arange(j - 1, max(j - 1 - chunk, -1), -1))
-            vals[:, idx] = evaluate(idx)
-            for jj in idx:
-                stop |= above(jj)
+            v = evaluate(idx)
+            got.append((idx, v))
+            for c, jj in enumerate(idx):
+                stop |= np.log(np.maximum(v[:, c], 1e-300)) > lt
                 j = jj
                 if stop.all():
                     break
+            steps = None if steps is None else steps - 1
+        return got, stop, j
+
+    # the first step outwards costly (an interleaved ADC's rows): the other side in a
+    # forked helper where one is allowed (serdes.forked.helpers), the same values
+    from serdes import forked
+
+    t0 = time.perf_counter()
+    right = walk(1, steps=1)
+    kid = (forked.Forked(lambda: walk(-1)[0]) if forked.helpers_allowed() and right[0]
+           and time.perf_counter() - t0 >= forked.FORK_AFTER_S else None)
+    try:
+        right = walk(1, right)
+        left = kid.result() if kid is not None else walk(-1)[0]
+    finally:
+        if kid is not None:
+            kid.close()
+    for idx, v in right[0] + left:
+        vals[:, idx] = v
     return vals
 
 
