@@ -87,6 +87,10 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
     from serdes.engines.run import simulate
     from serdes.pipeline import SlicerCapture
 
+    if threads is not None:   # (the statistical helpers below count on a number)
+        from serdes.validate import whole_number
+
+        threads = whole_number("threads", threads, 1, 4096)
     link = system.link
     dfe = system.receiver.detector == "dfe"
     split, early, interrupted = None, [], []
