@@ -34,9 +34,15 @@ _HELPERS = contextvars.ContextVar("serdes_forked_helpers", default=0)
 FORK_AFTER_S = 0.2
 
 
+def _ended(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def _child(conn, fn, args) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _HELPERS.set(0)   # a daemonic child starts no processes of its own
+    # ended by the parent (close): unwind, so that the helpers it started are ended too
+    signal.signal(signal.SIGTERM, _ended)
+    _HELPERS.set(0)   # none unless fn allows them (the report's statistical child)
     try:
         value = fn(*args)
     except BaseException:   # noqa: BLE001 - the parent computes it again and reports

@@ -180,3 +180,39 @@ def test_the_statistical_views_are_the_same_with_helpers(monkeypatch, sets):
     assert len(made) >= 3 and all(made)   # the walk's side, the bathtub, the eye map
     for a, b in zip(alone, helped):
         assert np.array_equal(a, b)
+
+
+def _helper_pids_then_sleep(path):
+    import serdes.forked as fk
+
+    def work(x):
+        if x:   # the helper's item: say who it is, then outlast any wait
+            with open(path, "a") as f:
+                f.write(f"{os.getpid()}\n")
+            time.sleep(60)
+        return x
+
+    with fk.helpers(1):
+        return fk.split_map(work, [0, 1], slow_s=-1)
+
+
+def test_closing_a_child_ends_the_helpers_it_started(tmp_path):
+    """A child that started helpers of its own (the report's statistical child, not
+    daemonic) and is ended by close() ends them too, instead of leaving them to run."""
+    path = tmp_path / "pids"
+    side = Forked(_helper_pids_then_sleep, str(path))
+    deadline = time.monotonic() + 60
+    while not (path.exists() and path.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    helper = int(path.read_text().split()[0])
+    side.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(helper, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(helper, signal.SIGKILL)
+        pytest.fail("the helper outlived its parent's close()")
