@@ -125,7 +125,7 @@ class Forked:
 @contextlib.contextmanager
 def helpers(n: int | None):
     """Within the block, :func:`split_map` may fork up to ``n`` helpers (None: one per
-    further core; 0 or 1 thread: none)."""
+    core beyond this process's; 0 or less: none)."""
     import os
 
     n = (os.cpu_count() or 1) - 1 if n is None else int(n)
@@ -148,10 +148,10 @@ def _map(fn, items):
 def split_map(fn, items, slow_s: float | None = None) -> list:
     """``[fn(x) for x in items]``, the same values. Where helpers are allowed
     (:func:`helpers`) and the first item took at least ``slow_s`` (default
-    :data:`FORK_AFTER_S`; <= 0: at once, without timing one), the items left are cut into contiguous parts and all but
-    the first are computed in forked children while this process computes the first.
-    Each item's value must not depend on which others this process computed before it
-    (caches of exact values only)."""
+    :data:`FORK_AFTER_S`; <= 0: at once, without timing one), the items left are cut
+    into contiguous parts and all but the first are computed in forked children while
+    this process computes the first. Each item's value must not depend on which others
+    this process computed before it (caches of exact values only)."""
     items, head = list(items), []
     slow_s = FORK_AFTER_S if slow_s is None else slow_s
     if items and slow_s > 0:
