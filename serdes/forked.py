@@ -147,20 +147,22 @@ def _map(fn, items):
 
 def split_map(fn, items, slow_s: float | None = None) -> list:
     """``[fn(x) for x in items]``, the same values. Where helpers are allowed
-    (:func:`helpers`) and the first item took at least ``slow_s`` (default
-    :data:`FORK_AFTER_S`; <= 0: at once, without timing one), the items left are cut
-    into contiguous parts and all but the first are computed in forked children while
-    this process computes the first. Each item's value must not depend on which others
-    this process computed before it (caches of exact values only)."""
+    (:func:`helpers`) and the items left would take at least ``slow_s`` at the first
+    one's pace (default :data:`FORK_AFTER_S`; <= 0: at once, without timing one), they
+    are cut into contiguous parts and all but the first are computed in forked children
+    while this process computes the first (with the helpers left). Each item's value
+    must not depend on which others this process computed before it (caches of exact
+    values only)."""
     items, head = list(items), []
     slow_s = FORK_AFTER_S if slow_s is None else slow_s
     if items and slow_s > 0:
         t = time.perf_counter()
         head = [fn(items[0])]
         items = items[1:]
-        if time.perf_counter() - t < slow_s:
+        if (time.perf_counter() - t) * len(items) < slow_s:   # the rest, at that pace
             return head + _map(fn, items)
-    n = min(_HELPERS.get(), len(items) - 1)
+    allowed = _HELPERS.get()
+    n = min(allowed, len(items) - 1)
     if n < 1:
         return head + _map(fn, items)
     cut = [round(i * len(items) / (n + 1)) for i in range(n + 2)]
@@ -168,7 +170,8 @@ def split_map(fn, items, slow_s: float | None = None) -> list:
     try:
         for i in range(1, n + 1):
             kids.append(Forked(_map, fn, items[cut[i]:cut[i + 1]]))
-        out = head + _map(fn, items[:cut[1]])
+        with helpers(allowed - n):   # the cores the children took are not this part's
+            out = head + _map(fn, items[:cut[1]])
         for kid in kids:
             out += kid.result()
     finally:

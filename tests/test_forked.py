@@ -120,7 +120,8 @@ def _pid_of(x):
 def test_split_map_gives_the_items_in_order_and_uses_the_helpers(monkeypatch):
     """With helpers allowed and a slow first item, the later parts are computed in
     forked children (other pids), the values in the items' order; without helpers, or
-    with a quick first item, all in this process; a child inside a helper starts none."""
+    with a quick first item, all in this process; this process's own part may use only
+    the helpers left, and a helper starts none."""
     import serdes.forked as fk
 
     items = list(range(7))
@@ -135,10 +136,14 @@ def test_split_map_gives_the_items_in_order_and_uses_the_helpers(monkeypatch):
     with fk.helpers(0):
         none = fk.split_map(_pid_of, items, slow_s=-1)
     assert {p for p, _ in quick} == {p for p, _ in none} == {ME}
-    with fk.helpers(1):
-        inner = fk.split_map(lambda x: fk.split_map(_pid_of, [x, x, x], slow_s=-1), [1, 2],
-                             slow_s=-1)
-    assert [len({p for p, _ in part}) for part in inner] == [2, 1]   # the helper: alone
+    nested = (lambda: fk.split_map(lambda x: fk.split_map(_pid_of, [x, x, x], slow_s=-1),
+                                   [1, 2], slow_s=-1))
+    with fk.helpers(1):   # the one helper taken: this process's part has none left
+        inner = nested()
+    assert [len({p for p, _ in part}) for part in inner] == [1, 1]
+    with fk.helpers(2):   # one left for this process's part; a helper starts none
+        inner = nested()
+    assert [len({p for p, _ in part}) for part in inner] == [2, 1]
     assert fk.helpers_allowed() == 0
 
 
@@ -216,3 +221,33 @@ def test_closing_a_child_ends_the_helpers_it_started(tmp_path):
     else:
         os.kill(helper, signal.SIGKILL)
         pytest.fail("the helper outlived its parent's close()")
+
+
+def test_an_interleaved_adcs_rows_are_the_same_with_a_helper(monkeypatch):
+    """The rows that take the joint RJ classes (serdes.tiadc.rows.screened_rows) split
+    over a helper: the BER and the per-eye rates equal those of one process, to the
+    bit."""
+    import serdes.forked as fk
+    from serdes.build import build
+    from serdes.config import Config
+    from serdes.engines.run import design_equalizer
+    from serdes.tiadc.stat import statistical_engine
+
+    system = build(Config.default().with_overrides(
+        ["adc.lanes=2", "adc.skew_rms_s=2e-12", "supply.ripple_mv=[20]",
+         "supply.ripple_hz=[1e8]", "supply.delay_ps_per_mv=0.05"]))
+    taps = design_equalizer(system)
+    alone = statistical_engine(system, taps).ber(0.0)
+    monkeypatch.setattr(fk, "FORK_AFTER_S", 0.0)
+    made, real = [], fk.Forked.__init__
+
+    def counted(self, *a):
+        real(self, *a)
+        made.append(self.forked)
+
+    monkeypatch.setattr(fk.Forked, "__init__", counted)
+    with fk.helpers(1):
+        helped = statistical_engine(system, taps).ber(0.0)
+    assert made and all(made)
+    assert helped.ber == alone.ber and helped.ser == alone.ser
+    assert np.array_equal(helped.ber_per_eye, alone.ber_per_eye)

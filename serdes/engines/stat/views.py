@@ -230,7 +230,8 @@ def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chu
     kid = (forked.Forked(lambda: walk(-1)[0]) if forked.helpers_allowed() and right[0]
            and time.perf_counter() - t0 >= forked.FORK_AFTER_S else None)
     try:
-        right = walk(1, right)
+        with forked.helpers(forked.helpers_allowed() - (kid is not None)):
+            right = walk(1, right)   # (without the core the other side took)
         left = kid.result() if kid is not None else walk(-1)[0]
     finally:
         if kid is not None:
