@@ -147,6 +147,22 @@ def test_split_map_gives_the_items_in_order_and_uses_the_helpers(monkeypatch):
     assert fk.helpers_allowed() == 0
 
 
+def _forks_at_once(monkeypatch) -> list:
+    """Helpers forked without timing a first item; returns the list that gets, for
+    each Forked made, whether a child was started."""
+    import serdes.forked as fk
+
+    monkeypatch.setattr(fk, "FORK_AFTER_S", 0.0)
+    made, real = [], fk.Forked.__init__
+
+    def counted(self, *a):
+        real(self, *a)
+        made.append(self.forked)
+
+    monkeypatch.setattr(fk.Forked, "__init__", counted)
+    return made
+
+
 def _views(eng):
     from serdes.engines.stat import views
 
@@ -172,14 +188,7 @@ def test_the_statistical_views_are_the_same_with_helpers(monkeypatch, sets):
     system = build(Config.default().with_overrides(list(sets)))
     taps = design_equalizer(system)
     alone = _views(StatisticalEngine(system, taps))
-    monkeypatch.setattr(fk, "FORK_AFTER_S", 0.0)
-    made, real = [], fk.Forked.__init__
-
-    def counted(self, *a):
-        real(self, *a)
-        made.append(self.forked)
-
-    monkeypatch.setattr(fk.Forked, "__init__", counted)
+    made = _forks_at_once(monkeypatch)
     with fk.helpers(1):
         helped = _views(StatisticalEngine(system, taps))
     assert len(made) >= 3 and all(made)   # the walk's side, the bathtub, the eye map
@@ -238,14 +247,7 @@ def test_an_interleaved_adcs_rows_are_the_same_with_a_helper(monkeypatch):
          "supply.ripple_hz=[1e8]", "supply.delay_ps_per_mv=0.05"]))
     taps = design_equalizer(system)
     alone = statistical_engine(system, taps).ber(0.0)
-    monkeypatch.setattr(fk, "FORK_AFTER_S", 0.0)
-    made, real = [], fk.Forked.__init__
-
-    def counted(self, *a):
-        real(self, *a)
-        made.append(self.forked)
-
-    monkeypatch.setattr(fk.Forked, "__init__", counted)
+    made = _forks_at_once(monkeypatch)
     with fk.helpers(1):
         helped = statistical_engine(system, taps).ber(0.0)
     assert made and all(made)
