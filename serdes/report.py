@@ -91,6 +91,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
         from serdes.validate import whole_number
 
         threads = whole_number("threads", threads, 1, 4096)
+    # forked helpers the statistical sections may use (serdes.forked.helpers; None: all)
+    spare = None if threads is None else threads - 1
     link = system.link
     dfe = system.receiver.detector == "dfe"
     split, early, interrupted = None, [], []
@@ -110,9 +112,6 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
 
         # the statistical sections overlap the serial part and the counting: in a child
         # forked now, or (without fork) here while the workers count
-        import os
-
-        spare = (os.cpu_count() or 1) - 1 if threads is None else threads - 1
         side = Forked(_stat_early, system, stat != "ber", spare) if (stat and dfe) else None
 
         def during():
@@ -164,7 +163,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
         from serdes.forked import helpers
 
         try:   # the cores the run was given (None: all) for a costly statistical eye
-            with helpers(None if threads is None else threads - 1):
+            with helpers(spare):
                 _stat_sections(system, res, report, early[0] if early else None,
                                detail=stat != "ber")
         except KeyboardInterrupt:
@@ -356,7 +355,7 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
                 prop=dfe_error_propagation(eng), cdr_model=cdr_model)
 
 
-def _stat_early(system, detail: bool = True, helpers: int = 0) -> dict | None:
+def _stat_early(system, detail: bool = True, helpers: int | None = 0) -> dict | None:
     """:func:`_stat_parts` on the designed fixed taps, for a split run to compute while
     its workers count (its taps are checked against the run's before use); ``helpers``:
     forked helpers it may use (:func:`serdes.forked.helpers`)."""
