@@ -21,12 +21,16 @@ from typing import Any
 _CACHE: dict = {}  # sweep id -> Jtol, in each worker process
 
 
+MAX_SYMBOLS = 10**13   # a counted run's limit (link.symbols)
+
+
 def default_symbols(target: float, bps: int) -> int:
     """Symbols of a counted run at BER ``target`` when --symbols is not given: ten
-    allowed bit errors (``bps`` bits per symbol), at least 1e6."""
+    allowed bit errors (``bps`` bits per symbol), at least 1e6 and at most a run's
+    limit (MAX_SYMBOLS: fewer allowed errors below BER 1e-12)."""
     import math
 
-    return max(1_000_000, int(math.ceil(10 / target / bps)))
+    return min(MAX_SYMBOLS, max(1_000_000, int(math.ceil(10 / target / bps))))
 
 
 def _jtol(base: dict, sweep: str, cache: bool = False):

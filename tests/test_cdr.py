@@ -458,6 +458,39 @@ def test_jtol_refuses_counted_runs_too_short_for_the_target(capsys, symbols):
     assert "needs at least 500,000 symbols" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("method", ["counted", "both"])
+@pytest.mark.parametrize("target", ["1e-14", "1e-300"])
+def test_jtol_refuses_a_target_no_counted_run_can_reach(capsys, monkeypatch, method, target):
+    """Below BER 1e-13 one allowed PAM4 bit error needs more symbols than a run's 1e13:
+    the default's 5e15 at 1e-15 started, warned of 19,000 days, and then failed at the
+    first frequency with 'symbols = 5000000000000000: expected a whole number'. It is
+    refused in one line before any run (no link is counted), big counts printed
+    readably (5e+299, not 300 digits)."""
+    from serdes import jtol_sweep
+    from serdes.cli import main as cli_main
+
+    def no_run(*a, **k):
+        raise AssertionError("a counted run started")
+
+    monkeypatch.setattr(jtol_sweep, "run_jtol", no_run)
+    assert cli_main(["jtol", "--method", method, "--freqs", "1e6", "--target-ber", target,
+                     *FIXED_CTLE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "more than a run's 10,000,000,000,000" in err
+    assert len(err) < 300
+
+
+def test_the_default_counted_run_fits_a_run_s_limit():
+    """At BER 1e-13 ten allowed errors would be 5e13 symbols (beyond the limit): the
+    default is the limit, 1e13 (two allowed errors), which a run accepts."""
+    from serdes.jtol_sweep import MAX_SYMBOLS, default_symbols
+
+    assert default_symbols(1e-6, 2) == 5_000_000
+    assert default_symbols(1e-12, 2) == 5 * 10**12
+    assert default_symbols(1e-13, 2) == MAX_SYMBOLS == 10**13
+    Config.default().with_overrides([f"link.symbols={MAX_SYMBOLS}"])
+
+
 def test_a_counted_run_without_bits_does_not_pass():
     from serdes.jtol import Jtol
 

@@ -11,7 +11,7 @@ from serdes.commands.common import (add_cache_option, add_config_options, check_
                                     check_figure_path, check_writable, json_safe,
                                     load_config)
 from serdes.errors import ConfigError
-from serdes.jtol_sweep import default_symbols
+from serdes.jtol_sweep import MAX_SYMBOLS, default_symbols
 
 
 def add_parser(sub):
@@ -31,8 +31,9 @@ def add_parser(sub):
     p.add_argument("--freqs", default=None, help="comma-separated frequencies (Hz) instead")
     p.add_argument("--symbols", type=int, default=None,
                    help="counted: symbols per run (default 10 / target / bits per symbol, "
-                        "at least 1e6; no fewer than 1 / target / bits per symbol, one "
-                        "allowed error)")
+                        "at least 1e6 and at most 1e13, a run's limit; no fewer than 1 / "
+                        "target / bits per symbol, one allowed error, so a counted run "
+                        "reaches BER 5e-14 at best)")
     p.add_argument("--workers", type=int, default=None,
                    help="frequencies run in parallel on this many local processes (as "
                         "serdes sweep; default: in this process)")
@@ -72,18 +73,32 @@ def _freqs(args, fb: float):
     return f
 
 
+def _count(n: int) -> str:
+    """A symbol count for people: digits grouped, or 3 significant digits past 1e15."""
+    return f"{n:,}" if n < 10**15 else f"{n:.3g}"
+
+
 def _check_symbols(symbols, target: float, bps: int) -> None:
     """A counted run passes with at most target x bits errors: shorter than one allowed
-    error it cannot tell the target from a BER 1/bits times higher."""
+    error it cannot tell the target from a BER 1/bits times higher. ``symbols`` None:
+    the default's (one allowed error must fit in a run's MAX_SYMBOLS)."""
     import numpy as np
 
     least = max(1000, math.ceil(1.0 / (target * bps)))
+    if least > MAX_SYMBOLS:
+        raise ConfigError(
+            f"a counted run at BER {target:g} needs at least {_count(least)} symbols (one "
+            f"allowed bit error), more than a run's {_count(MAX_SYMBOLS)}; --method stat "
+            "answers at any target")
+    if symbols is None:
+        return
     if isinstance(symbols, bool) or not isinstance(symbols, (int, np.integer)) or not (
-            least <= symbols <= 10**13):
+            least <= symbols <= MAX_SYMBOLS):
+        n = default_symbols(target, bps)
         raise ConfigError(
             f"--symbols = {symbols!r}: a counted run at BER {target:g} needs at least "
-            f"{least:,} symbols (one allowed bit error; the default, "
-            f"{default_symbols(target, bps):,}, allows ten)")
+            f"{_count(least)} symbols (one allowed bit error; the default, {_count(n)}, "
+            f"allows {math.floor(n * bps * target + 1e-9)})")
 
 
 # symbols per second of a counted run with clock recovery on one core (the default link
@@ -135,7 +150,7 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
                           "through every UI, so the link fails with any SJ; set cdr.mode "
                           "(mm, ssmm or bb) to track the offset")
     bps = 2 if system.link.modulation_order == 4 else 1
-    if method in ("counted", "both") and symbols is not None:
+    if method in ("counted", "both"):
         _check_symbols(symbols, target, bps)
     if method in ("counted", "both"):
         _warn_long_runs(symbols or default_symbols(target, bps), target, bps)
