@@ -351,6 +351,11 @@ def test_cli_json_interface(echo_file, capsys):
     (["--preset", "802.3dj-kr", "--set", "rx_ffe_pre=-1"], "an integer in [0, 14]"),
     (["--preset", "802.3dj-kr", "--set", "rx_ffe_pre=3"], "limits hold 1"),
     (["--set", "eye_vec_max_db=-1"], "eye_vec_max_db = -1.0"),
+    # lists of one value per tap that do not match: the line named tx_min and printed
+    # its 4 values when tx_step was the short one
+    (["--set", "tx_step=0.02,0.02"], "given: tx_min 4, tx_max 4, tx_step 2"),
+    (["--set", "dfe_min=0"], "given: dfe_min 1, dfe_max 12"),
+    (["--preset", "802.3dj-kr", "--set", "rx_ffe_min=0.1"], "given: rx_ffe_min 1, rx_ffe_max 15"),
 ])
 def test_cli_bad_input_one_line_exit_2(echo_file, capsys, argv, words):
     assert cli_main(["com", str(echo_file), *argv]) == 2

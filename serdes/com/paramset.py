@@ -250,6 +250,14 @@ MAX_TX_SETTINGS = 1 << 23
 MAX_FREQ_POINTS = 1 << 22
 
 
+def _unequal(p, *keys) -> None:
+    """One line naming each list's length: lists of one value per tap must match."""
+    names = ", ".join(keys[:-1]) + f" and {keys[-1]}"
+    n = ", ".join(f"{k} {len(getattr(p, k))}" for k in keys)
+    raise ConfigError(f"com: {names} need the same number of values (one per tap); "
+                      f"given: {n}")
+
+
 def check(p: ComParams) -> None:
     def bad(key, allowed):
         raise ConfigError(f"com: {key} = {getattr(p, key)!r} is not allowed: expected {allowed}")
@@ -298,7 +306,7 @@ def check(p: ComParams) -> None:
     if not 0 < p.rlm <= 1:
         bad("rlm", "a number in (0, 1]")
     if not (len(p.tx_min) == len(p.tx_max) == len(p.tx_step)):
-        bad("tx_min", "tx_min, tx_max and tx_step of equal length")
+        _unequal(p, "tx_min", "tx_max", "tx_step")
     if any(hi < lo for lo, hi in zip(p.tx_min, p.tx_max)):
         bad("tx_max", "tx_max >= tx_min for every tap (equal: a fixed tap)")
     if any(st < 0 for st in p.tx_step):
@@ -306,7 +314,7 @@ def check(p: ComParams) -> None:
     if not 0 <= p.tx_n_pre <= len(p.tx_min):
         bad("tx_n_pre", f"an integer in [0, {len(p.tx_min)}]")
     if len(p.dfe_max) != len(p.dfe_min):
-        bad("dfe_max", "dfe_max and dfe_min of equal length")
+        _unequal(p, "dfe_min", "dfe_max")
     if any(hi < lo for lo, hi in zip(p.dfe_min, p.dfe_max)):
         bad("dfe_max", "dfe_max >= dfe_min for every tap")
     if not p.g_dc or not p.g_dc2:
@@ -320,7 +328,7 @@ def check(p: ComParams) -> None:
     if len(p.tx_grid) == 0:
         bad("c0_min", "a value that leaves at least one TX setting in the grid")
     if len(p.rx_ffe_min) != len(p.rx_ffe_max):
-        bad("rx_ffe_min", "rx_ffe_min and rx_ffe_max of equal length")
+        _unequal(p, "rx_ffe_min", "rx_ffe_max")
     if any(hi < lo for lo, hi in zip(p.rx_ffe_min, p.rx_ffe_max)):
         bad("rx_ffe_max", "rx_ffe_max >= rx_ffe_min for every tap")
     if len(p.rx_ffe_max) and not 0 <= p.rx_ffe_pre < len(p.rx_ffe_max):
