@@ -24,7 +24,7 @@ from serdes.engines.stat.rj_joint import BinnedMixture
 from serdes.engines.stat.txjitter import ParityMixture
 from serdes.engines.stat.vertical_walk import flat_rows, rows_evaluator, vertical_values
 from serdes.kernels.stat_tails import RowsWrongSide
-from serdes.metrics.eye import opening_from_bathtub
+from serdes.metrics.opening import opening_from_bathtub
 from serdes.tiadc.stat import statistical_engine
 from jitter_rows import keep_rows
 

@@ -121,7 +121,7 @@ def test_mismatched_lanes_openings_come_from_every_lane():
     phases (the overlaid eye of all lanes, as the bathtubs and the eye map are), built
     here phase by phase with the one-converter engine's bathtubs; output phase 0's own
     openings differ."""
-    from serdes.metrics.eye import opening_from_bathtub
+    from serdes.metrics.opening import opening_from_bathtub
 
     targets = (1e-6, 1e-3)
     eng = _engine(RAW + ["noise.rj_ui=0"], rows=8)

@@ -1,5 +1,6 @@
-"""Eye measurements: openings from bathtubs, counted eyes from slicer samples, RLM,
-SNDR, and the analog eye density of the waveform engine."""
+"""Eye measurements: the taps and system an eye is drawn for, counted eyes from slicer
+samples, RLM, SNDR, and the analog eye density of the waveform engine (an opening read
+from a bathtub: :mod:`serdes.metrics.opening`)."""
 
 from __future__ import annotations
 
@@ -7,31 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-def opening_from_bathtub(x: np.ndarray, ber: np.ndarray, target: float,
-                         centre: float = 0.0) -> float:
-    """Width of the contiguous interval around ``centre`` where ber <= target.
-
-    The crossings are interpolated linearly in log(ber). 0 if the eye is closed at
-    the centre; an interval reaching the end of ``x`` stops there.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    b = np.log(np.maximum(np.asarray(ber, dtype=np.float64), 1e-300))
-    lt = np.log(target)
-    i0 = int(np.argmin(np.abs(x - centre)))
-    if b[i0] > lt:
-        return 0.0
-    n = x.shape[0]
-    r = i0
-    while r + 1 < n and b[r + 1] <= lt:
-        r += 1
-    hi = x[r] if r + 1 == n else x[r] + (x[r + 1] - x[r]) * (lt - b[r]) / (b[r + 1] - b[r])
-    left = i0
-    while left - 1 >= 0 and b[left - 1] <= lt:
-        left -= 1
-    lo = (x[left] if left == 0
-          else x[left] - (x[left] - x[left - 1]) * (lt - b[left]) / (b[left - 1] - b[left]))
-    return float(hi - lo)
+from serdes.metrics.opening import opening_from_bathtub
 
 
 # ======================================================================= which taps

@@ -2,7 +2,7 @@
 
 An eye height at target BER b reads, on each side of the eye's centre, the first
 point of the 801-point vertical bathtub above b and its inner neighbour (interpolated
-in log; :func:`serdes.metrics.eye.opening_from_bathtub`), and needs every point
+in log; :func:`serdes.metrics.opening.opening_from_bathtub`), and needs every point
 between the centre and that crossing to be at or below b. The bathtub at slicer
 voltage y is a weighted sum over the jitter rows of every level's tail beyond y, away
 from its mean: the levels whose mean is below y give upper tails P(v_i > y),

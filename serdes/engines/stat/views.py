@@ -165,7 +165,7 @@ def eye_opening(engine, targets=DEFAULT_TARGETS, offset_ui: float = 0.0,
     every eye at each target BER. Without given bathtubs only their points that the
     openings read are computed (:func:`_walk`): the same numbers as from the full
     801-point vertical and ``n_phases`` horizontal bathtubs."""
-    from serdes.metrics.eye import opening_from_bathtub
+    from serdes.metrics.opening import opening_from_bathtub
 
     targets = tuple(float(t) for t in targets)
     if vertical is not None:
