@@ -3,7 +3,7 @@ sweep (``serdes sweep --scheduler``) and one split run (``serdes run --scheduler
 
 from __future__ import annotations
 
-from serdes.sweep.grid import SweepError
+from serdes.errors import SchedulerError
 
 
 def error_message(exc: BaseException) -> str:
@@ -18,7 +18,7 @@ DASK_TIMEOUT_S = 10  # seconds to reach the scheduler
 
 def probe_scheduler(address: str, timeout: float) -> None:
     """Check that ``address`` is a Dask scheduler that answers within ``timeout`` seconds,
-    or raise a one-line SweepError.
+    or raise a one-line SchedulerError.
 
     ``distributed.Client`` alone is not enough: its connection handshake waits for the
     peer's reply without a time limit, so a server that accepts connections and says
@@ -37,7 +37,7 @@ def probe_scheduler(address: str, timeout: float) -> None:
         scheme, _ = parse_address(address)
         registry.get_backend(scheme)
     except (ValueError, TypeError) as exc:
-        raise SweepError(f"--scheduler {address}: {error_message(exc)}; expected e.g. "
+        raise SchedulerError(f"--scheduler {address}: {error_message(exc)}; expected e.g. "
                          "tcp://HOST:8786") from None
 
     async def identity():
@@ -66,29 +66,29 @@ def probe_scheduler(address: str, timeout: float) -> None:
     thread.join(timeout + 5.0)  # the wait_for above ends it; this is a second guard
     err = result.get("error")
     if thread.is_alive() or isinstance(err, (asyncio.TimeoutError, TimeoutError)):
-        raise SweepError(f"cannot reach {where}: no answer within {timeout:g} s; is it a "
+        raise SchedulerError(f"cannot reach {where}: no answer within {timeout:g} s; is it a "
                          "Dask scheduler? (--timeout sets the wait)")
     if err is not None:
-        raise SweepError(f"cannot reach {where}: {error_message(err)}")
+        raise SchedulerError(f"cannot reach {where}: {error_message(err)}")
     reply = result.get("reply")
     kind = reply.get("type") if isinstance(reply, dict) else None
     if kind != "Scheduler":
         what = f"a Dask {kind}" if isinstance(kind, str) else "not a Dask scheduler"
-        raise SweepError(f"{address} is {what}: give the address of a Dask scheduler "
+        raise SchedulerError(f"{address} is {what}: give the address of a Dask scheduler "
                          "(e.g. tcp://HOST:8786)")
 
 
 def connect(address: str, timeout: float):
     """A ``distributed.Client`` for the scheduler at ``address``, after the probe; one-line
-    SweepErrors for a missing Dask, a bad address or no answer."""
+    SchedulerErrors for a missing Dask, a bad address or no answer."""
     try:
         from distributed import Client
     except ImportError:
-        raise SweepError("--scheduler needs Dask distributed: pip install "
+        raise SchedulerError("--scheduler needs Dask distributed: pip install "
                          "'serdes[dask]'") from None
     probe_scheduler(address, timeout)
     try:
         return Client(address, timeout=timeout, set_as_default=False)
     except Exception as exc:  # OSError, TimeoutError, ValueError for a bad address...
-        raise SweepError(f"cannot reach the Dask scheduler at {address}: "
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address}: "
                          f"{error_message(exc)}") from None

@@ -13,6 +13,11 @@ class FileFormatError(SerdesError, ValueError):
     """A missing or malformed input file (names the file and what is wrong)."""
 
 
+class SchedulerError(SerdesError):
+    """A Dask scheduler that cannot be used (no Dask installed, a bad address, no
+    answer), for a sweep's or a split run's ``--scheduler``."""
+
+
 def require_nonnegative(obj, names, prefix: str = "") -> None:
     """ConfigError naming ``prefix + name`` unless each attribute is finite and >= 0."""
     import math

@@ -326,6 +326,20 @@ def test_cli_json_interface(echo_file, capsys):
         assert c["com_db"] == pytest.approx(20 * math.log10(c["a_s_v"] / c["a_ni_v"]))
 
 
+def test_cli_writes_the_report_figure(echo_file, capsys, tmp_path):
+    """-o draws the report (serdes/plot/com.py): a PNG of about 12 x 8 inches at the asked
+    resolution (cut to the drawn area)."""
+    out = tmp_path / "com.png"
+    rc = cli_main(["com", str(echo_file), "--set", "g_dc=-1,0", "--set", "g_dc2=0",
+                   "--set", "tx_min=0,0,-0.1,0", "--set", "tx_max=0,0,0,0",
+                   "--set", "f_step_ghz=0.1", "-o", str(out), "--dpi", "50"])
+    assert rc == 0 and str(out) in capsys.readouterr().out
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert 500 <= width <= 600 and 330 <= height <= 400     # 12 x 8 inches at 50 dpi
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--preset", "nope"], "--preset = 'nope'"),
     (["--set", "der0=abc"], "der0 = 'abc'"),

@@ -95,3 +95,17 @@ def test_the_package_imports_without_circles():
     graph = _edges(_modules())
     assert "serdes.metrics.opening" in graph["serdes.engines.stat.views"]
     assert _circles(graph) == []
+
+
+TOP = ("serdes.cli", "serdes.commands", "serdes.plot", "serdes.report", "serdes.sweep",
+       "serdes.jtol_sweep")
+
+
+def test_the_lower_layers_import_no_command_report_sweep_or_plot():
+    """The model, engines, receiver, COM, kernels and their helpers import nothing of
+    the commands, the report, sweeps or plots (the Dask client raised the sweep's error
+    class, importing the sweep's grid; the COM method kept its figure)."""
+    graph = _edges(_modules())
+    up = {m: sorted(b for b in bs if b.startswith(TOP)) for m, bs in graph.items()
+          if not m.startswith(TOP)}
+    assert {m: b for m, b in up.items() if b} == {}

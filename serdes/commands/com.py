@@ -92,7 +92,7 @@ def main(args) -> int:
 
         erl = compute_erl(args.thru, res.params)
     if args.output:
-        from serdes.com.figure import report_figure
+        from serdes.plot.com import report_figure
 
         report_figure(res, args.output, dpi=args.dpi)
     if args.json:
