@@ -75,14 +75,18 @@ def receiver_summary(spec) -> dict:
 
 def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: bool = True,
                should_stop=None, progress=None, threads: int | None = 1,
-               scheduler: str | None = None, timeout: float | None = None) -> RunReport:
+               scheduler: str | None = None, timeout: float | None = None,
+               stage=None) -> RunReport:
     """Count errors on ``system`` and build its report (see the module notes).
     ``threads`` (None: all cores) or ``scheduler`` (a Dask cluster): the run split into
     blocks (:mod:`serdes.parallel`), same counts; the report then says how
     (``threads``, ``workers``, and ``threads_note`` when the run could not be split).
     ``stat="ber"``: of the statistical sections only the BER part (``stat_ber`` and
     ``stat`` without ``adc_clip_probability``, ``dfe_error_propagation`` and the
-    statistical eye), the same values as with ``stat=True``."""
+    statistical eye), the same values as with ``stat=True``. ``stage(text)``: told when
+    the statistical sections begin after the count (``"statistical BER"`` or
+    ``"statistical eye and BER"``, which can take minutes on an interleaved ADC's jitter
+    rows) and ``""`` when they end (a progress line shows their time)."""
     from serdes.channel.reflections import Reflections
     from serdes.engines.run import simulate
     from serdes.pipeline import SlicerCapture
@@ -96,6 +100,7 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
     link = system.link
     dfe = system.receiver.detector == "dfe"
     split, early, interrupted = None, [], []
+    told = False    # stage told that the statistical sections began
     fec = None
     if threads == 1 and scheduler is None:
         if getattr(system.source, "fec", None) is not None:   # imported only then
@@ -131,6 +136,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
                 progress=progress, should_stop=should_stop,
                 during=during if (side is not None and not side.forked) else None)
             if side is not None and side.forked and res.symbols:
+                _tell(stage, _stat_stage(stat))     # the sections below go on with it
+                told = True
                 during()
         finally:
             if side is not None:
@@ -163,6 +170,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
         from serdes.forked import helpers
 
         try:   # the cores the run was given (None: all) for a costly statistical eye
+            if not told:
+                _tell(stage, _stat_stage(stat))
             with helpers(spare):
                 _stat_sections(system, res, report, early[0] if early else None,
                                detail=stat != "ber")
@@ -170,7 +179,18 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
             if should_stop is None:
                 raise
             report.skipped = "statistical sections (interrupted)"
+        finally:
+            _tell(stage, "")
     return report
+
+
+def _stat_stage(stat) -> str:
+    return "statistical BER" if stat == "ber" else "statistical eye and BER"
+
+
+def _tell(stage, text: str) -> None:
+    if stage is not None:
+        stage(text)
 
 
 def noise_budget(system, res: RunResult | None = None) -> dict:

@@ -46,6 +46,68 @@ def test_report_without_stat_does_no_statistical_work(counting):
     assert r["eye"]["counted"]["eyes"]     # the counted eye is still there
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("stat, told", [
+    ("ber", ["statistical BER", ""]), (True, ["statistical eye and BER", ""]), (False, [])])
+def test_report_tells_when_its_statistical_sections_run(threads, stat, told):
+    """``stage`` hears when the statistical sections begin after the count and when they
+    end (a terminal's progress line shows their time: they took 3.5 minutes on a
+    4-lane ADC with a supply tone after a count of 0.1 s, the bar standing still), in
+    one process and in a split run (its forked statistical child)."""
+    heard, when = [], []
+
+    def stage(text):
+        heard.append(text)
+
+    def progress(simulated, total, *a):
+        when.append((len(heard), simulated))
+
+    r = run_report(build(Config.default().with_overrides(SMALL)), stat=stat,
+                   threads=threads, stage=stage, progress=progress).to_dict()
+    assert heard == told
+    assert when and all(n == 0 for n, _ in when)     # the count drew before the stage
+    assert ("stat_ber" in r) == bool(stat)
+
+
+def test_run_progress_shows_a_stage_s_time_and_a_first_rate_without_set_up(monkeypatch):
+    """The line's rate counts from the first chunk's end (the first chunk had shown
+    2087 M symbols/s: its symbols over the microseconds since the callback began);
+    a stage replaces rate and ETA with its own time, redrawn every TICK_S by a thread
+    that ``set_stage("")`` and ``close`` stop."""
+    import threading
+    import time as _time
+
+    from serdes.sweep.progress import RunProgress
+
+    class Tty:
+        def __init__(self):
+            self.text = ""
+
+        def write(self, s):
+            self.text += s
+
+        def flush(self):
+            pass
+
+    s = Tty()
+    bar = RunProgress(4_000_000, stream=s, enabled=True)
+    bar.update(65_536, 4_000_000, 0, 0, 0)
+    assert "-- M symbols/s" in s.text.split("\r")[-1]
+    monkeypatch.setattr(RunProgress, "TICK_S", 0.01)
+    bar.set_stage("statistical eye and BER")
+    n0 = s.text.count("\r")
+    _time.sleep(0.3)
+    assert s.text.count("\r") >= n0 + 5             # the thread redraws
+    line = s.text.split("\r")[-1]
+    assert "statistical eye and BER 0:00" in line and "M symbols/s" not in line
+    bar.set_stage("")
+    assert not any(t.name == "serdes-progress" for t in threading.enumerate())
+    bar.set_stage("statistical BER")
+    bar.close()
+    assert not any(t.name == "serdes-progress" for t in threading.enumerate())
+    assert s.text.endswith("\r\x1b[K")
+
+
 def test_sweep_point_without_stat_does_no_statistical_work(counting):
     base = Config.default().with_overrides(SMALL).to_dict()
     row = run_point(base, {"ffe.taps": 12}, stat=False)

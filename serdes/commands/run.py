@@ -46,12 +46,13 @@ def add_parser(sub):
 
 def run_link(cfg, engine: str = "pulse", *, stat: bool | str = True, should_stop=None,
              progress=None, threads: int | None = 1, scheduler: str | None = None,
-             timeout: float | None = None, cache: bool = False, eye: bool = True) -> dict:
+             timeout: float | None = None, cache: bool = False, eye: bool = True,
+             stage=None) -> dict:
     """Simulate ``cfg`` and return the report as a plain dict (the --json object): the
     library's :func:`serdes.report.run_report` on the built system, with ``threads``
     (None: all cores) or on the Dask cluster at ``scheduler``; ``cache``: the link build
     may take the CTLE choice from the on-disk cache (:mod:`serdes.buildcache`); ``stat``
-    and ``eye`` as in :func:`~serdes.report.run_report`."""
+    and ``eye`` (and ``stage``) as in :func:`~serdes.report.run_report`."""
     from serdes.build import build
     from serdes.heap import keep_freed_memory
     from serdes.report import run_report
@@ -59,7 +60,7 @@ def run_link(cfg, engine: str = "pulse", *, stat: bool | str = True, should_stop
     keep_freed_memory()  # chunks reuse the pages of the one before (serdes/heap.py)
     out = run_report(build(cfg, cache=cache), engine=engine, stat=stat, eye=eye,
                      should_stop=should_stop, progress=progress, threads=threads,
-                     scheduler=scheduler, timeout=timeout).to_dict()
+                     scheduler=scheduler, timeout=timeout, stage=stage).to_dict()
     out.setdefault("threads", 1)
     return out
 
@@ -89,7 +90,7 @@ def main(args) -> int:
             report = run_link(cfg, args.engine, stat=stat, should_stop=stop.is_set,
                               progress=bar.update, threads=args.threads,
                               scheduler=args.scheduler, timeout=args.timeout,
-                              cache=args.cache, eye=args.json)
+                              cache=args.cache, eye=args.json, stage=bar.set_stage)
         finally:
             bar.close()
     if args.json:

@@ -102,20 +102,57 @@ def _count(n: int) -> str:
 
 class RunProgress(Progress):
     """The bar of one counted run: ``update(simulated, total, counted, bit_errors,
-    bits)`` is :func:`serdes.engines.run.simulate`'s ``progress`` callback."""
+    bits)`` is :func:`serdes.engines.run.simulate`'s ``progress`` callback;
+    ``set_stage(text)`` (:func:`serdes.report.run_report`'s ``stage``) names the work
+    after the count, whose time the line then shows, redrawn every second ("" ends it)."""
+
+    TICK_S = 1.0
 
     def __init__(self, total: int, **kwargs):
         super().__init__(total, **kwargs)
         self.counted = self.bit_errors = self.bits = 0
         self._first: tuple[float, int] | None = None
+        self._stage_t0 = 0.0
+        self._ticker = None
 
     def update(self, simulated: int, total: int, counted: int, bit_errors: int,
                bits: int) -> None:  # type: ignore[override]
-        if self._first is None:  # the rate excludes the set-up before the first chunk
-            self._first = (time.monotonic(), self.done)
+        if self._first is None:  # the rate counts from the first chunk's end: the set-up
+            self._first = (time.monotonic(), simulated)   # and compiling come before it
         self.done, self.total = simulated, total
         self.counted, self.bit_errors, self.bits = counted, bit_errors, bits
         self.draw()
+
+    def set_stage(self, text: str) -> None:
+        import threading
+
+        if text == self._stage:
+            return
+        self.stage = text
+        self._stage_t0 = time.monotonic()
+        if text and self.enabled and os.getpid() == self._pid and self._ticker is None:
+            stop = threading.Event()
+
+            def tick():
+                while not stop.wait(self.TICK_S):
+                    self.draw(force=True)
+
+            self._ticker = (stop, threading.Thread(target=tick, name="serdes-progress",
+                                                   daemon=True))
+            self._ticker[1].start()
+        elif not text:
+            self._stop_ticker()
+        self.draw(force=True)
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None and os.getpid() == self._pid:
+            self._ticker[0].set()
+            self._ticker[1].join()
+        self._ticker = None
+
+    def close(self) -> None:
+        self._stop_ticker()
+        super().close()
 
     def text(self) -> str:
         frac = self.done / self.total if self.total else 1.0
@@ -131,6 +168,8 @@ class RunProgress(Progress):
         else:
             eta, speed = "ETA --:--", "-- M symbols/s"
         ber = f"BER {self.bit_errors / self.bits:.2e}" if self.bits else "BER --"
-        return (f"[{bar}] {_count(self.done)}/{_count(self.total)} symbols  "
-                f"{self.counted:,} counted  {self.bit_errors:,} bit errors  {ber}  "
-                f"{_clock(elapsed)} elapsed  {eta}  {speed}")
+        head = (f"[{bar}] {_count(self.done)}/{_count(self.total)} symbols  "
+                f"{self.counted:,} counted  {self.bit_errors:,} bit errors  {ber}  ")
+        if self._stage:
+            return f"{head}{self._stage} {_clock(now - self._stage_t0)}  {_clock(elapsed)} elapsed"
+        return f"{head}{_clock(elapsed)} elapsed  {eta}  {speed}"
