@@ -77,12 +77,13 @@ def jtol_point(*, point: dict[str, Any], base: dict, sweep: str, target: float,
 def run_jtol(config, freqs, *, target: float, method: str, symbols: int | None = None,
              workers: int = 0, scheduler: str | None = None,
              timeout: float | None = None, jtol=None,
-             cache: bool = False) -> list[dict[str, Any]]:
+             cache: bool = False, progress=None) -> list[dict[str, Any]]:
     """Rows of :func:`jtol_point` for every frequency, in the order of ``freqs``:
     ``workers`` local processes (0: in this process), capped like a sweep's, or the
     Dask scheduler at ``scheduler``. ``jtol``: the :class:`~serdes.jtol.Jtol` of this
     config, already built here (used by the points run in this process). ``cache``: the
-    workers' link builds may take the CTLE choice from the on-disk cache."""
+    workers' link builds may take the CTLE choice from the on-disk cache.
+    ``progress(done, total)``: called once before the first frequency and as each ends."""
     from serdes.sweep.cluster import _DaskExecutor
     from serdes.sweep.local import _LocalExecutor, cap_workers
 
@@ -103,7 +104,11 @@ def run_jtol(config, freqs, *, target: float, method: str, symbols: int | None =
             _CACHE.clear()
             _CACHE[sweep] = jtol
     rows = {}
+    if progress is not None:
+        progress(0, len(points))
     with executor:
-        for row in executor.run(points, kwargs, fn=jtol_point):
+        for done, row in enumerate(executor.run(points, kwargs, fn=jtol_point), 1):
             rows[row["sj_hz"]] = row
+            if progress is not None:
+                progress(done, len(points))
     return [rows[p["sj_hz"]] for p in points]

@@ -491,6 +491,16 @@ def test_the_default_counted_run_fits_a_run_s_limit():
     Config.default().with_overrides([f"link.symbols={MAX_SYMBOLS}"])
 
 
+def test_jtol_draws_its_progress_per_frequency(capsys):
+    """--progress: a line of frequencies done (a counted JTOL ran 8 minutes silent)."""
+    from serdes.cli import main as cli_main
+
+    assert cli_main(["jtol", "--freqs", "1e6,1e7", "--progress", "--json", *FIXED_CTLE]) == 0
+    cap = capsys.readouterr()
+    assert "0/2 frequencies" in cap.err and "2/2 frequencies" in cap.err
+    assert cap.err.endswith("\r\x1b[K") and json.loads(cap.out)["points"]
+
+
 def test_a_counted_run_without_bits_does_not_pass():
     from serdes.jtol import Jtol
 

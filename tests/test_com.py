@@ -326,6 +326,18 @@ def test_cli_json_interface(echo_file, capsys):
         assert c["com_db"] == pytest.approx(20 * math.log10(c["a_s_v"] / c["a_ni_v"]))
 
 
+def test_cli_draws_its_progress_per_package_case(echo_file, capsys):
+    """--progress: a line of package cases done, erased at the end (the 802.3dj search
+    with floating taps ran over a minute silent)."""
+    rc = cli_main(["com", str(echo_file), "--set", "g_dc=-1,0", "--set", "g_dc2=0",
+                   "--set", "tx_min=0,0,-0.1,0", "--set", "tx_max=0,0,0,0",
+                   "--set", "f_step_ghz=0.1", "--progress", "--json"])
+    assert rc == 0
+    cap = capsys.readouterr()
+    assert "com 802.3ck-kr: [" in cap.err and "2/2 package cases" in cap.err
+    assert cap.err.endswith("\r\x1b[K") and json.loads(cap.out)["cases"]
+
+
 def test_cli_writes_the_report_figure(echo_file, capsys, tmp_path):
     """-o draws the report (serdes/plot/com.py): a PNG of about 12 x 8 inches at the asked
     resolution (cut to the drawn area)."""

@@ -107,7 +107,10 @@ def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.
 
 
 def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
-                overrides=None) -> ComResult:
+                overrides=None, progress=None) -> ComResult:
+    """COM of ``thru`` with its aggressors per package case of ``preset`` (see
+    docs/com.md); ``progress(done, total)``: called before the first package case and
+    as each ends."""
     t0 = time.perf_counter()
     p = _preset(preset) if isinstance(preset, str) else preset
     p = apply_overrides(p, overrides)
@@ -121,6 +124,8 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
     m = grid.m
     xs = xsinc(grid)
     cases, inverted = [], None
+    if progress is not None:
+        progress(0, len(p.cases))
     for n, case in enumerate(p.cases, start=1):
         vtfs = [channel_vtf(p, grid, c, case) for c in chans]
         if inverted is None:   # P and N crossed in the thru: the RX inverts its input
@@ -167,6 +172,8 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
                                          * b.parts["quant_step_v"])} if p.n_qb else {})},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
+        if progress is not None:
+            progress(n, len(p.cases))
     return ComResult(p.name, p, chans[0].path, [c.path for c in chans if c.kind == "fext"],
                      [c.path for c in chans if c.kind == "next"], cases, time.perf_counter() - t0,
                      thru_inverted=bool(inverted))

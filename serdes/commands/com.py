@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from serdes.commands.common import add_dpi_option, check_dpi, check_figure_path, json_safe
+from serdes.commands.common import (ItemProgress, add_dpi_option, add_progress_options,
+                                    check_dpi, check_figure_path, json_safe)
 
 
 def add_parser(sub):
@@ -29,6 +30,7 @@ def add_parser(sub):
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("-o", "--output", default=None, help="write the report figure (PNG) here")
     add_dpi_option(p)
+    add_progress_options(p)
     return p
 
 
@@ -85,7 +87,14 @@ def main(args) -> int:
     if args.output:
         check_dpi(args.dpi)
         check_figure_path(args.output)
-    res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides)
+    bar = ItemProgress(None, "package cases", label=f"com {args.preset}",
+                       enabled=args.progress)
+    bar.start_ticker()      # a case's search can take a minute: the time moves meanwhile
+    try:
+        res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides,
+                          progress=bar)
+    finally:
+        bar.close()
     erl = None
     if args.erl:
         from serdes.com.erl import compute_erl

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import math
 
-from serdes.commands.common import (add_cache_option, add_config_options, check_executor_options,
+from serdes.commands.common import (ItemProgress, add_cache_option, add_config_options,
+                                    add_progress_options, check_executor_options,
                                     check_figure_path, check_writable, json_safe,
                                     load_config)
 from serdes.errors import ConfigError
@@ -46,6 +47,7 @@ def add_parser(sub):
                    help="also measure the jitter transfer at each frequency (small SJ, "
                         "recovered phase) beside the linear loop model")
     add_cache_option(p)
+    add_progress_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--csv", default=None, metavar="PATH", help="write the points as CSV")
     p.add_argument("--plot", default=None, metavar="PATH",
@@ -124,9 +126,10 @@ def _warn_long_runs(n: int, target: float, bps: int) -> None:
 
 def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None = None,
                 workers: int | None = None, jtf: bool = False, scheduler: str | None = None,
-                timeout: float | None = None, cache: bool = False) -> dict:
+                timeout: float | None = None, cache: bool = False, progress=None) -> dict:
     """The jtol result as a plain dict (the --json object); ``cache``: the link build
-    (here and in the workers) may take the CTLE choice from the on-disk cache."""
+    (here and in the workers) may take the CTLE choice from the on-disk cache;
+    ``progress(done, total)``: called as each frequency ends."""
     import time
 
     import numpy as np
@@ -161,7 +164,7 @@ def jtol_report(cfg, *, target: float, method: str, freqs, symbols: int | None =
 
     rows = run_jtol(cfg, freqs, target=target, method=method, symbols=symbols,
                     workers=workers or 0, scheduler=scheduler, timeout=timeout, jtol=jt,
-                    cache=cache)
+                    cache=cache, progress=progress)
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:
         raise ConfigError(f"serdes jtol: {bad[0]['sj_hz']:g} Hz failed: {bad[0]['message']}")
@@ -203,10 +206,17 @@ def main(args) -> int:
     if args.csv:
         check_writable(args.csv)
     fb = cfg["link"]["symbol_rate_hz"]
-    out = jtol_report(cfg, target=args.target_ber, method=args.method,
-                      freqs=_freqs(args, fb), symbols=args.symbols,
-                      workers=args.workers, jtf=args.jtf, scheduler=args.scheduler,
-                      timeout=args.timeout, cache=args.cache)
+    freqs = _freqs(args, fb)
+    bar = ItemProgress(len(freqs), "frequencies", label=f"jtol ({args.method})",
+                       enabled=args.progress)
+    bar.start_ticker()      # a counted frequency takes minutes: the time moves meanwhile
+    try:
+        out = jtol_report(cfg, target=args.target_ber, method=args.method, freqs=freqs,
+                          symbols=args.symbols, workers=args.workers, jtf=args.jtf,
+                          scheduler=args.scheduler, timeout=args.timeout, cache=args.cache,
+                          progress=bar)
+    finally:
+        bar.close()
     if args.csv:
         _write_csv(args.csv, out)
     if args.plot:

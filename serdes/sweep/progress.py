@@ -38,6 +38,7 @@ class Progress:
         self._last = 0.0
         self._shown = False
         self._pid = os.getpid()   # a forked helper's copy draws nothing
+        self._ticker = None
 
     @property
     def stage(self) -> str:
@@ -87,7 +88,33 @@ class Progress:
         self.stream.flush()
         self._shown = True
 
+    TICK_S = 1.0
+
+    def start_ticker(self) -> None:
+        """Redraw every TICK_S from a thread (the elapsed time moves while the work runs
+        between updates) until :meth:`stop_ticker` or :meth:`close`."""
+        import threading
+
+        if not self.enabled or os.getpid() != self._pid or self._ticker is not None:
+            return
+        stop = threading.Event()
+
+        def tick():
+            while not stop.wait(self.TICK_S):
+                self.draw(force=True)
+
+        self._ticker = (stop, threading.Thread(target=tick, name="serdes-progress",
+                                               daemon=True))
+        self._ticker[1].start()
+
+    def stop_ticker(self) -> None:
+        if self._ticker is not None and os.getpid() == self._pid:
+            self._ticker[0].set()
+            self._ticker[1].join()
+        self._ticker = None
+
     def close(self) -> None:
+        self.stop_ticker()
         if self.enabled and self._shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
@@ -106,14 +133,11 @@ class RunProgress(Progress):
     ``set_stage(text)`` (:func:`serdes.report.run_report`'s ``stage``) names the work
     after the count, whose time the line then shows, redrawn every second ("" ends it)."""
 
-    TICK_S = 1.0
-
     def __init__(self, total: int, **kwargs):
         super().__init__(total, **kwargs)
         self.counted = self.bit_errors = self.bits = 0
         self._first: tuple[float, int] | None = None
         self._stage_t0 = 0.0
-        self._ticker = None
 
     def update(self, simulated: int, total: int, counted: int, bit_errors: int,
                bits: int) -> None:  # type: ignore[override]
@@ -124,35 +148,15 @@ class RunProgress(Progress):
         self.draw()
 
     def set_stage(self, text: str) -> None:
-        import threading
-
         if text == self._stage:
             return
         self.stage = text
         self._stage_t0 = time.monotonic()
-        if text and self.enabled and os.getpid() == self._pid and self._ticker is None:
-            stop = threading.Event()
-
-            def tick():
-                while not stop.wait(self.TICK_S):
-                    self.draw(force=True)
-
-            self._ticker = (stop, threading.Thread(target=tick, name="serdes-progress",
-                                                   daemon=True))
-            self._ticker[1].start()
-        elif not text:
-            self._stop_ticker()
+        if text:
+            self.start_ticker()
+        else:
+            self.stop_ticker()
         self.draw(force=True)
-
-    def _stop_ticker(self) -> None:
-        if self._ticker is not None and os.getpid() == self._pid:
-            self._ticker[0].set()
-            self._ticker[1].join()
-        self._ticker = None
-
-    def close(self) -> None:
-        self._stop_ticker()
-        super().close()
 
     def text(self) -> str:
         frac = self.done / self.total if self.total else 1.0
