@@ -108,6 +108,35 @@ def test_run_progress_shows_a_stage_s_time_and_a_first_rate_without_set_up(monke
     assert s.text.endswith("\r\x1b[K")
 
 
+def test_a_fork_never_splits_a_progress_line_s_write(monkeypatch):
+    """A fork waits for the ticker's write in progress and the child's copy of the
+    line's lock is free: a ticker thread caught inside the stream's lock at a fork would
+    leave that lock held in the helper the statistical views forked."""
+    import os
+    import time as _time
+
+    from serdes.sweep import progress as prog
+
+    class Slow:
+        def write(self, s):
+            _time.sleep(0.02)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(prog.RunProgress, "TICK_S", 0.001)
+    bar = prog.RunProgress(10, stream=Slow(), enabled=True)
+    bar.set_stage("statistical eye and BER")
+    try:
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:       # the child: the lock must be free at once
+                os._exit(0 if prog._DRAW.acquire(timeout=1.0) else 1)
+            assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        bar.close()
+
+
 def test_sweep_point_without_stat_does_no_statistical_work(counting):
     base = Config.default().with_overrides(SMALL).to_dict()
     row = run_point(base, {"ffe.taps": 12}, stat=False)

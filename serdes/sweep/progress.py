@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+
+# Every write of a line holds this lock, and so does a fork (os.register_at_fork): a
+# ticker thread (Progress.start_ticker) is then never inside the stream's own lock when
+# the statistical views fork a helper, whose copy of it would stay locked.
+_DRAW = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_DRAW.acquire, after_in_parent=_DRAW.release,
+                        after_in_child=_DRAW.release)
 
 
 def _clock(seconds: float) -> str:
@@ -84,8 +93,9 @@ class Progress:
         if not force and now - self._last < 0.1 and self.done < self.total:
             return
         self._last = now
-        self.stream.write("\r" + self.text() + "\x1b[K")
-        self.stream.flush()
+        with _DRAW:
+            self.stream.write("\r" + self.text() + "\x1b[K")
+            self.stream.flush()
         self._shown = True
 
     TICK_S = 1.0
@@ -93,8 +103,6 @@ class Progress:
     def start_ticker(self) -> None:
         """Redraw every TICK_S from a thread (the elapsed time moves while the work runs
         between updates) until :meth:`stop_ticker` or :meth:`close`."""
-        import threading
-
         if not self.enabled or os.getpid() != self._pid or self._ticker is not None:
             return
         stop = threading.Event()
@@ -116,8 +124,9 @@ class Progress:
     def close(self) -> None:
         self.stop_ticker()
         if self.enabled and self._shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+            with _DRAW:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
 
 
 def _count(n: int) -> str:
