@@ -117,29 +117,90 @@ def test_a_short_run_counts_after_its_warm_up(symbols):
     assert res.bit_errors == 0   # the default link at its SNR: none in 1e4 bits
 
 
+class _Tty:
+    """A terminal for the progress line: keeps what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
 def test_count_progress_text():
-    class Tty:
-        def __init__(self):
-            self.text = ""
-
-        def write(self, s):
-            self.text += s
-
-        def flush(self):
-            pass
-
-    s = Tty()
+    s = _Tty()
     bar = RunProgress(4_000_000, stream=s, enabled=True)
     bar.update(1_000_000, 4_000_000, 990_000, 12, 1_980_000)
     assert "1M/4M symbols" in s.text and "990,000 counted" in s.text
     assert "12 bit errors" in s.text and "BER 6.06e-06" in s.text
     bar.close()
     assert s.text.endswith("\r\x1b[K")
-    quiet = Tty()
+    quiet = _Tty()
     bar = RunProgress(10, stream=quiet)  # not a terminal: nothing drawn
     bar.update(5, 10, 5, 0, 10)
     bar.close()
     assert quiet.text == ""
+
+
+def test_run_progress_shows_a_stage_s_time_and_a_first_rate_without_set_up(monkeypatch):
+    """The line's rate counts from the first chunk's end (the first chunk had shown
+    2087 M symbols/s: its symbols over the microseconds since the callback began);
+    a stage replaces rate and ETA with its own time, redrawn every TICK_S by a thread
+    that ``set_stage("")`` and ``close`` stop."""
+    import threading
+    import time as _time
+
+    from serdes.sweep.progress import RunProgress
+
+    s = _Tty()
+    bar = RunProgress(4_000_000, stream=s, enabled=True)
+    bar.update(65_536, 4_000_000, 0, 0, 0)
+    assert "-- M symbols/s" in s.text.split("\r")[-1]
+    monkeypatch.setattr(RunProgress, "TICK_S", 0.01)
+    bar.set_stage("statistical eye and BER")
+    n0 = s.text.count("\r")
+    _time.sleep(0.3)
+    assert s.text.count("\r") >= n0 + 5             # the thread redraws
+    line = s.text.split("\r")[-1]
+    assert "statistical eye and BER 0:00" in line and "M symbols/s" not in line
+    bar.set_stage("")
+    assert not any(t.name == "serdes-progress" for t in threading.enumerate())
+    bar.set_stage("statistical BER")
+    bar.close()
+    assert not any(t.name == "serdes-progress" for t in threading.enumerate())
+    assert s.text.endswith("\r\x1b[K")
+
+
+def test_a_fork_never_splits_a_progress_line_s_write(monkeypatch):
+    """A fork waits for the ticker's write in progress and the child's copy of the
+    line's lock is free: a ticker thread caught inside the stream's lock at a fork would
+    leave that lock held in the helper the statistical views forked."""
+    import os
+    import time as _time
+
+    from serdes.sweep import progress as prog
+
+    class Slow:
+        def write(self, s):
+            _time.sleep(0.02)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(prog.RunProgress, "TICK_S", 0.001)
+    bar = prog.RunProgress(10, stream=Slow(), enabled=True)
+    bar.set_stage("statistical eye and BER")
+    try:
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:       # the child: the lock must be free at once
+                os._exit(0 if prog._DRAW.acquire(timeout=1.0) else 1)
+            assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        bar.close()
 
 
 # -- serdes config ------------------------------------------------------------------------
