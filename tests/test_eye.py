@@ -284,3 +284,35 @@ def test_run_json_has_eye_and_stat_ber(capsys):
     assert s["dfe_taps"] == 1 and "dfe_error_propagation" in s
     assert s["counted_over_stat"] == pytest.approx(r["ber"] / r["stat_ber"])
     assert s["adc_clip_probability"] < 1e-6
+
+
+def test_the_bathtubs_legend_stands_above_the_curves():
+    """The legend sits in one row between the axes and the title, so no curve is hidden:
+    inside, matplotlib's placement put it over the bottom of the upper eye's V on the
+    default link's vertical bathtub (it weighs a line crossing it once, whatever part)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from serdes.engines.stat.results import Bathtub
+    from serdes.plot import eye as peye
+
+    x = np.linspace(-0.5, 0.5, 201)
+    v = np.array([10.0 ** (-18 + 34 * np.abs(x - c)) for c in (0.0, 0.01, -0.01)])
+    names = ("lower", "middle", "upper")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    peye.horizontal_bathtub(Bathtub(x, v, v.sum(axis=0), names, "horizontal", 1e-11, 0.08),
+                            ax=a)
+    peye.vertical_bathtub(Bathtub(x, v, None, names, "vertical", 1e-11, 0.08), ax=b,
+                          thresholds=np.array([-2 / 3, 0.0, 2 / 3]))
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    for ax, n in ((a, 4), (b, 3)):
+        leg, box = ax.get_legend(), ax.get_window_extent(r)
+        lb = leg.get_window_extent(r)
+        assert len(leg.get_texts()) == n
+        assert lb.y0 >= box.y1 - 1                                  # above the axes
+        assert ax.title.get_window_extent(r).y0 >= lb.y1 - 1          # the title above it
+        assert box.x0 <= lb.x0 and lb.x1 <= box.x1                   # one row, no wider
+    plt.close(fig)

@@ -211,10 +211,19 @@ def horizontal_bathtub(bathtub, ax=None, *, floor: float | None = None, targets=
     ax.set_ylim(floor, 1)
     ax.set_xlabel("sampling phase offset (ps)")
     ax.set_ylabel("BER")
-    ax.set_title("horizontal bathtub")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7)
+    _legend_above(ax, "horizontal bathtub")
     return ax
+
+
+def _legend_above(ax, title: str) -> None:
+    """The legend in one row just above the axes, the title above it: inside, the
+    bathtubs' V's leave no corner free (the default placement hid the bottom of the upper
+    eye's V on the vertical bathtub)."""
+    n = len(ax.get_legend_handles_labels()[0])
+    ax.legend(fontsize=7, ncol=max(n, 1), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              frameon=False, handlelength=2.5, columnspacing=1.2, borderaxespad=0.2)
+    ax.set_title(title, pad=20)
 
 
 def vertical_bathtub(bathtub, ax=None, *, floor: float | None = None, targets=(),
@@ -239,9 +248,8 @@ def vertical_bathtub(bathtub, ax=None, *, floor: float | None = None, targets=()
     ax.set_xlabel("slicer threshold, ADC-input referred (mV)" if thresholds is not None
                   else "threshold offset, ADC-input referred (mV)")
     ax.set_ylabel("BER")
-    ax.set_title("vertical bathtub")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7)
+    _legend_above(ax, "vertical bathtub")
     return ax
 
 
