@@ -35,8 +35,11 @@ def _annotate_heights(ax, x_ps: float, lows_mv, highs_mv, labels, colour="w") ->
             continue
         ax.annotate("", xy=(x_ps, hi), xytext=(x_ps, lo),
                     arrowprops=dict(arrowstyle="<->", color=colour, lw=1.0), zorder=5)
-        ax.text(x_ps, 0.5 * (lo + hi), " " + text, color=colour, va="center", ha="left",
-                fontsize=7, zorder=5)
+        if text:   # beside the arrow (a small eye's arrow head covered the text's start)
+            ax.annotate(text, xy=(x_ps, 0.5 * (lo + hi)), xytext=(6, 0),
+                        textcoords="offset points", color="w", va="center", ha="left",
+                        fontsize=7, zorder=5,
+                        bbox=dict(boxstyle="round,pad=0.2", fc="k", alpha=0.55, lw=0))
 
 
 def analog_eye(eye, ax=None, *, cmap: str = "inferno", annotate: bool = True):
@@ -126,8 +129,9 @@ def statistical_eye(eye, ax=None, *, contours=DEFAULT_CONTOURS, n_ui: int = 2,
         labels = [f"EH {h * eye.volts_per_unit * 1e3:.1f} mV, EW {w * ui_ps:.1f} ps"
                   for h, w in zip(opening.height[k], opening.width_ui[k])]
         _annotate_heights(ax, x0, lows, highs, labels, colour="r")
-        ax.text(0.01, 0.01, f"openings at BER {tb:g}" + ("" if open_k else ": closed"),
-                transform=ax.transAxes, color="w", fontsize=7)
+        ax.text(0.01, 0.015, f"openings at BER {tb:g}" + ("" if open_k else ": closed"),
+                transform=ax.transAxes, color="w", fontsize=7, zorder=6,
+                bbox=dict(boxstyle="round,pad=0.2", fc="k", alpha=0.55, lw=0))
     ax.set_xlabel("time (ps)")
     ax.set_ylabel("slicer input, ADC-input referred (mV)")
     ax.set_title("statistical eye")
