@@ -163,9 +163,9 @@ class RunProgress(Progress):
         self._stage_t0 = time.monotonic()
         if text:
             self.start_ticker()
-        else:
+            self.draw(force=True)
+        else:   # (the line stays as it was: the count's rate no longer means anything)
             self.stop_ticker()
-        self.draw(force=True)
 
     def text(self) -> str:
         frac = self.done / self.total if self.total else 1.0
