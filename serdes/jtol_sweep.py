@@ -30,7 +30,8 @@ def default_symbols(target: float, bps: int) -> int:
     limit (MAX_SYMBOLS: fewer allowed errors below BER 1e-12)."""
     import math
 
-    return min(MAX_SYMBOLS, max(1_000_000, int(math.ceil(10 / target / bps))))
+    n = 10 / target / bps      # (inf below BER ~1e-308)
+    return MAX_SYMBOLS if not n < MAX_SYMBOLS else max(1_000_000, int(math.ceil(n)))
 
 
 def _jtol(base: dict, sweep: str, cache: bool = False):

@@ -459,13 +459,14 @@ def test_jtol_refuses_counted_runs_too_short_for_the_target(capsys, symbols):
 
 
 @pytest.mark.parametrize("method", ["counted", "both"])
-@pytest.mark.parametrize("target", ["1e-14", "1e-300"])
+@pytest.mark.parametrize("target", ["1e-14", "1e-300", "1e-320"])
 def test_jtol_refuses_a_target_no_counted_run_can_reach(capsys, monkeypatch, method, target):
     """Below BER 1e-13 one allowed PAM4 bit error needs more symbols than a run's 1e13:
     the default's 5e15 at 1e-15 started, warned of 19,000 days, and then failed at the
     first frequency with 'symbols = 5000000000000000: expected a whole number'. It is
     refused in one line before any run (no link is counted), big counts printed
-    readably (5e+299, not 300 digits)."""
+    readably (5e+299, not 300 digits); below BER ~1e-308 the count is infinite in floats
+    (an OverflowError traceback)."""
     from serdes import jtol_sweep
     from serdes.cli import main as cli_main
 
@@ -488,6 +489,7 @@ def test_the_default_counted_run_fits_a_run_s_limit():
     assert default_symbols(1e-6, 2) == 5_000_000
     assert default_symbols(1e-12, 2) == 5 * 10**12
     assert default_symbols(1e-13, 2) == MAX_SYMBOLS == 10**13
+    assert default_symbols(1e-320, 2) == MAX_SYMBOLS         # (10 / target is inf)
     Config.default().with_overrides([f"link.symbols={MAX_SYMBOLS}"])
 
 

@@ -75,9 +75,9 @@ def _freqs(args, fb: float):
     return f
 
 
-def _count(n: int) -> str:
-    """A symbol count for people: digits grouped, or 3 significant digits past 1e15."""
-    return f"{n:,}" if n < 10**15 else f"{n:.3g}"
+def _count(n) -> str:
+    """A symbol count for people: digits grouped, 3 significant digits past 1e15."""
+    return f"{int(n):,}" if n < 10**15 else f"{float(n):.3g}"
 
 
 def _check_symbols(symbols, target: float, bps: int) -> None:
@@ -86,12 +86,14 @@ def _check_symbols(symbols, target: float, bps: int) -> None:
     the default's (one allowed error must fit in a run's MAX_SYMBOLS)."""
     import numpy as np
 
-    least = max(1000, math.ceil(1.0 / (target * bps)))
-    if least > MAX_SYMBOLS:
+    need = 1.0 / (target * bps)    # symbols for one allowed bit error (inf below ~1e-308)
+    if not need <= MAX_SYMBOLS:
         raise ConfigError(
-            f"a counted run at BER {target:g} needs at least {_count(least)} symbols (one "
-            f"allowed bit error), more than a run's {_count(MAX_SYMBOLS)}; --method stat "
-            "answers at any target")
+            f"a counted run at BER {target:g} needs "
+            f"{'at least ' + _count(need) if math.isfinite(need) else 'more than 1e308'} "
+            f"symbols (one allowed bit error), more than a run's {_count(MAX_SYMBOLS)}; "
+            "--method stat answers at any target")
+    least = max(1000, math.ceil(need))
     if symbols is None:
         return
     if isinstance(symbols, bool) or not isinstance(symbols, (int, np.integer)) or not (
