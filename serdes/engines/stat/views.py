@@ -199,12 +199,12 @@ def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chu
     vals = np.full((n_eyes, n), np.inf)
     lt = np.log(limit)
 
-    def above(j):   # opening_from_bathtub's test, per eye
-        return np.log(np.maximum(vals[:, j], 1e-300)) > lt
+    def above(col):   # opening_from_bathtub's test, per eye, on one point's values
+        return np.log(np.maximum(col, 1e-300)) > lt
 
     i0 = int(np.argmin(np.abs(x - centre)))
     vals[:, [i0]] = evaluate(np.array([i0]))
-    done = above(i0)                  # a closed eye reads the centre alone
+    done = above(vals[:, i0])         # a closed eye reads the centre alone
 
     def walk(step, state=None, steps=None):   # from the centre (or ``state``) outwards
         got, stop, j = state if state is not None else ([], done.copy(), i0)
@@ -214,7 +214,7 @@ def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chu
             v = evaluate(idx)
             got.append((idx, v))
             for c, jj in enumerate(idx):
-                stop |= np.log(np.maximum(v[:, c], 1e-300)) > lt
+                stop |= above(v[:, c])
                 j = jj
                 if stop.all():
                     break
