@@ -101,15 +101,17 @@ class _Local:
         try:
             self.pool.shutdown(wait=True, cancel_futures=True)
         except BaseException:
+            from multiprocessing.connection import wait
+
             procs = list((getattr(self.pool, "_processes", None) or {}).values())
             for proc in procs:
                 proc.terminate()
+            # a process's end is its sentinel, ready whoever reaps it: is_alive() read
+            # True for one the executor's own thread had just reaped (a flaky test)
             for proc in procs:
-                proc.join(5)
-            for proc in procs:   # one that has not ended on SIGTERM (a loaded machine)
-                if proc.is_alive():
+                if not wait([proc.sentinel], 5):   # not ended on SIGTERM (a loaded machine)
                     proc.kill()
-                    proc.join(5)
+                    wait([proc.sentinel], 5)
             raise
 
 
