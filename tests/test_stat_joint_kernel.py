@@ -163,3 +163,49 @@ def test_given_samples_are_checked(eng):
         sj.rj_joint_classes(r.a, r.idx, dev, lo, hi, wq, r.w2, w3, r.d, eng.m_levels,
                             np.ones(3), np.zeros(v.shape[0]), rjm.ISI_QUANTILES,
                             rjm._TAIL_EDGES[1:-1], 8, 16, (v[1:], k3[1:], lev[1:]))
+
+
+@pytest.mark.parametrize("cursors", [1, 3, 4, 7, 87])
+def test_isi_sums_each_sample_in_cursor_order(cursors):
+    # x[k] = ((resid[0] a[f + k] + resid[1] a[f + k - 1]) + ...) + extra[k], the order of
+    # one cursor at a time over the whole sample (NumPy's element-wise steps): the kernel
+    # that keeps four cursors' partial sums in a register gives the same numbers, to the bit
+    rng = np.random.default_rng(cursors)
+    n, first = 1300, cursors + 5        # tiles of 512: two whole, one partial
+    a = rng.choice([-3.0, -1.0, 1.0, 3.0], first + n)
+    resid = rng.standard_normal(cursors) * np.logspace(0, -3, cursors)
+    extra = 1e-3 * rng.standard_normal(n)
+    want = np.zeros(n)
+    for j in range(cursors):
+        want += resid[j] * a[first - j:first - j + n]
+    want += extra
+    np.testing.assert_array_equal(sj._isi(a, resid, extra, first), want)
+
+
+@pytest.mark.parametrize("off", [0.0, 0.13])
+def test_rj_samples_sum_in_tap_order(eng, off):
+    # the samples' V and K3 with every sum in tap order, one tap at a time over the whole
+    # sample (NumPy's element-wise steps): the kernel's four taps per pass, to the bit
+    r, dev, wq, lo, hi, w3 = _inputs(eng, off)
+    a, w2 = r.a, r.w2
+    Q, L = dev.shape
+    N = a.shape[0] - L + 1
+    var, m3 = np.zeros(N), np.zeros(N)
+    for q in range(Q):
+        y = np.zeros(N)
+        for l in range(lo, hi):
+            y += a[L - 1 - l:L - 1 - l + N] * dev[q, l]
+        y2 = y * y
+        var += wq[q] * y2
+        m3 += wq[q] * y2 * y
+    n = w2.shape[0]
+    nv = N - n + 1
+    v, k3 = np.zeros(nv), np.zeros(nv)
+    for i in range(n):
+        v += w2[i] * var[n - 1 - i:n - 1 - i + nv]
+    for i in range(n):
+        k3 += w3[i] * m3[n - 1 - i:n - 1 - i + nv]
+    kv, kk3, _ = _rj_samples(a, r.idx, dev, lo, hi, wq, w2, w3, r.d)
+    assert hi - lo >= 5 and n >= 5      # the four-tap passes and the ones left over run
+    np.testing.assert_array_equal(kv, v)
+    np.testing.assert_array_equal(kk3, k3)

@@ -230,11 +230,31 @@ def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
         for q in range(Q):
             for k in range(kn):
                 yq[k] = 0.0
-            for l in range(lo, hi):
+            l = lo
+            while l + 4 <= hi:   # four taps per pass, each sum in the same order
+                g0 = dev[q, l]
+                g1 = dev[q, l + 1]
+                g2 = dev[q, l + 2]
+                g3 = dev[q, l + 3]
+                b = L - 1 - l + t0
+                s0 = a[b:b + kn]
+                s1 = a[b - 1:b - 1 + kn]
+                s2 = a[b - 2:b - 2 + kn]
+                s3 = a[b - 3:b - 3 + kn]
+                for k in range(kn):
+                    y = yq[k]
+                    y += s0[k] * g0
+                    y += s1[k] * g1
+                    y += s2[k] * g2
+                    y += s3[k] * g3
+                    yq[k] = y
+                l += 4
+            while l < hi:
                 g = dev[q, l]
                 src = a[L - 1 - l + t0:L - 1 - l + t0 + kn]
                 for k in range(kn):
                     yq[k] += src[k] * g
+                l += 1
             wq = gh_w[q]
             for k in range(kn):
                 y2 = yq[k] * yq[k]
@@ -247,7 +267,31 @@ def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
         kn = min(_TILE, nv - t0)
         vt = v[t0:t0 + kn]
         kt = k3[t0:t0 + kn]
-        for i in range(n):
+        i = 0
+        while i + 4 <= n:
+            b = n - 1 - i + t0
+            c0, c1, c2, c3 = w2[i], w2[i + 1], w2[i + 2], w2[i + 3]
+            s0, s1, s2, s3 = (var[b:b + kn], var[b - 1:b - 1 + kn], var[b - 2:b - 2 + kn],
+                              var[b - 3:b - 3 + kn])
+            for k in range(kn):
+                y = vt[k]
+                y += c0 * s0[k]
+                y += c1 * s1[k]
+                y += c2 * s2[k]
+                y += c3 * s3[k]
+                vt[k] = y
+            c0, c1, c2, c3 = w3[i], w3[i + 1], w3[i + 2], w3[i + 3]
+            s0, s1, s2, s3 = (m3[b:b + kn], m3[b - 1:b - 1 + kn], m3[b - 2:b - 2 + kn],
+                              m3[b - 3:b - 3 + kn])
+            for k in range(kn):
+                y = kt[k]
+                y += c0 * s0[k]
+                y += c1 * s1[k]
+                y += c2 * s2[k]
+                y += c3 * s3[k]
+                kt[k] = y
+            i += 4
+        while i < n:
             a2 = w2[i]
             src = var[n - 1 - i + t0:n - 1 - i + t0 + kn]
             for k in range(kn):
@@ -256,6 +300,7 @@ def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
             src = m3[n - 1 - i + t0:n - 1 - i + t0 + kn]
             for k in range(kn):
                 kt[k] += a3 * src[k]
+            i += 1
     lv = np.empty(nv, dtype=np.int64)
     for k in range(nv):
         lv[k] = idx[L + n - 2 + k - d]
