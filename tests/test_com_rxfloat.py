@@ -247,7 +247,7 @@ def test_quantization_noise_with_floating_taps(tmp_path, monkeypatch):
                                                                 rx_ffe_n_wg=3, dfe_max=(0.2,)), 1200)])
 def test_span_bound_is_above_every_placement(kw, n_prob):
     """The branch and bound's bound on the floating-tap FOM (kernel _relaxed_span: every
-    position of the span free, no tap limits, by Levinson-Durbin) equals the relaxed
+    position of the span free, no tap limits, by Schur's recursion) equals the relaxed
     Cholesky solve over the whole span (_solve_one, relaxed) and is never below the FOM of
     the IEEE placement (_float_solve) on 2000 random problems (D3.3 sizes, and 3 groups
     of 3 in a 40-tap span with a DFE limit that binds) (with extra white noise at
