@@ -212,6 +212,24 @@ def _sift(x, root, end):
 
 
 @njit(cache=True)
+def _add4(y, x, b, kn, c0, c1, c2, c3):
+    """y[k] += c0 x[b + k], then c1 x[b - 1 + k], c2 x[b - 2 + k] and c3 x[b - 3 + k]
+    (k < kn), each in that order with the partial sum in a register: the numbers of four
+    passes of one tap, with one load and store of y instead of four."""
+    s0 = x[b:b + kn]
+    s1 = x[b - 1:b - 1 + kn]
+    s2 = x[b - 2:b - 2 + kn]
+    s3 = x[b - 3:b - 3 + kn]
+    for k in range(kn):
+        v = y[k]
+        v += c0 * s0[k]
+        v += c1 * s1[k]
+        v += c2 * s2[k]
+        v += c3 * s3[k]
+        y[k] = v
+
+
+@njit(cache=True)
 def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
     """(V, K3, level index) of every sample with a full pulse (see _rj_classes)."""
     S = a.shape[0]
@@ -232,22 +250,8 @@ def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
                 yq[k] = 0.0
             l = lo
             while l + 4 <= hi:   # four taps per pass, each sum in the same order
-                g0 = dev[q, l]
-                g1 = dev[q, l + 1]
-                g2 = dev[q, l + 2]
-                g3 = dev[q, l + 3]
-                b = L - 1 - l + t0
-                s0 = a[b:b + kn]
-                s1 = a[b - 1:b - 1 + kn]
-                s2 = a[b - 2:b - 2 + kn]
-                s3 = a[b - 3:b - 3 + kn]
-                for k in range(kn):
-                    y = yq[k]
-                    y += s0[k] * g0
-                    y += s1[k] * g1
-                    y += s2[k] * g2
-                    y += s3[k] * g3
-                    yq[k] = y
+                _add4(yq, a, L - 1 - l + t0, kn, dev[q, l], dev[q, l + 1], dev[q, l + 2],
+                      dev[q, l + 3])
                 l += 4
             while l < hi:
                 g = dev[q, l]
@@ -270,26 +274,8 @@ def _rj_samples(a, idx, dev, lo, hi, gh_w, w2, w3, d):
         i = 0
         while i + 4 <= n:
             b = n - 1 - i + t0
-            c0, c1, c2, c3 = w2[i], w2[i + 1], w2[i + 2], w2[i + 3]
-            s0, s1, s2, s3 = (var[b:b + kn], var[b - 1:b - 1 + kn], var[b - 2:b - 2 + kn],
-                              var[b - 3:b - 3 + kn])
-            for k in range(kn):
-                y = vt[k]
-                y += c0 * s0[k]
-                y += c1 * s1[k]
-                y += c2 * s2[k]
-                y += c3 * s3[k]
-                vt[k] = y
-            c0, c1, c2, c3 = w3[i], w3[i + 1], w3[i + 2], w3[i + 3]
-            s0, s1, s2, s3 = (m3[b:b + kn], m3[b - 1:b - 1 + kn], m3[b - 2:b - 2 + kn],
-                              m3[b - 3:b - 3 + kn])
-            for k in range(kn):
-                y = kt[k]
-                y += c0 * s0[k]
-                y += c1 * s1[k]
-                y += c2 * s2[k]
-                y += c3 * s3[k]
-                kt[k] = y
+            _add4(vt, var, b, kn, w2[i], w2[i + 1], w2[i + 2], w2[i + 3])
+            _add4(kt, m3, b, kn, w3[i], w3[i + 1], w3[i + 2], w3[i + 3])
             i += 4
         while i < n:
             a2 = w2[i]
