@@ -525,3 +525,32 @@ def test_pair_bound_is_above_every_placement(kw, n_prob, n_brute):
     assert -1e-9 < np.min(d_brute) and np.max(d_brute) < 1e-6 + 1e-9   # skipped: < thr
     assert single_below > 0                     # the check has teeth
     assert np.mean(tighter) > 0.5
+
+
+@pytest.mark.parametrize("nr", [1, 2, 3])
+def test_toeplitz_gram_equals_a_dense_solve(nr):
+    """The bound's Gram rhs^T T^-1 rhs of a symmetric Toeplitz T by Schur's recursion
+    (kernel _toeplitz_gram), and that of every leading block (hist), against NumPy's
+    dense solve; one DFE tap is its own loop (nr = 2), other counts the general one."""
+    from scipy.linalg import toeplitz
+
+    from serdes.kernels import com_mmse_search as K
+
+    rng = np.random.default_rng(nr)
+    for n in (1, 2, 5, 87):
+        h = rng.standard_normal(120) * np.exp(-np.arange(120) / 8.0)
+        r = np.correlate(h, h, "full")[119:119 + n].copy()
+        r[0] *= 1.05                                  # white noise on the diagonal
+        rhs = rng.standard_normal((nr, n))
+        gram, hist = np.empty((nr, nr)), np.empty((n, nr, nr))
+        assert K._toeplitz_gram(r[0], r / r[0], n, rhs, nr, gram, hist)
+        T = toeplitz(r)
+        for k in range(n):
+            want = rhs[:, :k + 1] @ np.linalg.solve(T[:k + 1, :k + 1], rhs[:, :k + 1].T)
+            np.testing.assert_allclose(hist[k], want, rtol=0, atol=1e-11 * np.abs(want).max())
+        np.testing.assert_allclose(gram, want, rtol=0, atol=1e-11 * np.abs(want).max())
+    # not positive definite from the second row on: False, the prefixes NaN from there
+    gram, hist = np.empty((nr, nr)), np.empty((3, nr, nr))
+    assert not K._toeplitz_gram(1.0, np.array([1.0, 1.5, 0.2]), 3, np.ones((nr, 3)), nr,
+                                gram, hist)
+    assert np.isfinite(hist[0]).all() and np.isnan(hist[1:]).all()
