@@ -207,3 +207,38 @@ def test_exact_pass_forms_each_ctle_setting_once(monkeypatch, channels_dir):
     full = mmse_grid.search_grid_numba(p, g, v, kinds)
     assert (pruned.g_dc, pruned.g_dc2, pruned.sol.ts) == (full.g_dc, full.g_dc2, full.sol.ts)
     assert np.array_equal(pruned.tx_taps, full.tx_taps) and pruned.fom_db == full.fom_db
+
+
+@pytest.mark.parametrize("levels", [2, 4])
+def test_qc_pmf_is_the_scatter_of_each_sample_to_the_bit(levels):
+    """V_qc's PMF (kernel _qc_pmf: each sample's step a gather at its levels' shifts over
+    zero-padded rows) equals the literal scatter, tmp[j + s_l] += pmf[j] level by level
+    then / L, to the bit, with samples below half a grid step skipped and shifts reaching
+    the grid's ends (one sample carrying most of the support)."""
+    from serdes.kernels import com_mmse_search as K
+
+    rng = np.random.default_rng(levels)
+    for n, npts in ((1, 2001), (7, 41), (60, 2001), (300, 801)):
+        h = rng.normal(size=n) * np.exp(-np.arange(n) / 10.0)
+        h[rng.integers(n)] = 3.0 * np.abs(h).sum() + 0.1     # the largest shift: ~(npts-1)/2
+        if n > 7:
+            h[5::9] *= 1e-6                                   # below half a step
+        ystep = 2.0 * np.abs(h).sum() / (npts - 1)
+        pmf, lo, hi = K._qc_pmf(h, ystep, levels, npts)
+        c = npts // 2
+        ref = np.zeros(npts)
+        ref[c] = 1.0
+        rlo = rhi = c
+        for x in h:
+            if not abs(x) > ystep / 2.0:
+                continue
+            sh = [int(np.round(x * (2.0 * l / (levels - 1) - 1.0) / ystep))
+                  for l in range(levels)]
+            tmp = np.zeros(npts)
+            for s in sh:
+                tmp[rlo + s:rhi + 1 + s] += ref[rlo:rhi + 1]
+            ref = tmp / levels
+            rlo, rhi = rlo + min(sh), rhi + max(sh)
+        np.testing.assert_array_equal(pmf, ref)
+        assert (lo, hi) == (rlo, rhi) and ref[lo] > 0 and ref[hi] > 0
+        assert 0 <= lo and hi < npts

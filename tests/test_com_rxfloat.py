@@ -554,3 +554,36 @@ def test_toeplitz_gram_equals_a_dense_solve(nr):
     assert not K._toeplitz_gram(1.0, np.array([1.0, 1.5, 0.2]), 3, np.ones((nr, 3)), nr,
                                 gram, hist)
     assert np.isfinite(hist[0]).all() and np.isnan(hist[1:]).all()
+
+
+def test_vectorized_bound_steps_equal_their_row_forms_to_the_bit():
+    """The bounds' column-oriented steps do each entry's products in the row forms'
+    order, so they give the same numbers: _chol_rows is _chol (forward, and on the
+    reversed matrix) to the bit and refuses what _chol refuses; _rows_dot and
+    _sym_matvec are the plain ascending dot products (the matrix symmetric to the bit)."""
+    from serdes.kernels import com_mmse_search as K
+
+    rng = np.random.default_rng(5)
+    for m in (1, 2, 3, 5, 8, 72):
+        X = rng.standard_normal((m, 2 * m + 1))
+        S = X @ X.T / (2 * m + 1) + 0.05 * np.eye(m)
+        S = (S + S.T) / 2
+        for rev in (0, 1):
+            A = np.ascontiguousarray(S[::-1, ::-1]) if rev else S
+            lo, ut = np.zeros((m, m)), np.zeros((m, m))
+            assert K._chol(A, m, lo)
+            assert K._chol_rows(S, m, rev, ut)
+            np.testing.assert_array_equal(np.triu(ut), np.tril(lo).T)
+        v = rng.standard_normal(m)
+        out, mv = np.empty(m), np.zeros(m)
+        K._rows_dot(X, m, m, v, out)
+        K._sym_matvec(S, m, v, mv)
+        for i in range(m):
+            t = u = 0.0
+            for j in range(m):
+                t += X[i, j] * v[j]
+                u += S[i, j] * v[j]
+            assert out[i] == t and mv[i] == u
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])
+    assert not K._chol_rows(bad, 2, 0, np.empty((2, 2)))
+    assert not K._chol_rows(bad, 2, 1, np.empty((2, 2)))

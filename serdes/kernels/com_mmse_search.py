@@ -54,19 +54,21 @@ def _cdf(pmf, lo, hi, gc, c, npts, i):
 
 
 @njit(cache=True)
-def _v_qc(h, sigma, levels, p_half, npts):
+def _qc_pmf(h, ystep, levels, npts):
+    """The PMF (npts points of step ystep, centred) of sum_i h_i a_i, a_i uniform on the
+    L levels in [-1, 1], each sample of |h_i| > ystep / 2 shifting by its levels' rounded
+    grid points; returns (pmf, lo, hi), pmf zero off lo..hi. The PMF lives in the middle third of buf's two rows (a shift is at most
+    (npts - 1) / 2 points): each sample's step reads the old row at its levels' shifts
+    and writes the new one, new[j] = (old[j - s_0] + old[j - s_1] + ...) / L, the terms
+    in level order as a scatter tmp[j + s_l] += pmf[j] adds them (the same numbers), in
+    contiguous passes that vectorize; the support only grows (the shifts of -x and x
+    have both signs), so the writes cover the old values."""
     n = h.shape[0]
-    s = 0.0
-    for i in range(n):
-        s += abs(h[i])
-    support = s + 10.0 * sigma
-    if support <= 0.0:
-        return 0.0
     c = npts // 2
-    ystep = 2.0 * support / (npts - 1)
-    pmf = np.zeros(npts)
-    tmp = np.zeros(npts)
-    pmf[c] = 1.0
+    pad = npts
+    buf = np.zeros((2, 3 * npts))
+    cur = 0
+    buf[0, pad + c] = 1.0
     lo = c
     hi = c
     sh = np.empty(levels, dtype=np.int64)
@@ -85,17 +87,36 @@ def _v_qc(h, sigma, levels, p_half, npts):
                 smax = sh[l]
         nlo = lo + smin
         nhi = hi + smax
-        for j in range(nlo, nhi + 1):
-            tmp[j] = 0.0
-        for l in range(levels):
-            for j in range(lo, hi + 1):
-                tmp[j + sh[l]] += pmf[j]
-        for j in range(lo, hi + 1):
-            pmf[j] = 0.0
-        for j in range(nlo, nhi + 1):
-            pmf[j] = tmp[j] / levels
+        w = nhi - nlo + 1
+        src = buf[cur]
+        dst = buf[1 - cur, pad + nlo:pad + nhi + 1]
+        s0 = src[pad + nlo - sh[0]:pad + nlo - sh[0] + w]
+        for j in range(w):
+            dst[j] = s0[j]
+        for l in range(1, levels):
+            sl = src[pad + nlo - sh[l]:pad + nlo - sh[l] + w]
+            for j in range(w):
+                dst[j] += sl[j]
+        for j in range(w):
+            dst[j] /= levels
+        cur = 1 - cur
         lo = nlo
         hi = nhi
+    return buf[cur, pad:pad + npts], lo, hi
+
+
+@njit(cache=True)
+def _v_qc(h, sigma, levels, p_half, npts):
+    n = h.shape[0]
+    s = 0.0
+    for i in range(n):
+        s += abs(h[i])
+    support = s + 10.0 * sigma
+    if support <= 0.0:
+        return 0.0
+    c = npts // 2
+    ystep = 2.0 * support / (npts - 1)
+    pmf, lo, hi = _qc_pmf(h, ystep, levels, npts)
     # cumulative of the sampled, normalised Gaussian (the full grid's width, as a
     # 'same' convolution with a kernel of npts points)
     gc = np.empty(npts)
@@ -607,6 +628,47 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
 
 
 @njit(cache=True)
+def _rows_dot(A, nrow, n, v, out):
+    """out[i] = sum_j A[i, j] v[j] over j < n, in j order, four rows at a time (four
+    independent chains of additions instead of one)."""
+    i = 0
+    while i + 4 <= nrow:
+        t0 = 0.0
+        t1 = 0.0
+        t2 = 0.0
+        t3 = 0.0
+        for j in range(n):
+            vj = v[j]
+            t0 += A[i, j] * vj
+            t1 += A[i + 1, j] * vj
+            t2 += A[i + 2, j] * vj
+            t3 += A[i + 3, j] * vj
+        out[i] = t0
+        out[i + 1] = t1
+        out[i + 2] = t2
+        out[i + 3] = t3
+        i += 4
+    while i < nrow:
+        t = 0.0
+        for j in range(n):
+            t += A[i, j] * v[j]
+        out[i] = t
+        i += 1
+
+
+@njit(cache=True)
+def _sym_matvec(A, n, x, out):
+    """out += A[:n, :n] x for A symmetric to the bit, by rows of A: out[i] gets
+    A[j, i] x[j] = A[i, j] x[j] in j order, as a row-by-row dot product would (the same
+    value), but the loop over i is contiguous and vectorizes."""
+    for j in range(n):
+        aj = A[j, :n]
+        xj = x[j]
+        for i in range(n):
+            out[i] += aj[i] * xj
+
+
+@njit(cache=True)
 def _box_lagr(Mi, M, s, es, mv, mu, st, lim, cof, n1, dw, x, u):
     """The Lagrangian's minimum over the unit-cursor x (m^T x = 1) for the signed
     multipliers mu (mu_j of constraint x_j - cof_j x_dw <= / >= lim_j, st_j the side):
@@ -632,11 +694,10 @@ def _box_lagr(Mi, M, s, es, mv, mu, st, lim, cof, n1, dw, x, u):
     for j in range(n1):
         x[j] = u[j] + kap * s[j]
     q = -1.0
+    mx = np.zeros(n1)
+    _sym_matvec(M, n1, x, mx)
     for i in range(n1):
-        t = 0.0
-        for j in range(n1):
-            t += M[i, j] * x[j]
-        q += x[i] * t
+        q += x[i] * mx[i]
     for k in range(n1):
         if st[k] != 0 and mu[k] != 0.0:
             q += mu[k] * (x[k] - cof[k] * x[dw] - lim[k])
@@ -736,17 +797,25 @@ def _box_inverse(M, n, nb, Mi):
     if not _toeplitz_inv(rr, n, Mi, y, z):
         return False
     for i in range(n):
+        mi = Mi[i, :n]
         for j in range(n):
-            Mi[i, j] /= t0
+            mi[j] /= t0
     if nb == 0:
         return True
+    # Z = R^-1 H^T, Z[i, r] = - sum_j Mi[i, j] M[j, n + r] (M[j, n + r] = -H[r, j]) in
+    # j order; R^-1 is symmetric to the bit here, so by rows of Mi (vectorized)
+    zt = np.zeros((nb, n))
+    for j in range(n):
+        mj = Mi[j, :n]
+        for r in range(nb):
+            h = M[j, n + r]
+            zr = zt[r]
+            for i in range(n):
+                zr[i] -= mj[i] * h
     Z = np.zeros((n, nb))
     for i in range(n):
         for r in range(nb):
-            t = 0.0
-            for j in range(n):
-                t -= Mi[i, j] * M[j, n + r]     # M[j, n + r] = -H[r, j]
-            Z[i, r] = t
+            Z[i, r] = zt[r, i]
     S = np.zeros((nb, 2 * nb))
     for r in range(nb):
         for q in range(nb):
@@ -773,12 +842,18 @@ def _box_inverse(M, n, nb, Mi):
             for r in range(nb):
                 t += Z[i, r] * S[r, nb + q]
             ZS[i, q] = t
+    tj = np.empty(n)
     for i in range(n):
         for j in range(n):
-            t = 0.0
-            for r in range(nb):
-                t += ZS[i, r] * Z[j, r]
-            Mi[i, j] += t
+            tj[j] = 0.0
+        for r in range(nb):
+            zs = ZS[i, r]
+            zr = zt[r]
+            for j in range(n):
+                tj[j] += zs * zr[j]
+        mi = Mi[i, :n]
+        for j in range(n):
+            mi[j] += tj[j]
         for q in range(nb):
             Mi[i, n + q] = ZS[i, q]
             Mi[n + q, i] = ZS[i, q]
@@ -803,9 +878,12 @@ def _box_bound(av, rn, hr, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels
     is taken as well; the bound is that of the smaller MSE. +inf: no bound."""
     n1 = n + nb
     M = np.zeros((n1, n1))
+    rk = np.empty(n)
+    for k in range(n):
+        rk[k] = av[k] + rn[k] / var_x
     for i in range(n):
         for j in range(n):
-            M[i, j] = av[abs(i - j)] + rn[abs(i - j)] / var_x
+            M[i, j] = rk[abs(i - j)]
         for r in range(nb):
             M[i, n + r] = -hr[1 + r, i]
             M[n + r, i] = -hr[1 + r, i]
@@ -818,11 +896,7 @@ def _box_bound(av, rn, hr, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels
     for i in range(n):
         mv[i] = hr[0, i]
     s = np.zeros(n1)
-    for i in range(n1):
-        t = 0.0
-        for j in range(n):
-            t += Mi[i, j] * mv[j]
-        s[i] = t
+    _rows_dot(Mi, n1, n, mv, s)
     es = 0.0
     for i in range(n1):
         es += mv[i] * s[i]
@@ -846,11 +920,10 @@ def _box_bound(av, rn, hr, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels
         for j in range(n1):
             u[j] = al * s[j] + ga * Mi[j, dw]
         qm = -1.0
+        mx = np.zeros(n1)
+        _sym_matvec(M, n1, u, mx)
         for i in range(n1):
-            t = 0.0
-            for j in range(n1):
-                t += M[i, j] * u[j]
-            qm += u[i] * t
+            qm += u[i] * mx[i]
     else:
         qm = gbest
     act = np.empty(n1, dtype=np.int64)
@@ -928,30 +1001,64 @@ def _box_bound(av, rn, hr, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels
 
 
 @njit(cache=True)
+def _chol_rows(S, m, rev, ut):
+    """ut[k, i] = L[i, k], L the lower Cholesky factor of S[:m, :m] (rev: of S with rows
+    and columns in reversed order), by right-looking updates of a working lower triangle:
+    every entry gets the same products subtracted in the same order as in _chol (the same
+    factor to the bit), but the inner loops run over contiguous rows without a reduction,
+    so they vectorize (_chol's dot products are serial chains of additions). False if S
+    is not found positive definite."""
+    W = np.empty((m, m))
+    for i in range(m):
+        ii = m - 1 - i if rev else i
+        for j in range(i + 1):
+            W[i, j] = S[ii, m - 1 - j if rev else j]
+    for k in range(m):
+        s = W[k, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        ut[k, k] = d
+        for i in range(k + 1, m):
+            ut[k, i] = W[i, k] / d
+        # slices indexed from 0: numba then drops the negative-index wraparound that
+        # keeps LLVM from vectorizing a loop starting at k + 1
+        for i in range(k + 1, m):
+            lik = ut[k, i]
+            wi = W[i, k + 1:i + 1]
+            uk = ut[k, k + 1:i + 1]
+            for j in range(i - k):
+                wi[j] -= lik * uk[j]
+    return True
+
+
+@njit(cache=True)
 def _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b, fpre,
                    fsuf):
     """fpre[e] / fsuf[a]: the relaxed FOM (_gram_fom) of the fixed taps with the floating
     positions [0, e) / [a, m) (fpre[0] = fsuf[m] = the fixed taps' alone), from the
     Cholesky factor of S (m x m, the Schur complement over the floating positions) in
     forward and in reversed order: the Gram of a prefix is Gram_F plus the outer products
-    of the rows of L^-1 C up to it. False if S is not found positive definite."""
+    of the rows of L^-1 C up to it. False if S is not found positive definite. The
+    factor (_chol_rows) and the forward solve L^-1 C are column-oriented: the same
+    products in the same order per entry as the row-oriented dot products, vectorized."""
     nr = nb + 1
-    L = np.empty((m, m))
-    A = np.empty((m, m))
-    y = np.empty((m, nr))
+    ut = np.empty((m, m))
+    yt = np.empty((nr, m))
     for rev in range(2):
-        for i in range(m):
-            ii = m - 1 - i if rev else i
-            for j in range(m):
-                A[i, j] = S[ii, m - 1 - j if rev else j]
-        if not _chol(A, m, L):
+        if not _chol_rows(S, m, rev, ut):
             return False
         for p in range(nr):
             for i in range(m):
-                t = Cm[m - 1 - i if rev else i, p]
-                for k in range(i):
-                    t -= L[i, k] * y[k, p]
-                y[i, p] = t / L[i, i]
+                yt[p, i] = Cm[m - 1 - i if rev else i, p]
+        for k in range(m):
+            uk = ut[k, k + 1:]
+            for p in range(nr):
+                yk = yt[p, k] / ut[k, k]
+                yt[p, k] = yk
+                yp = yt[p, k + 1:]
+                for i in range(m - 1 - k):
+                    yp[i] -= uk[i] * yk
         for p in range(nr):
             for q in range(nr):
                 gram[p, q] = g0[p, q]
@@ -960,7 +1067,7 @@ def _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G
             if e > 0:
                 for p in range(nr):
                     for q in range(nr):
-                        gram[p, q] += y[e - 1, p] * y[e - 1, q]
+                        gram[p, q] += yt[p, e - 1] * yt[q, e - 1]
             out[m - e if rev else e] = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels,
                                                  lv, G, b)
     return True
@@ -1022,37 +1129,57 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             RF[i, j] = r[abs(i - j)]
     if not _chol(RF, nfix, LF):
         return np.inf
-    # Z = LF^-1 R_(F,U), E = LF^-1 H_F^T (forward solves, one column at a time)
+    # Z = LF^-1 R_(F,U), E = LF^-1 H_F^T (forward solves; row by row, each entry with
+    # the products of the row-oriented solve in the same order, vectorized over columns)
     Z = np.empty((nfix, m))
-    E = np.empty((nfix, nr))
-    for u in range(m + nr):
-        for i in range(nfix):
-            t = r[nfix + u - i] if u < m else hr[u - m, i]
+    Et = np.empty((nr, nfix))
+    for i in range(nfix):
+        for u in range(m):
+            Z[i, u] = r[nfix + u - i]
+        for k in range(i):
+            lik = LF[i, k]
+            for u in range(m):
+                Z[i, u] -= lik * Z[k, u]
+        d = LF[i, i]
+        for u in range(m):
+            Z[i, u] /= d
+        for p in range(nr):
+            t = hr[p, i]
             for k in range(i):
-                t -= LF[i, k] * (Z[k, u] if u < m else E[k, u - m])
-            if u < m:
-                Z[i, u] = t / LF[i, i]
-            else:
-                E[i, u - m] = t / LF[i, i]
+                t -= LF[i, k] * Et[p, k]
+            Et[p, i] = t / d
     g0 = np.zeros((nr, nr))
     for p in range(nr):
         for q in range(nr):
             for i in range(nfix):
-                g0[p, q] += E[i, p] * E[i, q]
+                g0[p, q] += Et[p, i] * Et[q, i]
+    # S = R_UU - Z^T Z and C = H_U^T - Z^T E, the products subtracted in i order
     S = np.empty((m, m))
-    Cm = np.empty((m, nr))
+    Ct = np.empty((nr, m))
     for u in range(m):
         for v in range(u, m):
-            t = r[v - u]
-            for i in range(nfix):
-                t -= Z[i, u] * Z[i, v]
-            S[u, v] = t
-            S[v, u] = t
+            S[u, v] = r[v - u]
+    for p in range(nr):
+        for u in range(m):
+            Ct[p, u] = hr[p, nfix + u]
+    for i in range(nfix):
+        for u in range(m):
+            zu = Z[i, u]
+            su = S[u, u:]
+            zi = Z[i, u:]
+            for v in range(m - u):
+                su[v] -= zu * zi[v]
         for p in range(nr):
-            t = hr[p, nfix + u]
-            for i in range(nfix):
-                t -= Z[i, u] * E[i, p]
-            Cm[u, p] = t
+            e = Et[p, i]
+            for u in range(m):
+                Ct[p, u] -= Z[i, u] * e
+    for u in range(m):
+        for v in range(u + 1, m):
+            S[v, u] = S[u, v]
+    Cm = np.empty((m, nr))
+    for u in range(m):
+        for p in range(nr):
+            Cm[u, p] = Ct[p, u]
     best = _gram_fom(g0, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
     if best >= thr:
         return best
