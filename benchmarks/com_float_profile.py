@@ -32,7 +32,7 @@ from serdes.kernels.com_quant import n_lower  # noqa: E402
 
 
 @njit
-def drive(mode, C, CC, gv, gj, r_base, axt, t0, offs, pk, dw, nb, nwt, nw, k_j, k_rj, var_x,
+def drive(mode, C, CC, gv, gj, r_base, axt, t0, t0r, offs, noffs, pk, dw, nb, nwt, nw, k_j, k_rj, var_x,
           wmin, wmax, bmin, bmax, rlm, L, qden, m_lb, p_half, a1, m):
     P = CC.shape[1]
     av, rn, hr = np.empty(nwt), np.empty(nwt), np.empty((nb + 1, nwt))
@@ -50,8 +50,8 @@ def drive(mode, C, CC, gv, gj, r_base, axt, t0, offs, pk, dw, nb, nwt, nw, k_j, 
             ts = pk[r] + dt
             dh = ts // m
             ph = ts - dh * m
-            K._ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt, k_j,
-                         av, rn, hr)
+            K._ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt,
+                         k_j, av, rn, hr)
             if mode == 2:
                 acc += K._quant_solve(
                     C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
@@ -83,8 +83,8 @@ def main():
     p, parts, C, CC, offs, kw = cap["run"]
     t = parts.at(ctle_weights(-20, -4))
     var_x = kw["var_x"]
-    args = (C, CC, np.ascontiguousarray(t.gv.T), np.ascontiguousarray(t.gj.T), t.r_base,
-            t.acf_next.copy(), t.t0, offs, t.idx0 + (C @ t.S).argmax(axis=1), kw["dw"],
+    args = (C, CC, np.ascontiguousarray(t.gv), np.ascontiguousarray(t.gj), t.r_base,
+            t.acf_next.copy(), t.t0, np.ascontiguousarray(t.t0[:, ::-1]), offs, -offs, t.idx0 + (C @ t.S).argmax(axis=1), kw["dw"],
             kw["nb"], kw["n_span"], kw["nw"], kw["k_j"], var_x * p.sigma_rj ** 2, var_x,
             np.asarray(kw["wmin"], float), np.asarray(kw["wmax"], float), kw["bmin"],
             kw["bmax"], kw["rlm"], float(kw["levels"]), float(2 ** p.n_qb - 1),

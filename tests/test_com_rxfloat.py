@@ -587,3 +587,49 @@ def test_vectorized_bound_steps_equal_their_row_forms_to_the_bit():
     bad = np.array([[1.0, 2.0], [2.0, 1.0]])
     assert not K._chol_rows(bad, 2, 0, np.empty((2, 2)))
     assert not K._chol_rows(bad, 2, 1, np.empty((2, 2)))
+
+
+def test_search_tables_equal_their_entry_by_entry_sums_to_the_bit():
+    """The per-sampling-time tables of the search (kernel _ts_tables: the victim's and the
+    slope's autocorrelations from the pair forms, the noise row, the cursor and DFE rows
+    of the convolution matrix from the reversed phase table; _shift_sum: the TX-filtered
+    UI samples V_qc reads, with their wrap-around) are formed pair by pair and tap by tap
+    over contiguous runs; each entry equals its plain dot product in pair / tap order,
+    with the index taken modulo the table's length, to the bit."""
+    from serdes.kernels import com_mmse_search as K
+
+    rng = np.random.default_rng(11)
+    m, N, nwt, P = 4, 37, 9, 6
+    offs = np.array([-2, -1, 0, 1, 2, 3])
+    C = rng.normal(size=(3, len(offs)))
+    CC = rng.normal(size=(3, P))
+    gv, gj = rng.normal(size=(P, m * nwt)), rng.normal(size=(P, m * nwt))
+    r_base, axt = rng.normal(size=(m, nwt)), rng.normal(size=nwt)
+    t0 = rng.normal(size=(m, N))
+    t0r = np.ascontiguousarray(t0[:, ::-1])
+    k_j = 0.37
+    for r, ph, dh, dw, nb in ((0, 0, 0, 0, 0), (1, 3, 5, 3, 1), (2, 2, N - 4, 2, 2),
+                              (1, 1, 1, 0, 1)):
+        av, rn, hr = np.empty(nwt), np.empty(nwt), np.empty((nb + 1, nwt))
+        K._ts_tables(C, CC, gv, gj, r_base, axt, t0r, -offs, r, ph, dh, dw, nb, nwt, k_j, av,
+                     rn, hr)
+        for lag in range(nwt):
+            e1 = e2 = 0.0
+            for q in range(P):
+                e1 += CC[r, q] * gv[q, ph * nwt + lag]
+                e2 += CC[r, q] * gj[q, ph * nwt + lag]
+            assert av[lag] == e1 and rn[lag] == r_base[ph, lag] + k_j * e2 + axt[lag]
+        for rr in range(nb + 1):
+            for i in range(nwt):
+                e = 0.0
+                for k in range(len(offs)):
+                    e += C[r, k] * t0[ph, (dh + dw + rr - i - offs[k]) % N]
+                assert hr[rr, i] == e
+    for start, cnt in ((0, N), (-8, 20), (N - 3, 10), (5, 2 * N + 3)):
+        out = np.empty(cnt)
+        K._shift_sum(C[0], t0[1], offs, start, cnt, out)
+        for j in range(cnt):
+            e = 0.0
+            for k in range(len(offs)):
+                e += C[0, k] * t0[1, (start + j - offs[k]) % N]
+            assert out[j] == e

@@ -63,9 +63,9 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
             raise ConfigError(f"{name}: expected shape {(CC.shape[1], m * nw)}, got {g.shape}")
     if gf.shape[1:] != (CC.shape[1], m * nw):
         raise ConfigError(f"gf: expected shape (n, {CC.shape[1]}, {m * nw}), got {gf.shape}")
-    gv = np.ascontiguousarray(gv.T)
-    gj = np.ascontiguousarray(gj.T)
-    gf = np.ascontiguousarray(np.swapaxes(gf, 1, 2))
+    gv = np.ascontiguousarray(gv)
+    gj = np.ascontiguousarray(gj)
+    gf = np.ascontiguousarray(gf)
     r_base = _a.array("r_base", r_base, ndim=2)
     if r_base.shape != (m, nw):
         raise ConfigError(f"r_base: expected shape {(m, nw)}, got {r_base.shape}")
@@ -98,8 +98,10 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     a1 = np.ascontiguousarray(np.abs(t0).sum(axis=1))
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
+    t0r = np.ascontiguousarray(t0[:, ::-1])      # the kernel reads t0's rows backwards
     bad, nsolve = _mmse_block(
-        C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw_fix, dw, nb, wmin, wmax,
+        C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw_fix, dw, nb, wmin,
+        wmax,
         bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
         _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
         ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),

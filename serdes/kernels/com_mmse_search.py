@@ -1262,8 +1262,32 @@ def _slope_e0(CC, gj, r, ph, nw, P):
     """The slope's energy at phase ph (lag 0 of its UI-sample autocorrelation)."""
     e = 0.0
     for q in range(P):
-        e += CC[r, q] * gj[ph * nw, q]
+        e += CC[r, q] * gj[q, ph * nw]
     return e
+
+
+@njit(cache=True)
+def _shift_sum(c, row, offs, start, cnt, out):
+    """out[j] = sum_k c[k] row[(start + j - offs[k]) mod N] for j < cnt (N = len(row)),
+    the terms in k order from 0.0 as an entry-by-entry sum adds them (the same numbers),
+    but tap by tap over contiguous runs of row (one modulo per tap and run, not one per
+    entry and tap: an integer division each), so the runs vectorize."""
+    N = row.shape[0]
+    for j in range(cnt):
+        out[j] = 0.0
+    for k in range(offs.shape[0]):
+        ck = c[k]
+        base = (start - offs[k]) % N
+        j = 0
+        while j < cnt:
+            seg = min(cnt - j, N - base)
+            src = row[base:base + seg]
+            o = out[j:j + seg]
+            for i in range(seg):
+                o[i] += ck * src[i]
+            j += seg
+            base = 0
+    return out
 
 
 @njit(cache=True)
@@ -1290,13 +1314,7 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
     for k in range(K):
         l1 += abs(c[k])
     dy_ub = 2.0 * (l1 * a1[ph] + 10.0 * sig) / (npts_q - 1)
-    for j in range(_QWIN):
-        e = 0.0
-        for k in range(K):
-            col = dh - 8 + j - offs[k]
-            col %= N
-            e += c[k] * t0[ph, col]
-        hq[j] = e
+    _shift_sum(c, t0[ph], offs, dh - 8, _QWIN, hq)
     v_lb = _v_qc_lower(hq[:_QWIN], m_lb, dy_ub / 2.0, top)
     d = 2.0 * v_lb / qden
     rn[0] = rn0 + d * d / 12.0
@@ -1320,12 +1338,7 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
         if fb < thr:
             rn[0] = rn0
             return fb
-    for j in range(N):
-        e = 0.0
-        for k in range(K):
-            col = (j - offs[k]) % N
-            e += c[k] * t0[ph, col]
-        hq[j] = e
+    _shift_sum(c, t0[ph], offs, 0, N, hq)
     v = _v_qc(hq, sig, np.int64(levels), p_half, npts_q)
     d = 2.0 * v / qden
     rn[0] = rn0 + d * d / 12.0
@@ -1357,37 +1370,35 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
 
 
 @njit(cache=True)
-def _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt, k_j, av, rn,
+def _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt, k_j, av, rn,
                hr):
     """Row r's tables at the sampling time of phase ph, UI dh: the victim's UI-sample
     autocorrelation av, the noise's rn (RX, TX, jitter, crosstalk axt) and the cursor and
-    DFE rows hr of the convolution matrix."""
-    K = C.shape[1]
+    DFE rows hr of the convolution matrix, hr[rr, i] = sum_k C[r, k] t0[ph, (dh + dw + rr
+    - i - offs[k]) mod N] (t0r: t0's rows reversed, noffs = -offs: the same entries in
+    ascending order). Each entry sums its pair or tap terms in the same order as a dot
+    product per entry, but pair by pair (tap by tap) over contiguous rows, which
+    vectorizes (the dot products were serial chains of additions)."""
     P = CC.shape[1]
-    N = t0.shape[1]
+    N = t0r.shape[1]
     for lag in range(nwt):
-        e1 = 0.0
-        e2 = 0.0
-        for q in range(P):
-            e1 += CC[r, q] * gv[ph * nwt + lag, q]
-            e2 += CC[r, q] * gj[ph * nwt + lag, q]
-        av[lag] = e1
-        rn[lag] = r_base[ph, lag] + k_j * e2 + axt[lag]
+        av[lag] = 0.0
+        rn[lag] = 0.0
+    for q in range(P):
+        cq = CC[r, q]
+        gvq = gv[q, ph * nwt:ph * nwt + nwt]
+        gjq = gj[q, ph * nwt:ph * nwt + nwt]
+        for lag in range(nwt):
+            av[lag] += cq * gvq[lag]
+            rn[lag] += cq * gjq[lag]
+    for lag in range(nwt):
+        rn[lag] = r_base[ph, lag] + k_j * rn[lag] + axt[lag]
     for rr in range(nb + 1):
-        for i in range(nwt):
-            e = 0.0
-            for k in range(K):
-                col = dh + dw + rr - i - offs[k]
-                if col < 0:
-                    col += N
-                elif col >= N:
-                    col -= N
-                e += C[r, k] * t0[ph, col]
-            hr[rr, i] = e
+        _shift_sum(C[r], t0r[ph], noffs, N - 1 - (dh + dw + rr), nwt, hr[rr])
 
 
 @njit(cache=True, parallel=True)
-def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
+def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw, dw, nb,
                 wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
                 qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf, prune):
     n = C.shape[0]
@@ -1423,6 +1434,11 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
         hist = np.empty((npb, nb + 1, nb + 1))
         pb = np.empty(npb)
         fbs = np.empty(2 * (m // 2) + 1)
+        eph = np.empty(m)
+        el = np.empty(nwt)
+        noffs = np.empty(K, dtype=np.int64)
+        for k in range(K):
+            noffs[k] = -offs[k]
         for r in range(ci * chunk, min(n, (ci + 1) * chunk)):
             best_s = -np.inf
             kk = 0
@@ -1442,20 +1458,29 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
             for lag in range(nwt):
                 axt[lag] = acf_xt0[lag]
             for f in range(nf):
+                # each phase's lag-0 energy and then the best phase's lags, the pairs'
+                # terms in q order per entry, pair by pair (contiguous for the lags)
+                for ph in range(m):
+                    eph[ph] = 0.0
+                for q in range(P):
+                    cq = CC[r, q]
+                    for ph in range(m):
+                        eph[ph] += cq * gf[f, q, ph * nwt]
                 be = -np.inf
                 bph = 0
                 for ph in range(m):
-                    e = 0.0
-                    for q in range(P):
-                        e += CC[r, q] * gf[f, ph * nwt, q]
-                    if e > be:
-                        be = e
+                    if eph[ph] > be:
+                        be = eph[ph]
                         bph = ph
                 for lag in range(nwt):
-                    e = 0.0
-                    for q in range(P):
-                        e += CC[r, q] * gf[f, bph * nwt + lag, q]
-                    axt[lag] += var_x * e
+                    el[lag] = 0.0
+                for q in range(P):
+                    cq = CC[r, q]
+                    gq = gf[f, q, bph * nwt:bph * nwt + nwt]
+                    for lag in range(nwt):
+                        el[lag] += cq * gq[lag]
+                for lag in range(nwt):
+                    axt[lag] += var_x * el[lag]
             fbest = -np.inf
             tbest = -1
             if qmode == 2 and prune:
@@ -1466,7 +1491,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                     ts = pk + dt
                     dh = ts // m
                     ph = ts - dh * m
-                    _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt,
+                    _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt,
                                k_j, av, rn, hr)
                     cnt[ci] += 1
                     # qmode - 1 (== 1 here) and qmode below: int64 values, not the literals
@@ -1486,7 +1511,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                     ts = pk + dt
                     dh = ts // m
                     ph = ts - dh * m
-                    _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt,
+                    _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt,
                                k_j, av, rn, hr)
                     fo = _quant_solve(
                         C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin,
@@ -1507,7 +1532,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw
                 ts = pk + dt
                 dh = ts // m
                 ph = ts - dh * m
-                _ts_tables(C, CC, gv, gj, r_base, axt, t0, offs, r, ph, dh, dw, nb, nwt, k_j,
+                _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt, k_j,
                            av, rn, hr)
                 cnt[ci] += 1
                 if qmode == 0 and nwg:
