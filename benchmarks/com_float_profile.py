@@ -4,7 +4,7 @@ sampling times): DPO_12in with its 8 aggressors, g_DC -20, g_DC2 -4, the 1308 TX
 settings of package case 1, one thread. Three drivers loop over the same (row, sampling
 time) pairs as the kernel and call its helpers: (1) the tables alone (_ts_tables: the
 victim's and the noise's autocorrelation over the 87 lags, the cursor and DFE rows),
-(3) the tables and the relaxed bound (_relaxed_span: Durbin's recursion over the span),
+(3) the tables and the relaxed bound (_relaxed_span: Schur's recursion over the span),
 (2) the tables and the whole qmode-1 step (_quant_solve: V_qc's lower bound, then the
 relaxed bound). CPU time per sampling time, modes interleaved, 5 repetitions (the FEXT
 crosstalk per row is left out: it is formed once per row, not per sampling time).
@@ -32,7 +32,8 @@ from serdes.kernels.com_quant import n_lower  # noqa: E402
 
 
 @njit
-def drive(mode, C, CC, gv, gj, r_base, axt, t0, t0r, offs, noffs, pk, dw, nb, nwt, nw, k_j, k_rj, var_x,
+def drive(mode, C, CC, gv, gj, r_base, axt, t0, t0r, offs, noffs, pk, dw, nb, nwt, nw, k_j,
+          k_rj, var_x,
           wmin, wmax, bmin, bmax, rlm, L, qden, m_lb, p_half, a1, m):
     P = CC.shape[1]
     av, rn, hr = np.empty(nwt), np.empty(nwt), np.empty((nb + 1, nwt))
@@ -84,7 +85,8 @@ def main():
     t = parts.at(ctle_weights(-20, -4))
     var_x = kw["var_x"]
     args = (C, CC, np.ascontiguousarray(t.gv), np.ascontiguousarray(t.gj), t.r_base,
-            t.acf_next.copy(), t.t0, np.ascontiguousarray(t.t0[:, ::-1]), offs, -offs, t.idx0 + (C @ t.S).argmax(axis=1), kw["dw"],
+            t.acf_next.copy(), t.t0, np.ascontiguousarray(t.t0[:, ::-1]), offs, -offs,
+            t.idx0 + (C @ t.S).argmax(axis=1), kw["dw"],
             kw["nb"], kw["n_span"], kw["nw"], kw["k_j"], var_x * p.sigma_rj ** 2, var_x,
             np.asarray(kw["wmin"], float), np.asarray(kw["wmax"], float), kw["bmin"],
             kw["bmax"], kw["rlm"], float(kw["levels"]), float(2 ** p.n_qb - 1),

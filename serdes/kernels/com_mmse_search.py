@@ -57,12 +57,13 @@ def _cdf(pmf, lo, hi, gc, c, npts, i):
 def _qc_pmf(h, ystep, levels, npts):
     """The PMF (npts points of step ystep, centred) of sum_i h_i a_i, a_i uniform on the
     L levels in [-1, 1], each sample of |h_i| > ystep / 2 shifting by its levels' rounded
-    grid points; returns (pmf, lo, hi), pmf zero off lo..hi. The PMF lives in the middle third of buf's two rows (a shift is at most
-    (npts - 1) / 2 points): each sample's step reads the old row at its levels' shifts
-    and writes the new one, new[j] = (old[j - s_0] + old[j - s_1] + ...) / L, the terms
-    in level order as a scatter tmp[j + s_l] += pmf[j] adds them (the same numbers), in
-    contiguous passes that vectorize; the support only grows (the shifts of -x and x
-    have both signs), so the writes cover the old values."""
+    grid points; returns (pmf, lo, hi), pmf zero off lo..hi. The PMF lives in the middle
+    third of two zero-padded rows (a shift is at most (npts - 1) / 2 points): each
+    sample's step reads the old row at its levels' shifts and writes the new one,
+    new[j] = (old[j - s_0] + old[j - s_1] + ...) / L, the terms in level order as a
+    scatter tmp[j + s_l] += pmf[j] adds them (the same numbers), in contiguous passes
+    that vectorize; the support only grows (the shifts of -x and x have both signs), so
+    the writes cover the old values."""
     n = h.shape[0]
     c = npts // 2
     pad = npts
