@@ -803,8 +803,9 @@ def _box_inverse(M, n, nb, Mi):
             mi[j] /= t0
     if nb == 0:
         return True
-    # Z = R^-1 H^T, Z[i, r] = - sum_j Mi[i, j] M[j, n + r] (M[j, n + r] = -H[r, j]) in
-    # j order; R^-1 is symmetric to the bit here, so by rows of Mi (vectorized)
+    # Z = R^-1 H^T, held transposed: zt[r, i] = - sum_j Mi[i, j] M[j, n + r]
+    # (M[j, n + r] = -H[r, j]) in j order; R^-1 is symmetric to the bit here, so by rows
+    # of Mi (vectorized)
     zt = np.zeros((nb, n))
     for j in range(n):
         mj = Mi[j, :n]
@@ -813,16 +814,12 @@ def _box_inverse(M, n, nb, Mi):
             zr = zt[r]
             for i in range(n):
                 zr[i] -= mj[i] * h
-    Z = np.zeros((n, nb))
-    for i in range(n):
-        for r in range(nb):
-            Z[i, r] = zt[r, i]
     S = np.zeros((nb, 2 * nb))
     for r in range(nb):
         for q in range(nb):
             t = 1.0 if r == q else 0.0
             for j in range(n):
-                t += M[n + r, j] * Z[j, q]      # - H Z
+                t += M[n + r, j] * zt[q, j]     # - H Z
             S[r, q] = t
         S[r, nb + r] = 1.0
     for r in range(nb):                         # Gauss-Jordan, no pivoting (PD)
@@ -841,7 +838,7 @@ def _box_inverse(M, n, nb, Mi):
         for q in range(nb):
             t = 0.0
             for r in range(nb):
-                t += Z[i, r] * S[r, nb + q]
+                t += zt[r, i] * S[r, nb + q]
             ZS[i, q] = t
     tj = np.empty(n)
     for i in range(n):
