@@ -257,8 +257,7 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs):
         aggs.append(_mmse.apply_rx_ffe(pa, w, dw, m))
     g = _mmse.apply_rx_ffe(p0, w, dw, m)
     var_tx = 10 ** (-p.snr_tx_db / 10) * float(np.sum(g[ix % m::m] ** 2))
-    k = np.arange(len(w)) - dw
-    h_ffe = (w[None, :] * np.exp(-2j * np.pi * grid.f[:, None] * k[None, :] * grid.ui)).sum(axis=1)
+    h_ffe = _ffe_response(w, dw, grid.f * grid.ui)
     step = _quant_step(p, grid, p0, _apply_tx(p0, best.tx_taps, offs, m), pre_aggs, phases,
                        ix, h_r(p, grid.f) * hc) if p.n_qb else 0.0
     b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc * h_ffe, var_tx=var_tx,
@@ -270,6 +269,18 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs):
     best.cursor_offset = 0
     best.parts = {}
     return best, pv, ix, b, [float(x) for x in w]
+
+
+def _ffe_response(w: np.ndarray, dw: int, fui: np.ndarray) -> np.ndarray:
+    """H(f) = sum_k w_k exp(-2 pi j f (k - dw) UI) of an FFE with cursor tap dw at the
+    frequencies ``fui`` (f UI), by Horner's rule in z = exp(-2 pi j f UI): one
+    exponential per frequency instead of one per frequency and tap (the 87-tap span of
+    the floating taps: 1.2 s per package case before)."""
+    z = np.exp(-2j * np.pi * fui)
+    h = np.full(len(fui), complex(w[-1]))
+    for wk in w[-2::-1]:
+        h = h * z + wk
+    return h * np.exp(2j * np.pi * fui * dw)
 
 
 def _quant_step(p, grid, p0, pvt, pre_aggs, phases, ix, hctf):

@@ -60,16 +60,15 @@ def _quad_parts(fn, xs: list) -> list:
     for k in range(len(xs)):
         for l in range(k, len(xs)):
             out.append(d[k] if k == l else fn(xs[k] + xs[l]) - d[k] - d[l])
-    return out
+    return np.stack(out)
 
 
-def _combine(parts: list, wt: np.ndarray) -> np.ndarray:
+def _combine(parts: np.ndarray, wt: np.ndarray) -> np.ndarray:
+    """sum_{k <= l} w_k w_l P_kl of the parts stacked along axis 0: one matrix-vector
+    product (a sum of 10 scaled copies of each table before)."""
     n = len(wt)
-    w2 = [wt[k] * wt[l] for k in range(n) for l in range(k, n)]
-    out = w2[0] * parts[0]
-    for a, b in zip(w2[1:], parts[1:]):
-        out = out + a * b
-    return out
+    w2 = np.array([wt[k] * wt[l] for k in range(n) for l in range(k, n)])
+    return np.tensordot(w2, parts, axes=1)
 
 
 class _CtleParts:
@@ -92,8 +91,9 @@ class _CtleParts:
         self.acf_g = _quad_parts(lambda x: _m.acf_rows(_m.phase_table(x, m), nw), b0)
         self.nxt = [_quad_parts(lambda x: _m.acf_rows(_m.phase_table(x, m), nw), list(bv))
                     for bv, k in zip(pulses[1:], kinds) if k == "next"]
-        self.gf = [_quad_parts(lambda x: _m._pair_forms(_m.phase_table(x, m), offs, nw, iu, mult),
-                               list(bv)) for bv, k in zip(pulses[1:], kinds) if k == "fext"]
+        gf = [_quad_parts(lambda x: _m._pair_forms(_m.phase_table(x, m), offs, nw, iu, mult),
+                          list(bv)) for bv, k in zip(pulses[1:], kinds) if k == "fext"]
+        self.gf = np.stack(gf, axis=1) if gf else None    # (parts, FEXT, pairs, M N_w)
         self.n_pairs, self.nw = len(iu[0]), nw
         self.offs = offs
 
@@ -109,7 +109,7 @@ class _CtleParts:
         for parts in self.nxt:
             a = _combine(parts, wt)                       # acf per phase (M x N_w)
             t.acf_next += self.var_x * a[int(np.argmax(a[:, 0]))]
-        t.gf = (np.stack([_combine(g, wt) for g in self.gf]) if self.gf
+        t.gf = (np.ascontiguousarray(_combine(self.gf, wt)) if self.gf is not None
                 else np.zeros((0, self.n_pairs, m * nw)))
         t.r_base = _combine(self.r_rx, wt)[None, :] + self.k_tx * _combine(self.acf_g, wt)
         w = 4 * m
