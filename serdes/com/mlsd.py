@@ -173,11 +173,12 @@ def _toeplitz(r: np.ndarray) -> np.ndarray:
 
 def autocorr(h: np.ndarray, nlags: int) -> np.ndarray:
     """sum_k h_k h_{k+l} for l = 0 .. nlags-1 (a process sum_k h_k x_{n-k}, x white, unit variance)."""
+    from serdes.com.mmse import acf_rows
+
     h = np.asarray(h, dtype=float)
-    r = np.correlate(h, h, mode="full")[len(h) - 1:]
-    out = np.zeros(nlags)
-    out[:min(nlags, len(r))] = r[:nlags]
-    return out
+    if not len(h):
+        return np.zeros(nlags)
+    return acf_rows(h[None, :], nlags)[0]   # by FFT: 15 ms by np.correlate on 10k UIs
 
 
 def rx_noise_autocorr(eta0: float, f_hz: np.ndarray, h_rx: np.ndarray, ui_s: float,

@@ -32,6 +32,7 @@ class _Ctle:
         r_rx = _m.rx_noise_acf(p.eta0, hr_f * (wt @ basis), f, m, nw)
         p0 = wt @ pulses[0]
         self.t0 = t0 = _m.phase_table(p0, m)
+        self.t0r = np.ascontiguousarray(t0[:, ::-1])
         self.gv = _m._pair_forms(t0, offs, nw, iu, mult)
         self.gj = _m._pair_forms(_m.slope_table(p0, m), offs, nw, iu, mult)
         self.acf_next = np.zeros(nw)
@@ -103,6 +104,7 @@ class _CtleParts:
         t.var_x = self.var_x
         p0 = wt @ self.pulses0
         t.t0 = _m.phase_table(p0, m)
+        t.t0r = np.ascontiguousarray(t.t0[:, ::-1])       # the kernel's reversed rows
         t.gv = _combine(self.gv, wt)
         t.gj = _combine(self.gj, wt)
         t.acf_next = np.zeros(nw)

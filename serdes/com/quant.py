@@ -43,7 +43,7 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
     for n, (_, _, gdc, gdc2) in enumerate(ctles):
         t = parts.at(ctle_weights(gdc, gdc2))
         ub[n], _, _ = mmse_block(C, CC, t.gv, t.gj, t.gf, t.r_base, t.acf_next, t.t0, t.S,
-                                 t.idx0, offs, qmode=1, **qkw)
+                                 t.idx0, offs, qmode=1, t0r=t.t0r, **qkw)
     flat = ub.ravel()
     order = np.argsort(-flat, kind="stable")       # ties: lower (CTLE, TX) index first
     best = (-np.inf, -1, -1, -1)
@@ -55,7 +55,8 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
         # one row per parallel chunk: an exact evaluation costs ~1 ms per sampling
         # time with floating taps, so the rows are spread over the threads
         f, ts, _ = mmse_block(C[rows], CC[rows], t.gv, t.gj, t.gf, t.r_base, t.acf_next,
-                              t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, chunk=1, **qkw)
+                              t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, chunk=1,
+                              t0r=t.t0r, **qkw)
         n_exact += len(rows)
         for r, fr, tr in zip(rows, f, ts):
             if fr > best[0] or (fr == best[0] and (n, r) < (best[1], best[2])):

@@ -17,7 +17,7 @@ __all__ = ["mmse_block"]
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
                p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0,
-               prune=True):
+               prune=True, t0r=None):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -40,7 +40,10 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     evaluated exactly only while its bound reaches thr and the row's best exact FOM so
     far, and the floating placements pruned with prefix bounds (docs/com.md, "Pruning
     the exact pass"); False: every sampling time and placement (the same FOM and sampling
-    time for every row that reaches thr)."""
+    time for every row that reaches thr).
+
+    ``t0r``: t0 with its rows reversed (C-contiguous), when the caller keeps it for
+    several calls (a 2.7 MB copy per call otherwise)."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -98,7 +101,12 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     a1 = np.ascontiguousarray(np.abs(t0).sum(axis=1))
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
-    t0r = np.ascontiguousarray(t0[:, ::-1])      # the kernel reads t0's rows backwards
+    if t0r is None:      # the kernel reads t0's rows backwards
+        t0r = np.ascontiguousarray(t0[:, ::-1])
+    elif not (isinstance(t0r, np.ndarray) and t0r.dtype == np.float64 and t0r.shape == t0.shape
+              and t0r.flags.c_contiguous and np.array_equal(t0r[:, 0], t0[:, -1])
+              and np.array_equal(t0r[:, -1], t0[:, 0])):
+        raise ConfigError(f"t0r: expected t0 ({t0.shape}) with its rows reversed, C-contiguous")
     bad, nsolve = _mmse_block(
         C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw_fix, dw, nb, wmin,
         wmax,
