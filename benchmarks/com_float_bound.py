@@ -78,7 +78,7 @@ def pairs(pr):
     """_pair_bound at a threshold 0.1 dB above the exact FOM (a time the exact pass would
     skip if the bound shows it)."""
     return K._pair_bound(*pr, nfix, n, p.rx_ffe_n_wg, p.rx_ffe_n_wf, nb, bmin, bmax, var_x,
-                         p.rlm, L, thr_pairs[id(pr)], lv, gram, G, b)
+                         p.rlm, L, thr_pairs[id(pr)], lv, gram, G, b, hist)
 
 
 vals["pairs"] = np.array([pairs(pr) for pr in probs])

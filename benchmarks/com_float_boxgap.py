@@ -86,7 +86,8 @@ for k in rng.choice(len(rows), 12, replace=False):
         fp = pair_max(av, rn, hr, lv, gram, G, b)
         thr = kw["thr"][i]
         fk = K._pair_bound(av, rn, hr, nfix, n, 2, nwf, nb, bmin, bmax, var_x, p.rlm, L,
-                           thr - K._SLACK_DB, lv, gram, G, b) + K._SLACK_DB
+                           thr - K._SLACK_DB, lv, gram, G, b,
+                           np.empty((n, nb + 1, nb + 1))) + K._SLACK_DB
         fe = mmse_float.place(av, rn, hr, p)[1]
         out.append([thr, fr, *fx, fp, fe, fk])
 s = np.array(out)

@@ -489,11 +489,12 @@ def test_pair_bound_is_above_every_placement(kw, n_prob, n_brute):
     L = float(p.levels)
     R, lo, Y, G, y, z, w, b, lv, gram, _, _, chosen, valid = _scratch(n, nb)
     nwf, sl = p.rx_ffe_n_wf, K._SLACK_DB
+    hist = np.empty((n, nb + 1, nb + 1))
     rng = np.random.default_rng(17)
 
     def bound(av, rn, hr, thr, nwg=2):
         return K._pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, p.rlm, L,
-                             thr - sl, lv, gram, G, b) + sl
+                             thr - sl, lv, gram, G, b, hist) + sl
 
     bad, single_below, tighter, d_brute = 0, 0, [], []
     for i in range(n_prob):

@@ -1031,44 +1031,45 @@ def _chol_rows(S, m, rev, ut):
 
 
 @njit(cache=True)
-def _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G, b, fpre,
-                   fsuf):
-    """fpre[e] / fsuf[a]: the relaxed FOM (_gram_fom) of the fixed taps with the floating
-    positions [0, e) / [a, m) (fpre[0] = fsuf[m] = the fixed taps' alone), from the
-    Cholesky factor of S (m x m, the Schur complement over the floating positions) in
-    forward and in reversed order: the Gram of a prefix is Gram_F plus the outer products
-    of the rows of L^-1 C up to it. False if S is not found positive definite. The
-    factor (_chol_rows) and the forward solve L^-1 C are column-oriented: the same
+def _suffix_grams(S, Cm, g0, m, nr, cum):
+    """cum[e] = the Gram of the fixed taps with the last e floating positions [m - e, m)
+    (cum[0] = g0), from the Cholesky factor of S (m x m, the Schur complement over the
+    floating positions) in reversed order: the Gram of a suffix is Gram_F plus the outer
+    products of the rows of L^-1 C up to it. False if S is not found positive definite.
+    The factor (_chol_rows) and the forward solve L^-1 C are column-oriented: the same
     products in the same order per entry as the row-oriented dot products, vectorized."""
-    nr = nb + 1
     ut = np.empty((m, m))
     yt = np.empty((nr, m))
-    for rev in range(2):
-        if not _chol_rows(S, m, rev, ut):
-            return False
+    if not _chol_rows(S, m, True, ut):
+        return False
+    for p in range(nr):
+        for i in range(m):
+            yt[p, i] = Cm[m - 1 - i, p]
+    for k in range(m):
+        uk = ut[k, k + 1:]
         for p in range(nr):
-            for i in range(m):
-                yt[p, i] = Cm[m - 1 - i if rev else i, p]
-        for k in range(m):
-            uk = ut[k, k + 1:]
-            for p in range(nr):
-                yk = yt[p, k] / ut[k, k]
-                yt[p, k] = yk
-                yp = yt[p, k + 1:]
-                for i in range(m - 1 - k):
-                    yp[i] -= uk[i] * yk
+            yk = yt[p, k] / ut[k, k]
+            yt[p, k] = yk
+            yp = yt[p, k + 1:]
+            for i in range(m - 1 - k):
+                yp[i] -= uk[i] * yk
+    for p in range(nr):
+        for q in range(nr):
+            cum[0, p, q] = g0[p, q]
+    for e in range(1, m + 1):
         for p in range(nr):
             for q in range(nr):
-                gram[p, q] = g0[p, q]
-        out = fsuf if rev else fpre
-        for e in range(m + 1):
-            if e > 0:
-                for p in range(nr):
-                    for q in range(nr):
-                        gram[p, q] += yt[p, e - 1] * yt[q, e - 1]
-            out[m - e if rev else e] = _gram_fom(gram, nb, bmin, bmax, var_x, rlm, levels,
-                                                 lv, G, b)
+                cum[e, p, q] = cum[e - 1, p, q] + yt[p, e - 1] * yt[q, e - 1]
     return True
+
+
+@njit(cache=True)
+def _hist_fom(hist, k, nb, bmin, bmax, var_x, rlm, levels, lv, G, b):
+    """The relaxed FOM (_gram_fom) of the Gram hist[k] of a Toeplitz recursion; +inf
+    where the recursion had failed (NaN: no bound)."""
+    if np.isnan(hist[k, 0, 0]):
+        return np.inf
+    return _gram_fom(hist[k], nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
 
 
 @njit(cache=True)
@@ -1103,7 +1104,7 @@ def _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b):
 
 @njit(cache=True)
 def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, levels, thr,
-                lv, gram, G, b):
+                lv, gram, G, b, hist):
     """Upper bound on _float_solve's FOM that keeps the number of floating taps: the
     largest relaxed FOM (_gram_fom: no FFE tap limits) over the fixed taps plus every set
     of at most nwg = 2 disjoint windows of nwf contiguous floating positions (the final
@@ -1112,7 +1113,8 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     (S the Schur complement of R_F in R over U, C the cursor / DFE rows left after R_F):
     a 4 x 4 block step per window, one more per pair. Returns the first value found that
     reaches thr (then it is not the maximum: the caller needs only that), else the
-    maximum; +inf for nwg > 2 (no bound: never prunes)."""
+    maximum; +inf for nwg > 2 (no bound: never prunes). hist: scratch (n x nb + 1 x
+    nb + 1) of the prefix intervals' Toeplitz recursion."""
     if nwg > 2:
         return np.inf
     m = n - nfix
@@ -1181,13 +1183,37 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     best = _gram_fom(g0, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
     if best >= thr:
         return best
-    # the relaxed FOM over F and the floating prefix [0, e) (fpre[e]) and suffix [a, m)
-    # (fsuf[a]): a set of windows a < c lies in both [a, m) and [0, c + nwf)
-    fpre = np.empty(m + 1)
-    fsuf = np.empty(m + 1)
-    if not _interval_foms(S, Cm, g0, m, nb, bmin, bmax, var_x, rlm, levels, lv, gram, G,
-                          b, fpre, fsuf):
+    # the relaxed FOM over F and the floating suffix [a, m) (fsuf, from cum[m - a]) and
+    # prefix [0, e) (fpre): a set of windows a < c lies in both [a, m) and [0, c + nwf)
+    cum = np.empty((m + 1, nr, nr))
+    if not _suffix_grams(S, Cm, g0, m, nr, cum):
         return np.inf
+    # F and the prefix [0, e) are the span's leading nfix + e positions: their Grams are
+    # the steps of one Toeplitz recursion, and their FOM does not decrease with e (more
+    # taps free), so the first e whose FOM reaches thr is found by bisection; a pair
+    # whose second window ends before it is below thr (below fpre[e_star - 1])
+    e_star = m + 1
+    f_below = -np.inf
+    if nwg >= 2:
+        for k in range(n):
+            lv[0, k] = r[k]
+        t0 = lv[0, 0]
+        for k in range(n):
+            lv[0, k] = lv[0, k] / t0
+        _toeplitz_gram(t0, lv[0], n, hr, nr, gram, hist)
+        lo_e = 2 * nwf
+        hi_e = m + 1
+        while lo_e < hi_e:
+            mid = (lo_e + hi_e) // 2
+            if _hist_fom(hist, nfix + mid - 1, nb, bmin, bmax, var_x, rlm, levels, lv, G,
+                         b) >= thr:
+                hi_e = mid
+            else:
+                lo_e = mid + 1
+        e_star = lo_e
+        if e_star > 2 * nwf:
+            f_below = _hist_fom(hist, nfix + e_star - 2, nb, bmin, bmax, var_x, rlm, levels,
+                                lv, G, b)
     La = np.empty((nwf, nwf))
     Ea = np.empty((nwf, nr))
     ga = np.empty((nr, nr))
@@ -1196,8 +1222,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     Lt = np.empty((nwf, nwf))
     cb = np.empty((nwf, nr))
     for a in range(m - nwf + 1):
-        if fsuf[a] < thr:       # so is every later suffix's (fewer taps free)
-            return max(best, fsuf[a])
+        fs = _gram_fom(cum[m - a], nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+        if fs < thr:            # so is every later suffix's (fewer taps free)
+            return max(best, fs)
         # the window a alone: Gram_F + Ea^T Ea, Ea = La^-1 C_a, La La^T = S_aa
         if not _chol(S[a:a + nwf, a:a + nwf], nwf, La):
             return np.inf
@@ -1211,10 +1238,11 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             return best
         if nwg < 2:
             continue
-        for c in range(a + nwf, m - nwf + 1):
-            if fpre[c + nwf] < thr:
-                best = max(best, fpre[c + nwf])
-                continue
+        c0 = a + nwf
+        if c0 + nwf < e_star:   # the pairs ending before e_star: below f_below < thr
+            best = max(best, f_below)
+            c0 = e_star - nwf
+        for c in range(c0, m - nwf + 1):
             # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea
             for j in range(nwf):
                 for i in range(nwf):
@@ -1332,7 +1360,7 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
                         np.int64(_BOX_ITERS)) + _BOX_SLACK_DB
         if fb >= thr:           # the bound over the placements' sets of floating taps
             fb = _pair_bound(av, rn, hr, nw, nwt, nwg, nwf, nb, bmin, bmax, var_x, rlm,
-                             levels, thr - _SLACK_DB, lv, gram, G, b) + _SLACK_DB
+                             levels, thr - _SLACK_DB, lv, gram, G, b, hist) + _SLACK_DB
         if fb < thr:
             rn[0] = rn0
             return fb
@@ -1349,7 +1377,7 @@ def _quant_solve(c, t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, 
                             levels, np.int64(_BOX_ITERS)) + _BOX_SLACK_DB
         if fx >= thr:
             fx = _pair_bound(av, rn, hr, nw, nwt, nwg, nwf, nb, bmin, bmax, var_x, rlm,
-                             levels, thr - _SLACK_DB, lv, gram, G, b) + _SLACK_DB
+                             levels, thr - _SLACK_DB, lv, gram, G, b, hist) + _SLACK_DB
         if fx < thr:
             fo = fx
         else:
