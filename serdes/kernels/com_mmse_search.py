@@ -1221,6 +1221,8 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     T = np.empty((nwf, nwf))
     Lt = np.empty((nwf, nwf))
     cb = np.empty((nwf, nr))
+    ila = np.empty(nwf)
+    ilt = np.empty(nwf)
     for a in range(m - nwf + 1):
         fs = _gram_fom(cum[m - a], nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
         if fs < thr:            # so is every later suffix's (fewer taps free)
@@ -1232,6 +1234,8 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             for j in range(nr):
                 Ea[i, j] = Cm[a + i, j]
         _lower_solve(La, Ea, nwf, nr)
+        for i in range(nwf):
+            ila[i] = 1.0 / La[i, i]
         _gram_plus(g0, Ea, nwf, nr, ga)
         best = _best_fom(best, ga, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
         if best >= thr:         # best < thr before: only a better FOM reaches it
@@ -1243,13 +1247,15 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             best = max(best, f_below)
             c0 = e_star - nwf
         for c in range(c0, m - nwf + 1):
-            # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea
+            # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea (the
+            # triangular factors' diagonals as reciprocals: 4 divisions per pair where
+            # the solves took 30; a bound, so their rounding is covered by _SLACK_DB)
             for j in range(nwf):
                 for i in range(nwf):
                     t = S[a + i, c + j]
                     for k in range(i):
                         t -= La[i, k] * Kb[k, j]
-                    Kb[i, j] = t / La[i, i]
+                    Kb[i, j] = t * ila[i]
             for i in range(nwf):
                 for j in range(i + 1):
                     t = S[c + i, c + j]
@@ -1262,9 +1268,24 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
                     for k in range(nwf):
                         t -= Kb[k, i] * Ea[k, p]
                     cb[i, p] = t
-            if not _chol(T, nwf, Lt):
-                return np.inf
-            _lower_solve(Lt, cb, nwf, nr)
+            for j in range(nwf):        # T = Lt Lt^T, ilt the reciprocal diagonal
+                d = T[j, j]
+                for k in range(j):
+                    d -= Lt[j, k] * Lt[j, k]
+                if not d > 0.0:
+                    return np.inf
+                ilt[j] = 1.0 / np.sqrt(d)
+                for i in range(j + 1, nwf):
+                    t = T[i, j]
+                    for k in range(j):
+                        t -= Lt[i, k] * Lt[j, k]
+                    Lt[i, j] = t * ilt[j]
+            for p in range(nr):         # cb <- Lt^-1 cb
+                for i in range(nwf):
+                    t = cb[i, p]
+                    for k in range(i):
+                        t -= Lt[i, k] * cb[k, p]
+                    cb[i, p] = t * ilt[i]
             _gram_plus(ga, cb, nwf, nr, gram)
             best = _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
             if best >= thr:
