@@ -128,6 +128,7 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     candidate's RX FFE and DFE taps are solved again by mmse.solve_rows_batch)."""
     from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
     from serdes.com.pulse import h_r, xsinc
+    import scipy.fft as sf
 
     m = grid.m
     C_all = full_taps(p, p.tx_grid)
@@ -141,7 +142,9 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     basis = ctle_basis(p, grid.f)
     xs = xsinc(grid)
     amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
-    pulses = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
+    # scipy's FFT over the 4 basis rows at once: the same values as numpy's row by row
+    # (both pocketfft), half the time of numpy's along an axis
+    pulses = [sf.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
     hr_f = h_r(p, grid.f)
     nw, dw, nb = len(p.rx_ffe_max), p.rx_ffe_pre, len(p.dfe_max)
     L = p.levels
