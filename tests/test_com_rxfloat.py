@@ -388,6 +388,13 @@ def test_pruned_exact_pass_equals_the_exhaustive_one(channels_dir):
             seen["offs"])
     assert len(seen["C"]) == 8
     f0, t0_, _ = mmse_block(*args, qmode=2, prune=False, **kw)
+    # the bound pass's per-sampling-time bounds, kept for the exact pass (as search_quant
+    # does): the row's bound is their maximum, and the exact pass given them (all rows,
+    # or a subset in another order) returns what it returns computing them itself
+    fb = np.empty((len(f0), 2 * (kw["m"] // 2) + 1))
+    ub, _, _ = mmse_block(*args, qmode=1, fbs=fb, **kw)
+    assert np.array_equal(ub, fb.max(axis=1))
+    rows = np.array([6, 1, 3])
     for thr in (-np.inf, float(np.median(f0))):
         th = np.full(len(f0), thr)
         f1, t1, _ = mmse_block(*args, qmode=2, thr=th, prune=True, **kw)
@@ -395,6 +402,18 @@ def test_pruned_exact_pass_equals_the_exhaustive_one(channels_dir):
         assert np.array_equal(f1[hit], f0[hit]) and np.array_equal(t1[hit], t0_[hit])
         assert np.all(f1[~hit] < thr)
         assert hit.sum() >= (len(f0) + 1) // 2
+        f2, t2, _ = mmse_block(*args, qmode=2, thr=th, prune=True, fbs=fb.copy(), **kw)
+        assert np.array_equal(f2, f1) and np.array_equal(t2, t1)
+        f3, t3, _ = mmse_block(seen["C"][rows], seen["CC"][rows], *args[2:], qmode=2,
+                               thr=th[rows], prune=True, fbs=fb[rows], **kw)
+        assert np.array_equal(f3, f1[rows]) and np.array_equal(t3, t1[rows])
+    # the kept bounds are what the exact pass goes by: bounds far below the threshold
+    # prune every row that reaches it with its own
+    f4, _, _ = mmse_block(*args, qmode=2, thr=th, prune=True, fbs=np.full_like(fb, -1e9),
+                          **kw)
+    assert np.any(f1 >= thr) and np.all(f4 < thr)
+    with pytest.raises(ConfigError, match="fbs"):
+        mmse_block(*args, qmode=2, fbs=fb[:, :-1].copy(), **kw)
 
 
 def test_toeplitz_bordered_inverse_equals_numpy():

@@ -17,7 +17,7 @@ __all__ = ["mmse_block"]
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
                p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0,
-               prune=True, t0r=None):
+               prune=True, t0r=None, fbs=None):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -43,7 +43,12 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     time for every row that reaches thr).
 
     ``t0r``: t0 with its rows reversed (C-contiguous), when the caller keeps it for
-    several calls (a 2.7 MB copy per call otherwise)."""
+    several calls (a 2.7 MB copy per call otherwise).
+
+    ``fbs`` (n x (2 (m // 2) + 1), float64, C-contiguous; qmode 1 and 2 with floating
+    taps): qmode 1 writes each row's bound at every sampling time into it, and qmode 2
+    reads them from it instead of computing them again (the same numbers: the rows
+    of the same CTLE setting's bound pass)."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -107,6 +112,13 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
               and t0r.flags.c_contiguous and np.array_equal(t0r[:, 0], t0[:, -1])
               and np.array_equal(t0r[:, -1], t0[:, 0])):
         raise ConfigError(f"t0r: expected t0 ({t0.shape}) with its rows reversed, C-contiguous")
+    n_ts = 2 * (m // 2) + 1
+    if fbs is None or qmode == 0:
+        fbs = np.empty((0, n_ts))
+    elif not (isinstance(fbs, np.ndarray) and fbs.dtype == np.float64
+              and fbs.shape == (n, n_ts) and fbs.flags.c_contiguous and fbs.flags.writeable):
+        raise ConfigError(f"fbs: expected a writeable C-contiguous float64 array of shape "
+                          f"{(n, n_ts)}")
     bad, nsolve = _mmse_block(
         C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw_fix, dw, nb, wmin,
         wmax,
@@ -114,7 +126,7 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
         _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
         ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),
         n_lower(int(levels), p_qc), p_qc / 2.0, _a.integer("npts_q", npts_q, lo=3) | 1,
-        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf, bool(prune))
+        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf, bool(prune), fbs)
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)

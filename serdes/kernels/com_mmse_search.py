@@ -1459,7 +1459,8 @@ def _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt, k
 @njit(cache=True, parallel=True)
 def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw, dw, nb,
                 wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
-                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf, prune):
+                qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf, prune,
+                fbs_all):
     n = C.shape[0]
     K = C.shape[1]
     P = CC.shape[1]
@@ -1544,10 +1545,14 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
             fbest = -np.inf
             tbest = -1
             if qmode == 2 and prune:
-                # every sampling time's bound, then the exact FOM in descending order of
-                # the bound while it can reach thr or the best exact FOM so far (a time
-                # whose bound is below that cannot be the row's first best)
-                for dt in range(-(m // 2), m // 2 + 1):
+                # every sampling time's bound (kept from the bound pass when given:
+                # the same numbers), then the exact FOM in descending order of the bound
+                # while it can reach thr or the best exact FOM so far (a time whose bound
+                # is below that cannot be the row's first best)
+                n_new = 0 if fbs_all.shape[0] > 0 else fbs.shape[0]
+                for i in range(fbs.shape[0] - n_new):
+                    fbs[i] = fbs_all[r, i]
+                for dt in range(-(m // 2), -(m // 2) + n_new):
                     ts = pk + dt
                     dh = ts // m
                     ph = ts - dh * m
@@ -1611,6 +1616,8 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
                                       (k_rj - k_j) * _slope_e0(CC, gj, r, ph, nwt, P), a1,
                                       thr[r], top, hq, cols, nwt, nwg, nwf, chosen, valid,
                                       lv, gram, hist[:0], pb[:0], bx)
+                if qmode == 1 and fbs_all.shape[0] > 0:
+                    fbs_all[r, dt + m // 2] = fo
                 if fo > fbest:
                     fbest = fo
                     tbest = ts
