@@ -1217,12 +1217,23 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     La = np.empty((nwf, nwf))
     Ea = np.empty((nwf, nr))
     ga = np.empty((nr, nr))
-    Kb = np.empty((nwf, nwf))
-    T = np.empty((nwf, nwf))
-    Lt = np.empty((nwf, nwf))
-    cb = np.empty((nwf, nr))
     ila = np.empty(nwf)
-    ilt = np.empty(nwf)
+    # the pair steps for every window c of one window a at once, c innermost (the
+    # scalar steps were chains of dependent divisions, square roots and sums, one c
+    # after the other; over c they are independent and vectorize): each entry gets the
+    # same operations in the same order as the scalar step, so the same numbers
+    ncm = max(m - nwf + 1, 0)
+    D = np.empty((nwf, nwf, ncm))       # D[i, j, c] = S[c + i, c + j], j <= i
+    for i in range(nwf):
+        for j in range(i + 1):
+            for c in range(ncm):
+                D[i, j, c] = S[c + i, c + j]
+    KB = np.empty((nwf, nwf, ncm))
+    LT = np.empty((nwf, nwf, ncm))
+    IL = np.empty((nwf, ncm))
+    CB = np.empty((nwf, nr, ncm))
+    GR = np.empty((nr, nr, ncm))
+    ok = np.empty(ncm, dtype=np.bool_)
     for a in range(m - nwf + 1):
         fs = _gram_fom(cum[m - a], nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
         if fs < thr:            # so is every later suffix's (fewer taps free)
@@ -1246,47 +1257,99 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         if c0 + nwf < e_star:   # the pairs ending before e_star: below f_below < thr
             best = max(best, f_below)
             c0 = e_star - nwf
-        for c in range(c0, m - nwf + 1):
-            # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea (the
-            # triangular factors' diagonals as reciprocals: 4 divisions per pair where
-            # the solves took 30; a bound, so their rounding is covered by _SLACK_DB)
-            for j in range(nwf):
-                for i in range(nwf):
-                    t = S[a + i, c + j]
-                    for k in range(i):
-                        t -= La[i, k] * Kb[k, j]
-                    Kb[i, j] = t * ila[i]
+        nc = m - nwf + 1 - c0
+        if nc <= 0:
+            continue
+        # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea (the
+        # triangular factors' diagonals as reciprocals: 4 divisions per pair where the
+        # solves took 30; a bound, so their rounding is covered by _SLACK_DB)
+        for j in range(nwf):
             for i in range(nwf):
-                for j in range(i + 1):
-                    t = S[c + i, c + j]
-                    for k in range(nwf):
-                        t -= Kb[k, i] * Kb[k, j]
-                    T[i, j] = t
-                    T[j, i] = t
-                for p in range(nr):
-                    t = Cm[c + i, p]
-                    for k in range(nwf):
-                        t -= Kb[k, i] * Ea[k, p]
-                    cb[i, p] = t
-            for j in range(nwf):        # T = Lt Lt^T, ilt the reciprocal diagonal
-                d = T[j, j]
+                o = KB[i, j, :nc]
+                srow = S[a + i, c0 + j:c0 + j + nc]
+                for c in range(nc):
+                    o[c] = srow[c]
+                for k in range(i):
+                    lik = La[i, k]
+                    kk = KB[k, j, :nc]
+                    for c in range(nc):
+                        o[c] -= lik * kk[c]
+                di = ila[i]
+                for c in range(nc):
+                    o[c] *= di
+        for i in range(nwf):
+            for j in range(i + 1):      # T into LT's lower triangle, factored in place
+                o = LT[i, j, :nc]
+                dr = D[i, j, c0:c0 + nc]
+                for c in range(nc):
+                    o[c] = dr[c]
+                for k in range(nwf):
+                    ki = KB[k, i, :nc]
+                    kj = KB[k, j, :nc]
+                    for c in range(nc):
+                        o[c] -= ki[c] * kj[c]
+            for p in range(nr):
+                o = CB[i, p, :nc]
+                cr = Ct[p, c0 + i:c0 + i + nc]
+                for c in range(nc):
+                    o[c] = cr[c]
+                for k in range(nwf):
+                    e = Ea[k, p]
+                    ki = KB[k, i, :nc]
+                    for c in range(nc):
+                        o[c] -= ki[c] * e
+        okc = ok[:nc]
+        for c in range(nc):
+            okc[c] = True
+        for j in range(nwf):            # T = Lt Lt^T, IL the reciprocal diagonal
+            dj = LT[j, j, :nc]
+            for k in range(j):
+                lj = LT[j, k, :nc]
+                for c in range(nc):
+                    dj[c] -= lj[c] * lj[c]
+            ij = IL[j, :nc]
+            for c in range(nc):
+                if not dj[c] > 0.0:
+                    okc[c] = False
+                    dj[c] = 1.0
+            for c in range(nc):
+                ij[c] = 1.0 / np.sqrt(dj[c])
+            for i in range(j + 1, nwf):
+                o = LT[i, j, :nc]
                 for k in range(j):
-                    d -= Lt[j, k] * Lt[j, k]
-                if not d > 0.0:
-                    return np.inf
-                ilt[j] = 1.0 / np.sqrt(d)
-                for i in range(j + 1, nwf):
-                    t = T[i, j]
-                    for k in range(j):
-                        t -= Lt[i, k] * Lt[j, k]
-                    Lt[i, j] = t * ilt[j]
-            for p in range(nr):         # cb <- Lt^-1 cb
+                    li = LT[i, k, :nc]
+                    lj = LT[j, k, :nc]
+                    for c in range(nc):
+                        o[c] -= li[c] * lj[c]
+                for c in range(nc):
+                    o[c] *= ij[c]
+        for p in range(nr):             # cb <- Lt^-1 cb
+            for i in range(nwf):
+                o = CB[i, p, :nc]
+                for k in range(i):
+                    li = LT[i, k, :nc]
+                    ck = CB[k, p, :nc]
+                    for c in range(nc):
+                        o[c] -= li[c] * ck[c]
+                ii = IL[i, :nc]
+                for c in range(nc):
+                    o[c] *= ii[c]
+        for p in range(nr):             # Gram = ga + cb^T cb
+            for q in range(nr):
+                o = GR[p, q, :nc]
+                for c in range(nc):
+                    o[c] = ga[p, q]
                 for i in range(nwf):
-                    t = cb[i, p]
-                    for k in range(i):
-                        t -= Lt[i, k] * cb[k, p]
-                    cb[i, p] = t * ilt[i]
-            _gram_plus(ga, cb, nwf, nr, gram)
+                    cp = CB[i, p, :nc]
+                    cq = CB[i, q, :nc]
+                    for c in range(nc):
+                        o[c] += cp[c] * cq[c]
+        for c in range(nc):             # in c order, as the scalar loop returned
+            if not okc[c]:
+                return np.inf
+            for p in range(nr):
+                for q in range(nr):
+                    gram[p, q] = GR[p, q, c]
             best = _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
             if best >= thr:
                 return best
