@@ -576,6 +576,36 @@ def test_toeplitz_gram_equals_a_dense_solve(nr):
     assert np.isfinite(hist[0]).all() and np.isnan(hist[1:]).all()
 
 
+
+def test_toeplitz_gram_two_steps_per_pass_equal_the_single_steps_to_the_bit():
+    """With two right sides (one DFE tap) _toeplitz_gram applies two reflections per pass
+    over its arrays; the general loop (any other count) applies one. Their Grams and
+    prefix Grams are the same to the bit: the first two rows of three right sides against
+    the two alone, for even and odd sizes, and where a step fails midway (NaN from
+    there, as the single steps leave it)."""
+    from serdes.kernels import com_mmse_search as K
+
+    rng = np.random.default_rng(11)
+    for n in (2, 3, 4, 9, 86, 87):
+        for fail in (False, True):
+            h = rng.standard_normal(120) * np.exp(-np.arange(120) / 8.0)
+            r = np.correlate(h, h, "full")[119:119 + n].copy()
+            r[0] *= 1.05
+            if fail and n > 3:
+                r[n // 2] = 3.0 * r[0]                # not positive definite from there
+            rhs3 = rng.standard_normal((3, n))
+            g2, h2 = np.empty((2, 2)), np.empty((n, 2, 2))
+            g3, h3 = np.empty((3, 3)), np.empty((n, 3, 3))
+            ok2 = K._toeplitz_gram(r[0], r / r[0], n, np.ascontiguousarray(rhs3[:2]), 2, g2,
+                                   h2)
+            ok3 = K._toeplitz_gram(r[0], r / r[0], n, rhs3, 3, g3, h3)
+            assert ok2 == ok3
+            assert np.array_equal(h2, h3[:, :2, :2], equal_nan=True)
+            if ok2:
+                assert np.array_equal(g2, g3[:2, :2])
+            if fail and n > 3:
+                assert not ok2 and np.isnan(h2[-1]).all()
+
 def test_vectorized_bound_steps_equal_their_row_forms_to_the_bit():
     """The bounds' column-oriented steps do each entry's products in the row forms'
     order, so they give the same numbers: _chol_rows is _chol (forward, and on the

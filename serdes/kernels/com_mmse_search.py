@@ -351,7 +351,10 @@ def _toeplitz_gram(t0, rr, n, rhs, nr, gram, hist):
     by the caller may share memory as far as the compiler knows, and then the updates
     do not vectorize (5.8 us). hist (n x nr x nr, or empty): hist[k] = the Gram of the
     leading k + 1 rows (the order-(k + 1) prefix), NaN from the first step that failed.
-    False if T is not positive definite (a step with beta <= 0)."""
+    False if T is not positive definite (a step with beta <= 0). With nr == 2 the steps
+    go two at a time: one pass over the arrays applies both reflections, each entry of
+    the intermediate order formed in registers by the single step's operations (the same
+    numbers, half the loads and stores: 2.7 -> 2.05 us per 87-tap recursion)."""
     if not t0 > 0.0:
         return False
     keep = hist.shape[0] > 0
@@ -386,7 +389,55 @@ def _toeplitz_gram(t0, rr, n, rhs, nr, gram, hist):
             f0[j] = rhs[0, j]
             e1_[j] = rhs[1, j]
             f1[j] = rhs[1, j]
-    for k in range(n - 1):          # order k -> k + 1
+    k = 0
+    while two and k + 2 < n:        # two orders per pass: k -> k + 2 (see below)
+        kap = -gs[0] / hs[0]
+        beta = hs[0] * (1.0 - kap * kap)
+        if not beta > 0.0:
+            return False
+        # order k + 1's first entries (the same sums as the loop's) give its kappa, and
+        # e_(k+1) (E_(k+1)(0)) its Gram term
+        g0n = gs[1] + kap * hs[1]
+        h0n = hs[0] + kap * gs[0]
+        ea = e0[1] + kap * f0[0]
+        eb = e1_[1] + kap * f1[0]
+        ib = 1.0 / beta
+        gram[0, 0] += ea * ea * ib
+        gram[0, 1] += ea * eb * ib
+        gram[1, 1] += eb * eb * ib
+        if keep:
+            _gram_keep(gram, nr, t0, hist[k + 1])
+        kap2 = -g0n / h0n
+        beta2 = h0n * (1.0 - kap2 * kap2)
+        if not beta2 > 0.0:
+            return False
+        # both steps in one pass over the arrays, each entry of order k + 1 formed in
+        # registers by the same operations as the single step (the same numbers, half
+        # the loads and stores: 2.7 -> 2.05 us per 87-tap recursion)
+        for m in range(n - 3 - k):
+            g1 = gs[m + 1] + kap * hs[m + 1]
+            h1 = hs[m + 1] + kap * gs[m + 1]
+            g2 = gs[m + 2] + kap * hs[m + 2]
+            h0 = hs[m] + kap * gs[m]
+            gs[m] = g2 + kap2 * h1
+            hs[m] = h0 + kap2 * g1
+        for j in range(n - 2 - k):
+            ea1 = e0[j + 2] + kap * f0[j + 1]
+            fa0 = f0[j] + kap * e0[j + 1]
+            e0[j] = ea1 + kap2 * fa0
+            f0[j] = fa0 + kap2 * ea1
+            eb1 = e1_[j + 2] + kap * f1[j + 1]
+            fb0 = f1[j] + kap * e1_[j + 1]
+            e1_[j] = eb1 + kap2 * fb0
+            f1[j] = fb0 + kap2 * eb1
+        ib = 1.0 / beta2
+        gram[0, 0] += e0[0] * e0[0] * ib
+        gram[0, 1] += e0[0] * e1_[0] * ib
+        gram[1, 1] += e1_[0] * e1_[0] * ib
+        if keep:
+            _gram_keep(gram, nr, t0, hist[k + 2])
+        k += 2
+    for k in range(k, n - 1):       # order k -> k + 1
         kap = -gs[0] / hs[0]
         beta = hs[0] * (1.0 - kap * kap)
         if not beta > 0.0:
