@@ -153,14 +153,16 @@ def test_quant_pmf_is_the_sum_of_uniforms_through_the_taps():
     assert np.sum(y ** 2 * q) == pytest.approx(np.sum((taps * step) ** 2) / 12, rel=5e-3)
 
 
-def test_com_with_quantization_noise_is_lower_and_reported(channels_dir):
+@pytest.mark.parametrize("n_wg", ["0", "2"])
+def test_com_with_quantization_noise_is_lower_and_reported(channels_dir, n_wg):
     """One candidate (DPO_4in thru): the quantization noise lowers COM and A_s / A_ni
-    and its step and rms at the detector are in the JSON case."""
+    and its step and rms at the detector are in the JSON case: Delta sqrt(sum w^2 / 12)
+    over every RX FFE tap, the floating ones (rx_ffe_float) included when they are on."""
     from serdes.com.core import compute_com
 
     d = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
     ov = {"g_dc": "-9", "g_dc2": "0", "tx_min": "0,0,0,0,0,0", "tx_max": "0,0,0,0,0,0",
-          "f_step_ghz": "0.05", "mlsd": "false"}
+          "f_step_ghz": "0.05", "mlsd": "false", "rx_ffe_n_wg": n_wg}
     on = compute_com(d / "DPO_4in_Meg7_THRU.s4p", preset="802.3dj-kr", overrides=ov)
     off = compute_com(d / "DPO_4in_Meg7_THRU.s4p", preset="802.3dj-kr",
                       overrides={**ov, "n_qb": "0"})
@@ -168,7 +170,8 @@ def test_com_with_quantization_noise_is_lower_and_reported(channels_dir):
         j = a.as_dict()
         assert a.com_db < b.com_db and a.fom_db < b.fom_db
         assert j["quant"]["n_qb"] == 6 and j["quant"]["step_v"] > 0
-        w = np.asarray(a.rx_ffe_taps)
+        w = np.asarray(a.rx_ffe_taps + (j["rx_ffe_float"]["taps"] if n_wg != "0" else []))
+        assert len(w) == 15 + 4 * int(n_wg)      # n_wg groups of 4
         assert j["sigma_v"]["quant"] == pytest.approx(
             j["quant"]["step_v"] * np.sqrt(np.sum(w ** 2) / 12), rel=1e-12)
         assert "quant" not in b.as_dict()
