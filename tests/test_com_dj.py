@@ -190,7 +190,8 @@ def test_fast_grid_search_equals_direct(channels_dir):
     d = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119"
     p = apply_overrides(preset("802.3dj-kr"), {
         "g_dc": "-9,-6", "g_dc2": "0", "tx_min": "-0.02,0,-0.1,-0.1,0,0",
-        "tx_max": "0,0.02,0,0,0,0", "tx_step": "0.02,0.02,0.1,0.1,0,0", "f_step_ghz": "0.05"})
+        "tx_max": "0,0.02,0,0,0,0", "tx_step": "0.02,0.02,0.1,0.1,0,0", "f_step_ghz": "0.05",
+        "rx_ffe_n_wg": "0"})    # the fixed taps (the floating ones: test_com_rxfloat.py)
     g = ComGrid.of(p)
     chans = [read_channel(d / "DPO_12in_Meg7_THRU.s4p", "thru"),
              read_channel(d / "DPO_12in_Meg7_FENG89.s4p", "fext"),
@@ -244,8 +245,10 @@ def test_numba_grid_search_equals_numpy_search(grid, channels_dir):
     from serdes.com.params import apply_overrides
 
     # (quantization noise off: the NumPy search has none; quant.py's search is tested in
-    # tests/test_com_quant.py)
-    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05", "n_qb": "0", **grid})
+    # tests/test_com_quant.py; the fixed taps only: the NumPy search has no floating ones,
+    # the kernel's are tested in tests/test_com_rxfloat.py)
+    p = apply_overrides(preset("802.3dj-kr"), {"f_step_ghz": "0.05", "n_qb": "0",
+                                               "rx_ffe_n_wg": "0", **grid})
     g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=2, n_next=1)
     ref = mmse.search_grid_fast(p, g, v, kinds)
     new = search_grid_numba(p, g, v, kinds)
@@ -269,7 +272,7 @@ def test_numba_search_gives_the_same_com(monkeypatch, channels_dir):
             [d / "DPO_12in_Meg7_NENF89.s4p"])
     ov = {"g_dc": "-12,-9,-6,-3", "g_dc2": "-2,0", "tx_min": "0,0,-0.1,-0.1,0,0",
           "tx_max": "0,0,0,0,0,0", "tx_step": "0,0,0.05,0.05,0,0", "f_step_ghz": "0.05",
-          "n_qb": "0"}
+          "n_qb": "0", "rx_ffe_n_wg": "0"}     # what the NumPy search covers
     new = compute_com(*args, preset="802.3dj-kr", overrides=ov).cases[0]
     monkeypatch.setattr(core._mmse_grid, "search_grid_numba", mmse.search_grid_fast)
     ref = compute_com(*args, preset="802.3dj-kr", overrides=ov).cases[0]
