@@ -1,6 +1,8 @@
 """COM with the MLSD reference receiver (802.3dj 178A.1.10, ``serdes/com/mlsd.py``) on the
-802.3dj-kr preset with ``mlsd = true``, against PyChOpMarg 3.4's ``calc_mlsd`` (its
-``IEEE_8023dj`` configuration with ``mlsd=True``) on the same reduced grid.
+earlier 802.3dj set (``serdes.com.params.dj_early``: the parameters of PyChOpMarg's
+``IEEE_8023dj``, no floating taps, N_qb 0) with ``mlsd = true``, against PyChOpMarg 3.4's
+``calc_mlsd`` (that configuration with ``mlsd=True``) on the same reduced grid; --lines
+uses the 802.3dj-kr preset (D3.3) as it stands.
 
     PYTHONPATH=. python3 benchmarks/com_mlsd.py dpo4 dpo12 ca ex2 [--ours-only]
     PYTHONPATH=. python3 benchmarks/com_mlsd.py --lines 20 25 30 35
@@ -27,6 +29,7 @@ os.environ.setdefault("PYCHOPMARG_PROCS", "1")
 from com_pychopmarg_dj import CH, SETS, _ours_overrides  # noqa: E402
 
 from serdes.com.core import compute_com  # noqa: E402
+from serdes.com.params import dj_early  # noqa: E402
 
 #: TX FFE off, 2 CTLE settings (as tests/test_com_dj.py's comparison)
 GRID = {"g_dc": [-12.0, -9.0], "g_dc2": [-2.0], "tx_min": [0.0] * 6, "tx_max": [0.0] * 6,
@@ -54,7 +57,7 @@ def run(key, grid=GRID, pcm=True):
     thru, fext, nxt = SETS[key]
     thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
     t = time.process_time()
-    res = compute_com(thru, fext, nxt, "802.3dj-kr", {**_ours_overrides(grid), "mlsd": "true"})
+    res = compute_com(thru, fext, nxt, dj_early(), {**_ours_overrides(grid), "mlsd": "true"})
     cpu = time.process_time() - t
     out = {"set": key, "ours": [dict(c.mlsd, package_case=c.package_case, g_dc_db=c.g_dc_db,
                                      a_s_v=c.a_s_v, a_ni_v=c.a_ni_v) for c in res.cases],

@@ -86,8 +86,7 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=F
     ov["package_class"] = pkg_class
     if not quant:
         ov["n_qb"] = "0"
-    if floating:
-        ov["rx_ffe_n_wg"] = "2"
+    ov["rx_ffe_n_wg"] = "2" if floating else "0"
     ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
     for test in tests:
         c = ours.cases[test - 1]

@@ -202,9 +202,9 @@ def _dj():
         rx_ffe_max=(0.7,) * dw + (1.0,) + (0.7,) * (nfix - dw - 1), rx_ffe_pre=dw,
         r0=46.25, mlsd=True, mlsd_dcom_an_db=3.0,   # MLSD COM for KR (178A.1.10)
         n_qb=6, p_qc=1e-7,                          # quantization noise (178A.1.7.6)
-        # floating RX FFE taps (178A.1.8.1): D3.3 has N_wg 2 groups of N_wf 4 within
-        # +-0.05 up to N_max 87; off here (rx_ffe_n_wg=0), see docs/com.md
-        rx_ffe_n_wg=0, rx_ffe_n_wf=4, rx_ffe_n_max=87, rx_ffe_float_max=0.05,
+        # floating RX FFE taps (178A.1.8.1): N_wg 2 groups of N_wf 4 within +-0.05 up
+        # to N_max 87 (rx_ffe_n_wg=0 turns them off)
+        rx_ffe_n_wg=2, rx_ffe_n_wf=4, rx_ffe_n_max=87, rx_ffe_float_max=0.05,
         package_class="A",                          # Table 178-14: A (default) or B
         **com_package("802.3dj-kr"), source=SOURCES["802.3dj-kr"])
 
@@ -222,7 +222,7 @@ def dj_early() -> ComParams:
         tx_max=(0.0, 0.12, 0.0, 0.0, 0.0, 0.0), tx_step=(0.005, 0.005, 0.005, 0.005, 0.0, 0.0),
         c0_min=0.5, rx_ffe_min=(-0.7,) * 5 + (1.0,) + (-0.7,) * 10,
         rx_ffe_max=(0.7,) * 5 + (1.0,) + (0.7,) * 10, rx_ffe_pre=5, r_d=50.0, r0=50.0,
-        f_r=0.58, n_qb=0, cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8),
+        f_r=0.58, n_qb=0, rx_ffe_n_wg=0, cases=({"tx": (33.0, 1.8), "next": (33.0, 1.8), "fext": (33.0, 1.8),
                           "rx": (33.0, 1.8)},),
         source="PyChOpMarg 3.4 config/ieee_8023dj.py (early 802.3dj set, not a preset)")
 
