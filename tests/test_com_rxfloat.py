@@ -486,7 +486,10 @@ def test_box_bound_is_above_every_placement(kw, n_prob):
 
 @pytest.mark.parametrize("kw, n_prob, n_brute", [(dict(), 120, 12),
                                                  (dict(rx_ffe_n_max=40, rx_ffe_n_wf=3,
-                                                       dfe_max=(0.2,)), 300, 40)])
+                                                       dfe_max=(0.2,)), 300, 40),
+                                                 (dict(rx_ffe_n_max=40, rx_ffe_n_wf=3,
+                                                       dfe_max=(0.3, 0.2),
+                                                       dfe_min=(0.0, 0.0)), 100, 12)])
 def test_pair_bound_is_above_every_placement(kw, n_prob, n_brute):
     """The bound over the placements' sets of floating taps (kernel _pair_bound: the
     largest relaxed FOM over the fixed taps plus at most 2 disjoint windows, pruned with
@@ -494,7 +497,8 @@ def test_pair_bound_is_above_every_placement(kw, n_prob, n_brute):
     placements"): for thresholds around the exhaustive IEEE placement's FOM (_float_solve)
     it either reaches the threshold or is not below that FOM (+1e-9 dB, the kernel's
     slack), on random problems (D3.3 sizes, and 2 groups of 3 in a 40-tap span with a
-    binding DFE limit); on the first n_brute problems its value without pruning equals
+    binding DFE limit, with one DFE tap (the pairs' FOMs as a normalised MSE against the
+    threshold's) and with two (the general Gram FOM per pair)); on the first n_brute problems its value without pruning equals
     the largest relaxed Cholesky solve over every such set (a threshold 1e-6 dB above
     it: not below it by more than 1e-9 dB, nor above the threshold) and reaches a
     threshold just below it. The same bound over single windows only (nwg 1: a bound of a

@@ -1224,9 +1224,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             e = Et[p, i]
             for u in range(m):
                 Ct[p, u] -= Z[i, u] * e
-    for u in range(m):
-        for v in range(u + 1, m):
-            S[v, u] = S[u, v]
+    # only S's upper triangle is formed and read (the lower one would be its copy)
     Cm = np.empty((m, nr))
     for u in range(m):
         for p in range(nr):
@@ -1266,6 +1264,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             f_below = _hist_fom(hist, nfix + e_star - 2, nb, bmin, bmax, var_x, rlm, levels,
                                 lv, G, b)
     La = np.empty((nwf, nwf))
+    Sa = np.empty((nwf, nwf))
     Ea = np.empty((nwf, nr))
     ga = np.empty((nr, nr))
     ila = np.empty(nwf)
@@ -1274,23 +1273,32 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     # after the other; over c they are independent and vectorize): each entry gets the
     # same operations in the same order as the scalar step, so the same numbers
     ncm = max(m - nwf + 1, 0)
-    D = np.empty((nwf, nwf, ncm))       # D[i, j, c] = S[c + i, c + j], j <= i
+    D = np.empty((nwf, nwf, ncm))       # D[i, j, c] = S[c + i, c + j] = S[c + j, c + i], j <= i
     for i in range(nwf):
         for j in range(i + 1):
             for c in range(ncm):
-                D[i, j, c] = S[c + i, c + j]
+                D[i, j, c] = S[c + j, c + i]
     KB = np.empty((nwf, nwf, ncm))
     LT = np.empty((nwf, nwf, ncm))
     IL = np.empty((nwf, ncm))
     CB = np.empty((nwf, nr, ncm))
     GR = np.empty((nr, nr, ncm))
     ok = np.empty(ncm, dtype=np.bool_)
+    QV = np.empty(ncm)
+    SV = np.empty(ncm)
+    b_lo = bmin[0] if nb == 1 else 0.0
+    b_hi = bmax[0] if nb == 1 else 0.0
+    # FOM >= thr <=> q <= q_thr (the rounding of either form is far inside _SLACK_DB)
+    q_thr = (rlm / (levels - 1)) ** 2 / var_x * 10.0 ** (-thr / 10.0)
     for a in range(m - nwf + 1):
         fs = _gram_fom(cum[m - a], nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
         if fs < thr:            # so is every later suffix's (fewer taps free)
             return max(best, fs)
         # the window a alone: Gram_F + Ea^T Ea, Ea = La^-1 C_a, La La^T = S_aa
-        if not _chol(S[a:a + nwf, a:a + nwf], nwf, La):
+        for i in range(nwf):            # S_aa's lower triangle from the upper one
+            for j in range(i + 1):
+                Sa[i, j] = S[a + j, a + i]
+        if not _chol(Sa, nwf, La):
             return np.inf
         for i in range(nwf):    # element copy: no array-assignment error path to compile
             for j in range(nr):
@@ -1395,15 +1403,52 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
                     cq = CB[i, q, :nc]
                     for c in range(nc):
                         o[c] += cp[c] * cq[c]
+        if nb != 1:
+            for c in range(nc):         # in c order, as the scalar loop returned
+                if not okc[c]:
+                    return np.inf
+                for p in range(nr):
+                    for q in range(nr):
+                        gram[p, q] = GR[p, q, c]
+                best = _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
+                if best >= thr:
+                    return best
+            continue
+        # one DFE tap: _gram_fom's steps for every c at once, as the normalised MSE q
+        # (FOM = 20 log10(rlm / (levels - 1) / sqrt(var_x q)) falls as q grows), so the
+        # logarithm is taken once per window a, not per pair
+        qv = QV[:nc]
+        sv = SV[:nc]
+        g00 = GR[0, 0, :nc]
+        g01 = GR[0, 1, :nc]
+        g10 = GR[1, 0, :nc]
+        g11 = GR[1, 1, :nc]
+        for c in range(nc):
+            v = g10[c] / (1.0 - g11[c])
+            s = g00[c] + g01[c] * v
+            t = (g10[c] + g11[c] * v) / s
+            bl = min(max(t, b_lo), b_hi)
+            qf = 1.0 + 1.0 / s - 2.0 + (v / s) * t - 2.0 * bl * t + bl * bl
+            s1 = g00[c] + g01[c] * bl
+            mu = (1.0 - s1) / g00[c]
+            d0 = s1 + mu * g00[c]
+            dd = g10[c] + g11[c] * bl + mu * g10[c]
+            qc = 1.0 + (1.0 + mu) * d0 - 2.0 * d0 + bl * dd - 2.0 * bl * dd + bl * bl
+            qv[c] = qc if bl != t else qf
+            sv[c] = s
+        qmin = np.inf
         for c in range(nc):             # in c order, as the scalar loop returned
             if not okc[c]:
                 return np.inf
-            for p in range(nr):
-                for q in range(nr):
-                    gram[p, q] = GR[p, q, c]
-            best = _best_fom(best, gram, nb, bmin, bmax, var_x, rlm, levels, lv, G, b)
-            if best >= thr:
-                return best
+            qc = qv[c]
+            if not (sv[c] > 0.0 and var_x * qc > 0.0):
+                return np.inf
+            if qc <= q_thr:
+                return 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(var_x * qc))
+            if qc < qmin:
+                qmin = qc
+        if qmin < np.inf:
+            best = max(best, 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(var_x * qmin)))
     return best
 
 _QWIN = 64          # UIs of the pulse the V_qc lower bound looks at (8 before the cursor)
