@@ -45,7 +45,6 @@ def drive(mode, C, CC, gv, gj, r_base, axt, t0, t0r, offs, noffs, pk, dw, nb, nw
     top, hq = np.empty(max(m_lb, 1)), np.empty(K._QWIN)
     lv, gram = np.empty((3, nwt + nb + 1)), np.empty((nb + 1, nb + 1))
     hist, pb = np.empty((0, nb + 1, nb + 1)), np.empty(0)
-    bx = np.zeros(2, dtype=np.int64)
     acc = 0.0
     for r in range(C.shape[0]):
         for dt in range(-(m // 2), m // 2 + 1):
@@ -59,7 +58,7 @@ def drive(mode, C, CC, gv, gj, r_base, axt, t0, t0r, offs, noffs, pk, dw, nb, nw
                     C[r], t0, offs, ph, dh, av, rn, hr, nw, dw, nb, wmin, wmax, bmin, bmax,
                     var_x, rlm, L, R, lo, Y, G, y, z, w, b, 1, qden, m_lb, p_half, 2001,
                     (k_rj - k_j) * K._slope_e0(CC, gj, r, ph, nwt, P), a1, -np.inf, top, hq,
-                    cols, nwt, 2, 4, chosen, valid, lv, gram, hist, pb, bx)
+                    cols, nwt, 2, 4, chosen, valid, lv, gram, hist, pb)
             elif mode == 3:
                 acc += K._relaxed_span(av, rn, hr, nwt, nb, bmin, bmax, var_x, rlm, L, lv,
                                        gram, G, b)
