@@ -1198,6 +1198,20 @@ def _inverse_row(gam, dl, ig0, i, prev, out, n):
 
 
 @njit(cache=True)
+def _schur_row(S, Z, r, nfix, m, u):
+    """Row u of S = R_UU - Z^T Z from column u on (R_UU[u, v] = r[v - u]), the products
+    subtracted in the order of Z's rows."""
+    su = S[u, u:]
+    for v in range(m - u):
+        su[v] = r[v]
+    for i in range(nfix):
+        zu = Z[i, u]
+        zi = Z[i, u:]
+        for v in range(m - u):
+            su[v] -= zu * zi[v]
+
+
+@njit(cache=True)
 def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, levels, thr,
                 lv, gram, G, b, hist):
     """Upper bound on _float_solve's FOM that keeps the number of floating taps: the
@@ -1249,26 +1263,32 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             for i in range(nfix):
                 g0[p, q] += Et[p, i] * Et[q, i]
     # S = R_UU - Z^T Z and C = H_U^T - Z^T E, the products subtracted in i order
+    # S's rows are formed as the a-loop reaches them (_schur_row; only the upper
+    # triangle: the lower one would be its copy), all of them only where the suffixes
+    # need the Cholesky form; its first nwf diagonals (the pair steps' diagonal blocks)
+    # at once, each entry by the same operations in the same order as its row's
     S = np.empty((m, m))
+    s_rows = 0
     Ct = np.empty((nr, m))
-    for u in range(m):
-        for v in range(u, m):
-            S[u, v] = r[v - u]
     for p in range(nr):
         for u in range(m):
             Ct[p, u] = hr[p, nfix + u]
     for i in range(nfix):
-        for u in range(m):
-            zu = Z[i, u]
-            su = S[u, u:]
-            zi = Z[i, u:]
-            for v in range(m - u):
-                su[v] -= zu * zi[v]
         for p in range(nr):
             e = Et[p, i]
             for u in range(m):
                 Ct[p, u] -= Z[i, u] * e
-    # only S's upper triangle is formed and read (the lower one would be its copy)
+    nd = min(nwf, m)
+    band = np.empty((nd, m))            # band[d, u] = S[u, u + d]
+    for d in range(nd):
+        bd = band[d]
+        for u in range(m - d):
+            bd[u] = r[d]
+        for i in range(nfix):
+            zi = Z[i]
+            zd = Z[i, d:]
+            for u in range(m - d):
+                bd[u] -= zi[u] * zd[u]
     Cm = np.empty((m, nr))
     for u in range(m):
         for p in range(nr):
@@ -1335,8 +1355,12 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             for q in range(nr):
                 cur[p, q] = hist[n - 1, p, q]
     cum = np.empty((0 if rm else m + 1, nr, nr))
-    if not rm and not _suffix_grams(S, Cm, g0, m, nr, cum):
-        return np.inf
+    if not rm:
+        while s_rows < m:
+            _schur_row(S, Z, r, nfix, m, s_rows)
+            s_rows += 1
+        if not _suffix_grams(S, Cm, g0, m, nr, cum):
+            return np.inf
     La = np.empty((nwf, nwf))
     Sa = np.empty((nwf, nwf))
     Ea = np.empty((nwf, nr))
@@ -1351,7 +1375,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     for i in range(nwf):
         for j in range(i + 1):
             for c in range(ncm):
-                D[i, j, c] = S[c + j, c + i]
+                D[i, j, c] = band[i - j, c + j]
     KB = np.empty((nwf, nwf, ncm))
     LT = np.empty((nwf, nwf, ncm))
     IL = np.empty((nwf, ncm))
@@ -1399,6 +1423,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             else:               # not found positive definite: the Cholesky form from here
                 rm = False
                 cum = np.empty((m + 1, nr, nr))
+                while s_rows < m:
+                    _schur_row(S, Z, r, nfix, m, s_rows)
+                    s_rows += 1
                 if not _suffix_grams(S, Cm, g0, m, nr, cum):
                     return np.inf
         if rm:
@@ -1410,7 +1437,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         # the window a alone: Gram_F + Ea^T Ea, Ea = La^-1 C_a, La La^T = S_aa
         for i in range(nwf):            # S_aa's lower triangle from the upper one
             for j in range(i + 1):
-                Sa[i, j] = S[a + j, a + i]
+                Sa[i, j] = band[i - j, a + j]
         if not _chol(Sa, nwf, La):
             return np.inf
         for i in range(nwf):    # element copy: no array-assignment error path to compile
@@ -1432,6 +1459,9 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         nc = m - nwf + 1 - c0
         if nc <= 0:
             continue
+        while s_rows < a + nwf:         # the rows of window a
+            _schur_row(S, Z, r, nfix, m, s_rows)
+            s_rows += 1
         # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea (the
         # triangular factors' diagonals as reciprocals: 4 divisions per pair where the
         # solves took 30; a bound, so their rounding is covered by _SLACK_DB)
