@@ -1198,17 +1198,20 @@ def _inverse_row(gam, dl, ig0, i, prev, out, n):
 
 
 @njit(cache=True)
-def _schur_row(S, Z, r, nfix, m, u):
-    """Row u of S = R_UU - Z^T Z from column u on (R_UU[u, v] = r[v - u]), the products
-    subtracted in the order of Z's rows."""
-    su = S[u, u:]
-    for v in range(m - u):
-        su[v] = r[v]
-    for i in range(nfix):
-        zu = Z[i, u]
-        zi = Z[i, u:]
+def _schur_rows(S, Z, r, nfix, m, done, upto):
+    """Rows done .. upto - 1 of S = R_UU - Z^T Z, each from its diagonal on
+    (R_UU[u, v] = r[v - u]), the products subtracted in the order of Z's rows; returns
+    the number of rows formed (max(done, upto))."""
+    for u in range(done, upto):
+        su = S[u, u:]
         for v in range(m - u):
-            su[v] -= zu * zi[v]
+            su[v] = r[v]
+        for i in range(nfix):
+            zu = Z[i, u]
+            zi = Z[i, u:]
+            for v in range(m - u):
+                su[v] -= zu * zi[v]
+    return max(done, upto)
 
 
 @njit(cache=True)
@@ -1263,7 +1266,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             for i in range(nfix):
                 g0[p, q] += Et[p, i] * Et[q, i]
     # S = R_UU - Z^T Z and C = H_U^T - Z^T E, the products subtracted in i order
-    # S's rows are formed as the a-loop reaches them (_schur_row; only the upper
+    # S's rows are formed as the a-loop reaches them (_schur_rows; only the upper
     # triangle: the lower one would be its copy), all of them only where the suffixes
     # need the Cholesky form; its first nwf diagonals (the pair steps' diagonal blocks)
     # at once, each entry by the same operations in the same order as its row's
@@ -1356,9 +1359,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
                 cur[p, q] = hist[n - 1, p, q]
     cum = np.empty((0 if rm else m + 1, nr, nr))
     if not rm:
-        while s_rows < m:
-            _schur_row(S, Z, r, nfix, m, s_rows)
-            s_rows += 1
+        s_rows = _schur_rows(S, Z, r, nfix, m, s_rows, m)
         if not _suffix_grams(S, Cm, g0, m, nr, cum):
             return np.inf
     La = np.empty((nwf, nwf))
@@ -1423,9 +1424,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             else:               # not found positive definite: the Cholesky form from here
                 rm = False
                 cum = np.empty((m + 1, nr, nr))
-                while s_rows < m:
-                    _schur_row(S, Z, r, nfix, m, s_rows)
-                    s_rows += 1
+                s_rows = _schur_rows(S, Z, r, nfix, m, s_rows, m)
                 if not _suffix_grams(S, Cm, g0, m, nr, cum):
                     return np.inf
         if rm:
@@ -1459,9 +1458,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         nc = m - nwf + 1 - c0
         if nc <= 0:
             continue
-        while s_rows < a + nwf:         # the rows of window a
-            _schur_row(S, Z, r, nfix, m, s_rows)
-            s_rows += 1
+        s_rows = _schur_rows(S, Z, r, nfix, m, s_rows, a + nwf)   # window a's rows
         # the window c given a: T = S_cc - K^T K, K = La^-1 S_ac; c_c - K^T Ea (the
         # triangular factors' diagonals as reciprocals: 4 divisions per pair where the
         # solves took 30; a bound, so their rounding is covered by _SLACK_DB)
