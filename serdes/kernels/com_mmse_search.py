@@ -1330,7 +1330,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     # the suffixes' Grams, Gram(F + [a, m)), by removing the floating positions [0, a) from
     # the whole span's (hist[n - 1]): Gram_all - X_A^T P_AA^-1 X_A with P = R^-1 and
     # X = R^-1 H (block inverse), P's rows from its first column by the Gohberg-Semencul
-    # recurrence (_inverse_rows), P_AA's Cholesky factor and the X_A terms grown one
+    # recurrence (_inverse_row), P_AA's Cholesky factor and the X_A terms grown one
     # position per window a: only the positions the a-loop reaches (it stops at the
     # first suffix below thr, a few windows in), instead of the Cholesky factor of the
     # whole 72 x 72 S in reversed order (_suffix_grams, kept where this fails)
@@ -1372,11 +1372,6 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
     # after the other; over c they are independent and vectorize): each entry gets the
     # same operations in the same order as the scalar step, so the same numbers
     ncm = max(m - nwf + 1, 0)
-    D = np.empty((nwf, nwf, ncm))       # D[i, j, c] = S[c + i, c + j] = S[c + j, c + i], j <= i
-    for i in range(nwf):
-        for j in range(i + 1):
-            for c in range(ncm):
-                D[i, j, c] = band[i - j, c + j]
     KB = np.empty((nwf, nwf, ncm))
     LT = np.empty((nwf, nwf, ncm))
     IL = np.empty((nwf, ncm))
@@ -1479,7 +1474,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
         for i in range(nwf):
             for j in range(i + 1):      # T into LT's lower triangle, factored in place
                 o = LT[i, j, :nc]
-                dr = D[i, j, c0:c0 + nc]
+                dr = band[i - j, c0 + j:c0 + j + nc]   # S[c + j, c + i], c >= c0
                 for c in range(nc):
                     o[c] = dr[c]
                 for k in range(nwf):
