@@ -567,7 +567,7 @@ def test_toeplitz_gram_equals_a_dense_solve(nr):
         r[0] *= 1.05                                  # white noise on the diagonal
         rhs = rng.standard_normal((nr, n))
         gram, hist = np.empty((nr, nr)), np.empty((n, nr, nr))
-        assert K._toeplitz_gram(r[0], r / r[0], n, rhs, nr, gram, hist)
+        assert K._toeplitz_gram(r[0], r / r[0], n, rhs, nr, gram, hist, np.empty(0))
         T = toeplitz(r)
         for k in range(n):
             want = rhs[:, :k + 1] @ np.linalg.solve(T[:k + 1, :k + 1], rhs[:, :k + 1].T)
@@ -576,13 +576,14 @@ def test_toeplitz_gram_equals_a_dense_solve(nr):
     # not positive definite from the second row on: False, the prefixes NaN from there
     gram, hist = np.empty((nr, nr)), np.empty((3, nr, nr))
     assert not K._toeplitz_gram(1.0, np.array([1.0, 1.5, 0.2]), 3, np.ones((nr, 3)), nr,
-                                gram, hist)
+                                gram, hist, np.empty(0))
     assert np.isfinite(hist[0]).all() and np.isnan(hist[1:]).all()
 
 
 def test_inverse_rows_of_a_toeplitz_matrix_equal_a_dense_inverse():
     """The pair bound's suffix Grams come from rows of R^-1 (R symmetric Toeplitz): its
-    first column by Levinson-Durbin (kernel _toeplitz_first_col) and each later row from
+    first column by the Levinson step-up recursion (kernel _toeplitz_first_col) from the
+    reflection coefficients of Schur's recursion (_toeplitz_gram) and each later row from
     the one before by the Gohberg-Semencul recurrence (_inverse_row); against NumPy's
     dense inverse, to 1e-11 of its largest entry, on random positive definite
     autocorrelations (D3.3's 87 taps and small sizes); False where R is not positive
@@ -598,8 +599,10 @@ def test_inverse_rows_of_a_toeplitz_matrix_equal_a_dense_inverse():
             r = np.correlate(p, p, "full")[len(p) - 1:][:n].copy()
             r[0] += rng.uniform(1e-4, 1e-1) * r[0]
             inv = np.linalg.inv(toeplitz(r))
-            gam = np.empty(n)
-            assert K._toeplitz_first_col(r, n, gam)
+            gam, kaps = np.empty(n), np.empty(max(n - 1, 0))
+            assert K._toeplitz_gram(r[0], r / r[0], n, np.ones((1, n)), 1, np.empty((1, 1)),
+                                    np.empty((0, 1, 1)), kaps)
+            assert K._toeplitz_first_col(kaps, r[0], n, gam)
             scale = np.abs(inv).max()
             assert np.abs(gam - inv[:, 0]).max() < 1e-11 * scale
             dl = np.zeros(n)
@@ -609,8 +612,12 @@ def test_inverse_rows_of_a_toeplitz_matrix_equal_a_dense_inverse():
                 K._inverse_row(gam, dl, 1.0 / gam[0], i, row, out, n)
                 row, out = out, row
                 assert np.abs(row - inv[i]).max() < 1e-11 * scale, (n, i)
-    assert not K._toeplitz_first_col(np.array([1.0, 1.5, 0.2]), 3, np.empty(3))
-    assert not K._toeplitz_first_col(np.array([0.0, 0.1]), 2, np.empty(2))
+    # not positive definite: Schur's recursion fails on the first such step, and the
+    # step-up recursion on a reflection coefficient of magnitude 1 or more
+    assert not K._toeplitz_gram(1.0, np.array([1.0, 1.5, 0.2]), 3, np.ones((1, 3)), 1,
+                                np.empty((1, 1)), np.empty((0, 1, 1)), np.empty(2))
+    assert not K._toeplitz_first_col(np.array([0.5, -1.5]), 1.0, 3, np.empty(3))
+    assert not K._toeplitz_first_col(np.empty(1), 0.0, 2, np.empty(2))
 
 
 
@@ -633,13 +640,15 @@ def test_toeplitz_gram_two_steps_per_pass_equal_the_single_steps_to_the_bit():
             rhs3 = rng.standard_normal((3, n))
             g2, h2 = np.empty((2, 2)), np.empty((n, 2, 2))
             g3, h3 = np.empty((3, 3)), np.empty((n, 3, 3))
+            k2, k3 = np.full(n - 1, np.nan), np.full(n - 1, np.nan)
             ok2 = K._toeplitz_gram(r[0], r / r[0], n, np.ascontiguousarray(rhs3[:2]), 2, g2,
-                                   h2)
-            ok3 = K._toeplitz_gram(r[0], r / r[0], n, rhs3, 3, g3, h3)
+                                   h2, k2)
+            ok3 = K._toeplitz_gram(r[0], r / r[0], n, rhs3, 3, g3, h3, k3)
             assert ok2 == ok3
             assert np.array_equal(h2, h3[:, :2, :2], equal_nan=True)
             if ok2:
                 assert np.array_equal(g2, g3[:2, :2])
+                assert np.array_equal(k2, k3)       # the reflection coefficients too
             if fail and n > 3:
                 assert not ok2 and np.isnan(h2[-1]).all()
 
