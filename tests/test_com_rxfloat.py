@@ -207,6 +207,15 @@ def test_floating_keys_checked():
         apply_overrides(preset("802.3ck-kr"), {"rx_ffe_n_wg": "1", "rx_ffe_n_max": "40"})
     with pytest.raises(ConfigError, match="rx_ffe_float_max"):
         apply_overrides(DJ, {"rx_ffe_n_wg": "2", "rx_ffe_float_max": "-0.1"})
+    # with the floating taps off too, and NaN as well as out of range
+    for key, val in (("rx_ffe_n_wf", "-3"), ("rx_ffe_n_wf", "0"), ("rx_ffe_n_max", "7"),
+                     ("rx_ffe_n_max", "-1"), ("rx_ffe_float_max", "nan"),
+                     ("rx_ffe_float_max", "2")):
+        with pytest.raises(ConfigError, match=key):
+            apply_overrides(DJ, {"rx_ffe_n_wg": "0", key: val})
+    # what the presets ship stays valid with the taps off: N_max 0 (802.3ck) or 87 (dj)
+    apply_overrides(DJ, {"rx_ffe_n_wg": "0"})
+    apply_overrides(preset("802.3ck-kr"), {"rx_ffe_n_wf": "4"})
 
 
 def test_quantization_noise_with_floating_taps(tmp_path, monkeypatch):

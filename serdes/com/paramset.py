@@ -399,15 +399,20 @@ def check(p: ComParams) -> None:
         if p.mlsd or len(p.rx_ffe_max):
             bad("dfe_n_bg", "0 with an RX FFE or MLSD (floating DFE taps are for the "
                 "Annex 93A DFE receiver)")
+    # the floating taps' values are checked with the taps off too: a bad one would
+    # otherwise wait silently until rx_ffe_n_wg turns them on
     if not 0 <= p.rx_ffe_n_wg <= 16:
         bad("rx_ffe_n_wg", "an integer in [0, 16] (0: no floating RX FFE taps)")
+    if not 1 <= p.rx_ffe_n_wf <= 64:
+        bad("rx_ffe_n_wf", "an integer in [1, 64]")
+    if not 0 <= p.rx_ffe_float_max <= 1:
+        bad("rx_ffe_float_max", "a number in [0, 1] (relative to the cursor tap)")
+    lo = len(p.rx_ffe_max) + p.rx_ffe_n_wf
     if p.rx_ffe_n_wg:
         if not len(p.rx_ffe_max):
             bad("rx_ffe_n_wg", "0 unless the receiver has an RX FFE (rx_ffe_max)")
-        if not 1 <= p.rx_ffe_n_wf <= 64:
-            bad("rx_ffe_n_wf", "an integer in [1, 64]")
-        lo = len(p.rx_ffe_max) + p.rx_ffe_n_wf
         if not lo <= p.rx_ffe_n_max <= 512:
             bad("rx_ffe_n_max", f"an integer in [{lo}, 512] taps (N_fix + rx_ffe_n_wf .. 512)")
-        if not 0 <= p.rx_ffe_float_max <= 1:
-            bad("rx_ffe_float_max", "a number in [0, 1] (relative to the cursor tap)")
+    elif not (p.rx_ffe_n_max == 0 or lo <= p.rx_ffe_n_max <= 512):
+        bad("rx_ffe_n_max", f"0 (no floating taps) or an integer in [{lo}, 512] taps "
+            "(N_fix + rx_ffe_n_wf .. 512)")
