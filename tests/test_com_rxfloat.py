@@ -661,6 +661,118 @@ def test_toeplitz_gram_two_steps_per_pass_equal_the_single_steps_to_the_bit():
             if fail and n > 3:
                 assert not ok2 and np.isnan(h2[-1]).all()
 
+def _pair_row_numpy(S, band, Ct, La, ila, Ea, ga, a, c0, nc, b_lo, b_hi):
+    """The pair bound's general steps (windows of 4, one DFE tap) for every window c of
+    window a, written as NumPy array operations over c, each entry by the same
+    operations in the same order."""
+    nwf, nr = 4, 2
+    KB = np.empty((nwf, nwf, nc))
+    for j in range(nwf):
+        for i in range(nwf):
+            o = S[a + i, c0 + j:c0 + j + nc].copy()
+            for k in range(i):
+                o -= La[i, k] * KB[k, j]
+            KB[i, j] = o * ila[i]
+    LT = np.zeros((nwf, nwf, nc))
+    CB = np.empty((nwf, nr, nc))
+    for i in range(nwf):
+        for j in range(i + 1):
+            o = band[i - j, c0 + j:c0 + j + nc].copy()
+            for k in range(nwf):
+                o -= KB[k, i] * KB[k, j]
+            LT[i, j] = o
+        for q in range(nr):
+            o = Ct[q, c0 + i:c0 + i + nc].copy()
+            for k in range(nwf):
+                o -= KB[k, i] * Ea[k, q]
+            CB[i, q] = o
+    ok = np.ones(nc, dtype=bool)
+    IL = np.empty((nwf, nc))
+    for j in range(nwf):
+        d = LT[j, j].copy()
+        for k in range(j):
+            d -= LT[j, k] * LT[j, k]
+        bad = ~(d > 0.0)
+        ok &= ~bad
+        d[bad] = 1.0
+        IL[j] = 1.0 / np.sqrt(d)
+        for i in range(j + 1, nwf):
+            o = LT[i, j].copy()
+            for k in range(j):
+                o -= LT[i, k] * LT[j, k]
+            LT[i, j] = o * IL[j]
+    for q in range(nr):
+        for i in range(nwf):
+            o = CB[i, q].copy()
+            for k in range(i):
+                o -= LT[i, k] * CB[k, q]
+            CB[i, q] = o * IL[i]
+    GR = np.empty((nr, nr, nc))
+    for q in range(nr):
+        for u in range(nr):
+            o = np.full(nc, ga[q, u])
+            for i in range(nwf):
+                o += CB[i, q] * CB[i, u]
+            GR[q, u] = o
+    g00, g01, g10, g11 = GR[0, 0], GR[0, 1], GR[1, 0], GR[1, 1]
+    with np.errstate(all="ignore"):
+        v = g10 / (1.0 - g11)
+        s = g00 + g01 * v
+        t = (g10 + g11 * v) / s
+        bl = np.minimum(np.maximum(t, b_lo), b_hi)
+        qf = 1.0 + 1.0 / s - 2.0 + (v / s) * t - 2.0 * bl * t + bl * bl
+        s1 = g00 + g01 * bl
+        mu = (1.0 - s1) / g00
+        d0 = s1 + mu * g00
+        dd = g10 + g11 * bl + mu * g10
+        qc = 1.0 + (1.0 + mu) * d0 - 2.0 * d0 + bl * dd - 2.0 * bl * dd + bl * bl
+    return np.where(bl != t, qc, qf), s, ok, bl != t
+
+
+def test_pair_row_of_the_presets_sizes_equals_the_general_steps_to_the_bit():
+    """_pair_row4 (one vectorized pass over the windows c, windows of 4 taps, one DFE
+    tap) gives the general steps' numbers to the bit (a NumPy replica of them, the same
+    operations in the same order per entry), on random problems from well conditioned
+    to ones where T is not positive definite for some c (ok False there) and the DFE
+    tap is clipped for some c."""
+    from serdes.kernels import com_mmse_search as K
+
+    rng = np.random.default_rng(17)
+    m = 72
+    n_bad = n_clip = n_free = 0
+    for it in range(40):
+        A = rng.standard_normal((m + 8, m)) * np.exp(-np.arange(m) / rng.uniform(3, 30))
+        Sf = A.T @ A / (m + 8) + np.eye(m) * rng.choice([1e-3, 0.1, 1.0])
+        if it % 4 == 3:                       # not positive definite somewhere
+            Sf[m // 2:, m // 2:] -= np.eye(m - m // 2) * 2.0
+        S = np.triu(Sf)
+        band = np.zeros((4, m))
+        for d in range(4):
+            band[d, :m - d] = np.diagonal(Sf, d)
+        Ct = rng.standard_normal((2, m)) * 0.3
+        a = int(rng.integers(0, 10))
+        La = np.linalg.cholesky(Sf[a:a + 4, a:a + 4] + np.eye(4) * 0.5)
+        ila = 1.0 / np.diag(La)
+        Ea = rng.standard_normal((4, 2)) * 0.3
+        G0 = rng.standard_normal((2, 2)) * 0.2
+        ga = G0 @ G0.T + np.eye(2) * 0.5
+        c0 = a + 4 + int(rng.integers(0, 6))
+        nc = m - 4 + 1 - c0
+        b_lo, b_hi = -0.2, 0.2 + rng.uniform(0, 0.5)
+        qv, sv, ok = np.empty(nc), np.empty(nc), np.empty(nc, dtype=np.bool_)
+        K._pair_row4(S, band, Ct, La, ila, Ea, ga, a, c0, nc, b_lo, b_hi, qv, sv, ok)
+        q_ref, s_ref, ok_ref, clip = _pair_row_numpy(S, band, Ct, La, ila, Ea, ga, a, c0, nc,
+                                               b_lo, b_hi)
+        assert np.array_equal(ok, ok_ref)
+        assert np.array_equal(qv, q_ref, equal_nan=True)
+        assert np.array_equal(sv, s_ref, equal_nan=True)
+        n_bad += int((~ok).sum())
+        n_clip += int(clip[ok].sum())
+        n_free += int((~clip[ok]).sum())
+    # the not positive definite branch ran, and both DFE forms (clipped and free)
+    assert n_bad > 0 and n_clip > 0 and n_free > 0
+
+
 def test_vectorized_bound_steps_equal_their_row_forms_to_the_bit():
     """The bounds' column-oriented steps do each entry's products in the row forms'
     order, so they give the same numbers: _chol_rows is _chol (forward, and on the
