@@ -1170,7 +1170,7 @@ def _toeplitz_first_col(kaps, r0, n, gam):
     f_(k+1) = [f_k, 0] + kappa_k [0, f_k reversed] of the forward predictor (T f = beta
     e_0, beta_(k+1) = beta_k (1 - kappa_k^2), beta_0 = r0), element-wise updates without
     the dot products that Durbin's recursion takes per step for kappa (5.3 against
-    ~1 us at 87 taps). False if a step's beta is not positive."""
+    2.5 us at 87 taps). False if a step's beta is not positive."""
     if not r0 > 0.0:
         return False
     f = np.empty(n)
@@ -1222,6 +1222,26 @@ def _schur_rows(S, Z, r, nfix, m, done, upto):
             for v in range(m - u):
                 su[v] -= zu * zi[v]
     return max(done, upto)
+
+
+@njit(cache=True, error_model="numpy")
+def _q_one_dfe(g00, g01, g10, g11, b_lo, b_hi):
+    """_gram_fom's steps with one DFE tap (limits b_lo, b_hi) from the 2 x 2 Gram, as
+    the normalised MSE q (FOM = 20 log10(rlm / (levels - 1) / sqrt(var_x q)) falls as q
+    grows); returns (q, s), s = h0^T z + ... (not > 0: no solution). The numpy error
+    model: a division by zero gives inf / NaN (the callers take a q or s that is not
+    finite and positive as no bound) and leaves the pair loops free to vectorize."""
+    v = g10 / (1.0 - g11)
+    s = g00 + g01 * v
+    t = (g10 + g11 * v) / s
+    bl = min(max(t, b_lo), b_hi)
+    qf = 1.0 + 1.0 / s - 2.0 + (v / s) * t - 2.0 * bl * t + bl * bl
+    s1 = g00 + g01 * bl
+    mu = (1.0 - s1) / g00
+    d0 = s1 + mu * g00
+    dd = g10 + g11 * bl + mu * g10
+    qc = 1.0 + (1.0 + mu) * d0 - 2.0 * d0 + bl * dd - 2.0 * bl * dd + bl * bl
+    return (qc if bl != t else qf), s
 
 
 @njit(cache=True, error_model="numpy")
@@ -1348,19 +1368,7 @@ def _pair_row4(S, band, Ct, La, ila, Ea, ga, a, c0, nc, b_lo, b_hi, qv, sv, ok):
         g01 = ga01 + b00 * b01 + b10 * b11 + b20 * b21 + b30 * b31
         g10 = ga10 + b01 * b00 + b11 * b10 + b21 * b20 + b31 * b30
         g11 = ga11 + b01 * b01 + b11 * b11 + b21 * b21 + b31 * b31
-        # _gram_fom's steps with one DFE tap, as the normalised MSE q
-        v = g10 / (1.0 - g11)
-        s = g00 + g01 * v
-        t = (g10 + g11 * v) / s
-        bl = min(max(t, b_lo), b_hi)
-        qf = 1.0 + 1.0 / s - 2.0 + (v / s) * t - 2.0 * bl * t + bl * bl
-        s1_ = g00 + g01 * bl
-        mu = (1.0 - s1_) / g00
-        dd0 = s1_ + mu * g00
-        dd = g10 + g11 * bl + mu * g10
-        qc = 1.0 + (1.0 + mu) * dd0 - 2.0 * dd0 + bl * dd - 2.0 * bl * dd + bl * bl
-        qv[c] = qc if bl != t else qf
-        sv[c] = s
+        qv[c], sv[c] = _q_one_dfe(g00, g01, g10, g11, b_lo, b_hi)
         ok[c] = okc
 
 
@@ -1713,18 +1721,7 @@ def _pair_bound(av, rn, hr, nfix, n, nwg, nwf, nb, bmin, bmax, var_x, rlm, level
             g10 = GR[1, 0, :nc]
             g11 = GR[1, 1, :nc]
             for c in range(nc):
-                v = g10[c] / (1.0 - g11[c])
-                s = g00[c] + g01[c] * v
-                t = (g10[c] + g11[c] * v) / s
-                bl = min(max(t, b_lo), b_hi)
-                qf = 1.0 + 1.0 / s - 2.0 + (v / s) * t - 2.0 * bl * t + bl * bl
-                s1 = g00[c] + g01[c] * bl
-                mu = (1.0 - s1) / g00[c]
-                d0 = s1 + mu * g00[c]
-                dd = g10[c] + g11[c] * bl + mu * g10[c]
-                qc = 1.0 + (1.0 + mu) * d0 - 2.0 * d0 + bl * dd - 2.0 * bl * dd + bl * bl
-                qv[c] = qc if bl != t else qf
-                sv[c] = s
+                qv[c], sv[c] = _q_one_dfe(g00[c], g01[c], g10[c], g11[c], b_lo, b_hi)
         qmin = np.inf
         for c in range(nc):             # in c order, as the scalar loop returned
             if not okc[c]:
