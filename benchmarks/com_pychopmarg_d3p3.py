@@ -15,8 +15,7 @@ run (15 fixed RX FFE taps, N_qb 0, no MLSD; see --float, --quant), and MLSD in o
 PyChOpMarg's ``kr_c2c_device("B", test, ...)``); class A without it.
 ``--float``: both with the floating RX FFE taps of the D3.3 set (2 groups of 4 taps within
 +-0.05 up to N_max 87; ours ``rx_ffe_n_wg=2``, PyChOpMarg's Nfix / Nwg / Nwf of its set);
-``--one``: the one candidate g_DC -12, g_DC2 -2, c(-1) = c(1) = -0.1 instead of the grid
-(PyChOpMarg's floating-tap search takes minutes per candidate).
+``--one``: the one candidate g_DC -12, g_DC2 -2, TX FFE off instead of the grid (see ONE).
 
 Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [--float] [--one] [--class B]
         [--test 1|2] [dpo4|dpo12|ca]
@@ -47,9 +46,13 @@ GRID = {"g_dc": [-12.0, -8.0, -4.0], "g_dc2": [-2.0, 0.0],
         "tx_step": [0.0, 0.0, 0.05, 0.05, 0.0, 0.0]}
 
 
-#: one candidate (the one both choose on DPO_4in with the quantization noise)
-ONE = {"g_dc": [-12.0], "g_dc2": [-2.0], "tx_min": [0.0, 0.0, -0.1, -0.1, 0.0, 0.0],
-       "tx_max": [0.0, 0.0, -0.1, -0.1, 0.0, 0.0], "tx_step": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]}
+#: one candidate: g_DC -12, g_DC2 -2 (the CTLE both choose on DPO_4in with the quantization
+#: noise) and the TX FFE off. Off, because PyChOpMarg always adds the all-zero TX setting to
+#: the grid it is given (``COM._tx_combs`` starts with it): a one-point grid of another TX
+#: setting makes it search two candidates where ours searches one (with c(-1) = c(1) = -0.1
+#: here it chose "off", and the comparison was of two different candidates).
+ONE = {"g_dc": [-12.0], "g_dc2": [-2.0], "tx_min": [0.0] * 6, "tx_max": [0.0] * 6,
+       "tx_step": [0.0] * 6}
 
 
 def pcm_params(grid, quant=False, floating=False):
