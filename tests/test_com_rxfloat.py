@@ -218,7 +218,8 @@ def test_floating_keys_checked():
     apply_overrides(preset("802.3ck-kr"), {"rx_ffe_n_wf": "4"})
 
 
-def test_floating_taps_against_pychopmarg(channels_dir):
+@pytest.mark.parametrize("quant", [False, True])
+def test_floating_taps_against_pychopmarg(channels_dir, quant):
     """The 802.3dj floating RX FFE taps (2 groups of 4 up to N_max 87, +-0.05) placed and
     solved by PyChOpMarg 3.4 and by us on the 4-inch backplane thru, one candidate (g_DC
     -12, g_DC2 -2, TX FFE off: PyChOpMarg adds TX FFE off to any grid, so a candidate
@@ -226,7 +227,11 @@ def test_floating_taps_against_pychopmarg(channels_dir):
     positions, taps within 1e-3, FOM within 1e-3 dB and COM within 0.01 dB (measured:
     the same positions, taps within 1.3e-5, FOM within 1.7e-5 dB; docs/com.md). An
     earlier comparison with c(-1) = c(1) = -0.1 read 0.12 dB: PyChOpMarg had chosen TX
-    FFE off there."""
+    FFE off there. With the quantization noise too (N_qb 6) the FOM within 0.01 dB and
+    COM within 0.02 dB, taps within 3e-3 (measured on 54 candidates of three sets: every
+    choice the same, FOM within 0.004 dB, COM within 0.005 dB, taps within 1.1e-3; the
+    difference is the search's V_qc, whose Gaussian part PyChOpMarg forms from its folded
+    PSDs)."""
     pytest.importorskip("pychopmarg")
     import sys
     from pathlib import Path
@@ -234,14 +239,15 @@ def test_floating_taps_against_pychopmarg(channels_dir):
     from com_pychopmarg_d3p3 import ONE, compare
 
     assert ONE["tx_min"] == ONE["tx_max"] == [0.0] * 6
-    (r,) = compare("dpo4", grid=ONE, tests=(1,), floating=True)
+    (r,) = compare("dpo4", grid=ONE, tests=(1,), floating=True, quant=quant)
     o, ref = r["ours"], r["pychopmarg"]
     assert r["float_positions"]["ours"] == r["float_positions"]["pychopmarg"]
     assert len(r["float_positions"]["ours"]) == 8
     assert np.allclose(o["tx_taps"], ref["tx_taps"])
-    assert abs(r["delta_fom_db"]) < 1e-3
-    assert abs(r["delta_com_db"]) < 0.01
-    assert r["max_rx_tap_diff"] < 1e-3
+    assert abs(r["delta_fom_db"]) < (0.01 if quant else 1e-3)
+    assert abs(r["delta_com_db"]) < (0.02 if quant else 0.01)
+    assert r["max_rx_tap_diff"] < (3e-3 if quant else 1e-3)
+    assert bool(r["sigma_quant_v"]) == quant      # None or 0 without the noise
 
 
 def test_quantization_noise_with_floating_taps(tmp_path, monkeypatch):
