@@ -6,11 +6,13 @@ installed)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from serdes.cli import main as cli_main
-from serdes.com.params import preset
+from serdes.com.params import preset, preset_names
 from serdes.com.paramset import apply_overrides
 from serdes.com.pulse import package_s
 from serdes.errors import ConfigError
@@ -126,6 +128,13 @@ def test_bad_package_class_is_one_line_with_exit_2(tmp_path, capsys):
         apply_overrides(preset("802.3dj-kr"), {"package_class": "C"})
     with pytest.raises(ConfigError, match="802.3ck-kr: expected no package_class"):
         apply_overrides(preset("802.3ck-kr"), {"package_class": "B"})
+    with pytest.raises(ConfigError, match="100gbase-kr4: expected no package_class"):
+        apply_overrides(preset("100gbase-kr4"), {"package_class": "B"})
+    # "" (the preset's own package) on every preset, those without a package table too
+    for name in preset_names():
+        p = preset(name)
+        q = apply_overrides(p, ["package_class="])
+        assert dataclasses.replace(q, package_class=p.package_class) == p, name
     thru = tmp_path / "t.s2p"
     thru.write_text("# GHz S RI R 50\n0 0 0 1 0 1 0 0 0\n60 0 0 1 0 1 0 0 0\n")
     assert cli_main(["com", str(thru), "--preset", "802.3dj-kr", "--set", "package_class=C"]) == 2
