@@ -308,6 +308,14 @@ def test_override_errors():
     for bad in (["nope=1"], ["der0=x"], ["der0=2"], ["levels=1"], ["der0"], ["g_dc="]):
         with pytest.raises(ConfigError):
             apply_overrides(p, bad)
+    # amplitudes whose square underflows (A_v 1e-300 gave a FOM of -inf at every
+    # candidate, a COM of -5978 dB and a TX setting chosen from nothing) and an RLM that
+    # leaves no signal are refused in one line; the smallest values allowed still work
+    for key, low, ok in (("a_v", "1e-300", "1e-9"), ("a_fe", "1e-12", "1e-9"),
+                         ("a_ne", "0", "1e-9"), ("rlm", "1e-3", "0.01")):
+        with pytest.raises(ConfigError, match=f"{key} = .* is not allowed"):
+            apply_overrides(p, [f"{key}={low}"])
+        assert getattr(apply_overrides(p, [f"{key}={ok}"]), key) == float(ok)
 
 
 def test_cli_json_interface(echo_file, capsys):

@@ -283,8 +283,8 @@ def check(p: ComParams) -> None:
             f"more than {MAX_FREQ_POINTS:,} (about 0.4 GB per channel file at that size); "
             "raise f_step_ghz or lower samples_per_ui")
     for k in ("a_v", "a_fe", "a_ne"):
-        if not 0 < getattr(p, k) <= 10:
-            bad(k, "a number in (0, 10] V")
+        if not 1e-9 <= getattr(p, k) <= 10:   # below, the signal's square underflows
+            bad(k, "a number in [1e-9, 10] V")
     if not 0 <= p.eta0 <= 1e-3:
         bad("eta0", "a number in [0, 0.001] V^2/GHz (the presets: 8.2e-9 - 2e-8)")
     for k in ("sigma_rj", "a_dd"):
@@ -306,8 +306,8 @@ def check(p: ComParams) -> None:
             bad(k, f"values in [0, {hi:g}] {unit}")
     if not p.c_d or len(p.l_s) not in (1, len(p.c_d)):
         bad("l_s", f"one value, or one per c_d section ({len(p.c_d)})")
-    if not 0 < p.rlm <= 1:
-        bad("rlm", "a number in (0, 1]")
+    if not 0.01 <= p.rlm <= 1:
+        bad("rlm", "a number in [0.01, 1]")
     if not (len(p.tx_min) == len(p.tx_max) == len(p.tx_step)):
         _unequal(p, "tx_min", "tx_max", "tx_step")
     if any(hi < lo for lo, hi in zip(p.tx_min, p.tx_max)):
