@@ -586,6 +586,33 @@ def test_a_warning_on_the_command_line_is_one_line(tmp_path, capsys):
     assert err == [f"serdes: warning: {f}: not passive, largest singular value of S is 1.2000"]
 
 
+@pytest.mark.parametrize("command", ["run", "com"])
+def test_a_file_with_gain_is_refused_in_one_line(tmp_path, capsys, command):
+    """A channel with more than 40 dB of gain is no channel: scaled by 1e200 the link's
+    run ended in "ffe: taps must be finite" after overflow warnings and COM in an
+    IndexError traceback (scaled by 10 .. 1e100 COM gave -31 to -37 dB for a thru it
+    rates at about -4 dB scaled by 2). Both loaders refuse it naming the file; COM
+    warns as the link does below that."""
+    from serdes.cli import main
+
+    tiny = ["--set", "g_dc=-6", "--set", "g_dc2=-2", "--set", "f_step_ghz=0.1"] + [
+        a for k in ("tx_min", "tx_max", "tx_step") for a in ("--set", f"{k}=0,0,0,0,0")]
+    for gain, rc in ((1e200, 2), (101.0, 2), (1.2, 0)):
+        f = _flat_s2p(tmp_path / "gain.s2p", 60, gain)
+        args = (["run", "--threads", "1", "--set", "link.symbols=20000", "--set",
+                 "channel.model=touchstone", "--set", f"channel.file={f}"] if command == "run"
+                else ["com", str(f), "--preset", "802.3ck-kr", *tiny])
+        assert main(args + ["--json"]) == rc
+        err = capsys.readouterr().err.strip().splitlines()
+        if rc:
+            assert err == [f"serdes: error: {f}: not a passive channel: the largest singular "
+                           f"value of S is {gain:.4g}, at most 100 is taken (measured files "
+                           "reach about 1.0005)"]
+        else:
+            assert err == [f"serdes: warning: {f}: not passive, largest singular value of S "
+                           "is 1.2000"]
+
+
 def test_com_warns_when_a_file_ends_below_half_the_symbol_rate(tmp_path):
     """COM extrapolates a file's data past their end (the IEEE code's rule); data ending
     below f_b / 2 (here 10 GHz at 25.78 GBd) leave the result to that guess, and COM says

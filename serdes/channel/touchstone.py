@@ -45,6 +45,9 @@ __all__ = [
 
 #: ``passivity_max()`` above this warns on load (files slightly above 1 load silently).
 PASSIVITY_WARN_LIMIT = 1.01
+#: ... and above this the file is refused: no channel has 40 dB of gain (S scaled by 1e200
+#: overflowed into "ffe: taps must be finite"; COM's packages made nonsense of it from 10)
+PASSIVITY_MAX = 100.0
 
 #: A thru whose |H| at the lowest frequency is below this is refused.
 THRU_MIN_LOW_FREQ_DB = -10.0
@@ -100,6 +103,10 @@ class _SParameterChannel:
         self._sigma_max = np.linalg.svd(s, compute_uv=False)[:, 0]
         self._bulk_delay: float | None = None
         pm = self.passivity_max()
+        if not pm <= PASSIVITY_MAX:
+            raise FileFormatError(f"{source}: not a passive channel: the largest singular "
+                                  f"value of S is {pm:.4g}, at most {PASSIVITY_MAX:g} is "
+                                  "taken (measured files reach about 1.0005)")
         if pm > PASSIVITY_WARN_LIMIT:
             warnings.warn(f"{source}: not passive, largest singular value of S is {pm:.4f}",
                           RuntimeWarning, stacklevel=3)
