@@ -230,3 +230,26 @@ def test_closed_eye_gives_no_gain():
     p = preset("802.3dj-kr")
     r = mlsd.mlsd_com(p, budget, -20.0, np.r_[0.25, np.zeros(39)], np.zeros(1), 0.0)
     assert r.der_mlsd > 0.5 and r.gain_db is None and r.com_db == -20.0
+
+
+def test_added_noise_without_rx_noise_and_with_very_little():
+    """The penalty noise is a scale g of the RX noise's variance var_rn, so g var_rn is
+    the same whatever var_rn is (to the bisection's 1e-6): with var_rn 1e-280 the
+    search used to stop at g = 1e12 with a ValueError traceback (eta0 = 1e-300 on the
+    802.3dj preset); with var_rn = 0 (eta0 = 0) there is nothing to scale, which is one
+    line, ConfigError."""
+    from serdes.errors import ConfigError
+
+    ystep, n = 0.01, 1201
+    rest = np.zeros(n)
+    rest[n // 2] = 1.0
+    d = np.zeros(n)
+    for lv in (-1, -1 / 3, 1 / 3, 1):
+        d[n // 2 + int(round(0.2 * lv / ystep))] += 0.25
+    rest = np.convolve(rest, d, mode="same")
+    g1, p1 = mlsd.added_noise(rest, ystep, 0.04, 0.03, 1e-4, 3.0)
+    g2, p2 = mlsd.added_noise(rest, ystep, 0.04, 1e-280, 1e-4, 3.0)
+    assert g2 * 1e-280 == pytest.approx(g1 * 0.03, rel=3e-6)
+    assert np.allclose(p1, p2, atol=1e-9)
+    with pytest.raises(ConfigError, match="eta0 = 0 leaves none"):
+        mlsd.added_noise(rest, ystep, 0.04, 0.0, 1e-4, 3.0)

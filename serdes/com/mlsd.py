@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import fftconvolve
 
+from serdes.errors import ConfigError
+
 __all__ = ["MlsdResult", "added_noise", "autocorr", "der_mlsd", "error_event", "mlsd_com",
            "quantile", "scaled_pmf"]
 
@@ -118,8 +120,10 @@ def added_noise(p_rest: np.ndarray, ystep: float, var_g: float, var_rn: float, d
                 dcom_an_db: float, rel_tol: float = 1e-6) -> tuple[float, np.ndarray]:
     """(g_an, p_an): the RX noise scale whose Gaussian variance var_g + g_an var_rn, with
     the non-Gaussian parts ``p_rest``, moves the DER_0 quantile out by dcom_an dB."""
-    if var_rn <= 0:
-        raise ValueError("mlsd: no RX noise at the detector to add to (eta0 = 0)")
+    if not var_rn > 0:
+        raise ConfigError("com: mlsd = true needs RX noise at the detector: its dCOM_an "
+                          "penalty scales it (178A), and eta0 = 0 leaves none; set eta0 > 0 "
+                          "or mlsd = false")
     n = len(p_rest)
 
     def pan(g):
@@ -127,10 +131,15 @@ def added_noise(p_rest: np.ndarray, ystep: float, var_g: float, var_rn: float, d
 
     target = quantile(pan(0.0), ystep, der0) * 10 ** (dcom_an_db / 20)   # both negative
     lo, hi = 0.0, 1.0
+    # a noise of 1e3 times the target's magnitude (rms) moves the quantile past it; a
+    # small eta0 only takes more doublings (each the same steps as before)
+    cap = (1e3 * max(abs(target), ystep)) ** 2
     while quantile(pan(hi), ystep, der0) > target:
         lo, hi = hi, 2 * hi
-        if hi > 1e12:
-            raise ValueError("mlsd: no added RX noise gives the dCOM_an penalty")
+        if not hi * var_rn <= cap:
+            raise ConfigError(f"com: mlsd: no scale of the RX noise gives the dCOM_an "
+                              f"penalty of {dcom_an_db:g} dB (a noise of 1e3 times the "
+                              "DER_0 quantile did not); set mlsd = false")
     while hi - lo > rel_tol * hi:
         g = 0.5 * (lo + hi)
         if quantile(pan(g), ystep, der0) <= target:
