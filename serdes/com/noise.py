@@ -166,14 +166,29 @@ def budget(p, grid, pv: np.ndarray, aggs: list, ix: int, hctf_rx: np.ndarray,
 
 def quant_pmf(step: float, taps, npts: int, ystep: float) -> np.ndarray:
     """PMF at the detector of the quantization noise (178A-43, 178A-46): the uniform
-    PMF of width |w_k| Delta through each RX FFE tap w_k, convolved."""
+    PMF of width |w_k| Delta through each RX FFE tap w_k, convolved (each a centred
+    boxcar of 2n + 1 grid steps, :func:`boxcar_same`; a tap of n = 0, such as the span's
+    zeros between floating taps, leaves the PMF as it is)."""
     q = np.zeros(npts)
     q[npts // 2] = 1.0
     if step <= 0:
         return q
     for w in taps:
         n = int(round(abs(w) * step / 2 / ystep))
-        pw = np.zeros(npts)
-        pw[npts // 2 - n: npts // 2 + n + 1] = 1.0 / (2 * n + 1)
-        q = conv(q, pw)
+        if n > 0:
+            q = boxcar_same(q, n)
     return q
+
+
+def boxcar_same(q: np.ndarray, n: int) -> np.ndarray:
+    """``conv(q, b)`` for the centred boxcar b of 2n + 1 steps of weight 1 / (2n + 1), as
+    a running sum: out[i] = (sum of q[i - n .. i + n] inside the grid) / (2n + 1), O(npts)
+    where the FFT convolution of two grid-long arrays took about 0.8 s at the grid's 2^22
+    points (a signal far below the noise: 87 of them per package case with floating taps).
+    The sums are differences of one cumulative sum, so each value's rounding is relative
+    to the cumulative sum there: small in the lower tail, where A_ni is read."""
+    npts = q.shape[0]
+    c = np.concatenate(([0.0], np.cumsum(q)))
+    i = np.arange(npts)
+    out = (c[np.minimum(i + n + 1, npts)] - c[np.maximum(i - n, 0)]) / (2 * n + 1)
+    return np.maximum(out, 0.0)
