@@ -49,6 +49,22 @@ PASSIVITY_WARN_LIMIT = 1.01
 #: overflowed into "ffe: taps must be finite"; COM's packages made nonsense of it from 10)
 PASSIVITY_MAX = 100.0
 
+def checked_sigma_max(source, s: np.ndarray) -> np.ndarray:
+    """The largest singular value of S (nf x n x n) per frequency, after the passivity
+    rule of every Touchstone reader (the link's and COM's): a warning above
+    PASSIVITY_WARN_LIMIT, a one-line error above PASSIVITY_MAX."""
+    sig = np.linalg.svd(s, compute_uv=False)[:, 0]
+    pm = float(sig.max())
+    if not pm <= PASSIVITY_MAX:
+        raise FileFormatError(f"{source}: not a passive channel: the largest singular "
+                              f"value of S is {pm:.4g}, at most {PASSIVITY_MAX:g} is "
+                              "taken (measured files reach about 1.0005)")
+    if pm > PASSIVITY_WARN_LIMIT:
+        warnings.warn(f"{source}: not passive, largest singular value of S is {pm:.4f}",
+                      RuntimeWarning, stacklevel=4)
+    return sig
+
+
 #: A thru whose |H| at the lowest frequency is below this is refused.
 THRU_MIN_LOW_FREQ_DB = -10.0
 
@@ -100,16 +116,8 @@ class _SParameterChannel:
                     f"{THRU_MIN_LOW_FREQ_DB:g} dB there; check {self._ports_key} "
                     "(IEEE 802.3 files use '12,34')"
                 )
-        self._sigma_max = np.linalg.svd(s, compute_uv=False)[:, 0]
+        self._sigma_max = checked_sigma_max(source, s)
         self._bulk_delay: float | None = None
-        pm = self.passivity_max()
-        if not pm <= PASSIVITY_MAX:
-            raise FileFormatError(f"{source}: not a passive channel: the largest singular "
-                                  f"value of S is {pm:.4g}, at most {PASSIVITY_MAX:g} is "
-                                  "taken (measured files reach about 1.0005)")
-        if pm > PASSIVITY_WARN_LIMIT:
-            warnings.warn(f"{source}: not passive, largest singular value of S is {pm:.4f}",
-                          RuntimeWarning, stacklevel=3)
 
     def check_reach(self, f_needed_hz: float) -> None:
         """A one-line error unless the data reach ``f_needed_hz`` (a link's Nyquist

@@ -23,7 +23,6 @@ measured channel onto its grid):
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -31,7 +30,7 @@ import numpy as np
 from serdes.analog.butterworth import butterworth_response
 from serdes.analog.ctle import ctle_ieee
 from serdes.analog.package import Package, PackageParams, cascade_s, terminated_transfer
-from serdes.channel.touchstone import PASSIVITY_MAX, PASSIVITY_WARN_LIMIT
+from serdes.channel.touchstone import checked_sigma_max
 from serdes.channel.touchstone_io import load_touchstone, parse_ports
 from serdes.com.board import with_boards
 from serdes.com.params import ComParams
@@ -77,7 +76,9 @@ class Channel:
 
 def read_channel(path, kind: str) -> Channel:
     p, f, s = load_touchstone(path)
-    _check_passive(p, f, s)
+    # with the packages a thru scaled by 10 .. 1e100 gave COMs of -31 to -37 dB, by 1e200
+    # an IndexError (synthetic test channels such as 1 + e^(-j 2 pi f T) reach 2)
+    checked_sigma_max(p, s)
     if s.shape[1] == 2:
         sdd = s.astype(np.complex128)
     else:
@@ -92,21 +93,6 @@ def read_channel(path, kind: str) -> Channel:
                               f"{20 * np.log10(max(abs(sdd[0, 1, 0]), 1e-300)):.1f} dB, a thru "
                               "needs at least -10 dB (ports 1->2 and 3->4 expected)")
     return Channel(str(p), kind, f, sdd)
-
-
-def _check_passive(p, f, s) -> None:
-    """A warning above PASSIVITY_WARN_LIMIT, a one-line error above PASSIVITY_MAX (the
-    link's loader's limits): cascaded with the packages, a thru of 25 dB scaled by 10 to
-    1e100 gave COMs of -31 to -37 dB, and by 1e200 an IndexError traceback. (Synthetic
-    test channels such as 1 + e^(-j 2 pi f T) reach 2.)"""
-    pm = float(np.linalg.svd(s, compute_uv=False)[:, 0].max())
-    if not pm <= PASSIVITY_MAX:
-        raise FileFormatError(f"{p}: not a passive channel: the largest singular value of S "
-                              f"is {pm:.4g}, at most {PASSIVITY_MAX:g} is taken (measured "
-                              "files reach about 1.0005)")
-    if pm > PASSIVITY_WARN_LIMIT:
-        warnings.warn(f"{p}: not passive, largest singular value of S is {pm:.4f}",
-                      RuntimeWarning, stacklevel=3)
 
 
 def package_params(p: ComParams, lengths) -> PackageParams:
