@@ -163,3 +163,11 @@ def test_gaussian_window_weights_follow_sigma_r():
     k = np.arange(-5, 6)
     np.testing.assert_allclose(window_weights(p), np.exp(-k ** 2 / 8.0), rtol=1e-12)
     np.testing.assert_allclose(window_weights(dataclasses.replace(p, eye_sigma_r_ui=0.0)), 1.0)
+    # a tiny sigma_r (allowed: [0, 1] UI) weighs the centre alone, without an overflow
+    # warning (it printed "serdes: warning: overflow encountered in square")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = window_weights(dataclasses.replace(p, eye_sigma_r_ui=1e-300))
+    assert np.array_equal(w, (k == 0).astype(float))

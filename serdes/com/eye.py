@@ -62,7 +62,8 @@ def window_weights(p) -> np.ndarray:
     k = np.arange(-nw, nw + 1, dtype=float)
     if p.eye_sigma_r_ui > 0 and nw > 0:
         ql = p.eye_t_o_mui / p.eye_sigma_r_ui / 1000.0
-        return np.exp(-0.5 * (k / (nw / ql)) ** 2)
+        with np.errstate(over="ignore"):   # a tiny sigma_r: 0 off the centre, no warning
+            return np.exp(-0.5 * (k / (nw / ql)) ** 2)
     return np.ones(len(k))
 
 
