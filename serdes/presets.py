@@ -188,7 +188,10 @@ def package_preset(name: str, **overrides) -> PackageParams:
 def com_package(name: str, package_class: str = "") -> dict:
     """The package fields of a COM parameter set (``serdes.com.params.ComParams``) of a
     preset: the same table as the link's packages; ``package_class`` picks a row of
-    ``PACKAGE_CLASSES`` ("": the preset's own row)."""
+    ``PACKAGE_CLASSES`` ("": the preset's own row; none for a preset whose package is not
+    in the table, such as 100gbase-kr4: its values stay)."""
+    if not package_class and name not in PACKAGE_PRESETS:
+        return {}
     if package_class:
         classes = PACKAGE_CLASSES.get(name, {})
         if package_class not in classes:

@@ -49,6 +49,7 @@ PASSIVITY_WARN_LIMIT = 1.01
 #: overflowed into "ffe: taps must be finite"; COM's packages made nonsense of it from 10)
 PASSIVITY_MAX = 100.0
 
+
 def checked_sigma_max(source, s: np.ndarray) -> np.ndarray:
     """The largest singular value of S (nf x n x n) per frequency, after the passivity
     rule of every Touchstone reader (the link's and COM's): a warning above

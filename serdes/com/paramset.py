@@ -235,12 +235,9 @@ def apply_overrides(p: ComParams, overrides) -> ComParams:
             raise ConfigError(f"com: unknown key {k!r}; allowed: " + ", ".join(allowed))
         changes[k] = _coerce(k, getattr(p, k), v)
     if "package_class" in changes:      # the class's package first, other keys on top
-        from serdes.presets import PACKAGE_PRESETS, com_package
+        from serdes.presets import com_package
         pc = changes.pop("package_class")
-        if pc or p.name in PACKAGE_PRESETS:
-            p = dataclasses.replace(p, package_class=pc, **com_package(p.name, pc))
-        else:   # "" on a preset whose package is its own (100gbase-kr4): kept as it is
-            p = dataclasses.replace(p, package_class=pc)
+        p = dataclasses.replace(p, package_class=pc, **com_package(p.name, pc))
     new = dataclasses.replace(p, **changes)
     check(new)
     return new
