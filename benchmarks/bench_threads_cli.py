@@ -10,7 +10,8 @@ Run: python benchmarks/bench_threads_cli.py [SYMBOLS [ROUNDS [THREADS]]] [--json
      --set: a config override for both runs, e.g. tx_jitter.rj_ui=0.01 or fec.mode=kp4;
      --engine: serdes run's engine for both runs, pulse (default) or waveform)
 The CTLE choice comes from the on-disk cache after the first run, as in a user's
-repeated runs; SERDES_CACHE_DIR=off measures every run with its search.
+repeated runs; SERDES_CACHE_DIR=off measures every run with its search. One short
+untimed run of each thread count first compiles the kernels and fills that cache.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def main(argv) -> None:
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if as_json else (
         lambda m: print(m, flush=True))
     ratios, cpus, walls, loads, errors = [], [], [], [], None
+    # warm-up, untimed: a fresh install's first run compiles the kernels and fills the
+    # CTLE cache (a first round read 3.72x with it inside), which no later run pays
+    for t in (1, threads):
+        one("200000", t, sets, engine)
     for r in range(rounds):
         order = (1, threads) if r % 2 == 0 else (threads, 1)
         got = {t: one(symbols, t, sets, engine) for t in order}
