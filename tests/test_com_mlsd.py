@@ -18,7 +18,10 @@ from serdes.com.params import apply_overrides, preset
 from serdes.com.pulse import h_r
 from serdes.errors import ConfigError
 from tests import naive
-from tests.test_com import _ideal, _write_s2p
+from tests.test_com import SYNTHETIC_GAIN, _ideal, _write_s2p
+
+
+pytestmark = SYNTHETIC_GAIN   # channels with gain by construction (tests/test_com.py)
 
 
 def _gauss_pmf(n, ystep, sigma):
@@ -100,6 +103,37 @@ def test_der_mlsd_equals_direct_evaluation():
     assert terms == terms_ref
     assert der == pytest.approx(der_ref, rel=1e-9)
     assert 1e-7 < der < 1e-2 and terms > 3     # a tail, several event lengths
+
+
+def test_der_mlsd_past_its_first_batch_of_event_lengths():
+    """More than 32 event lengths (a tiny rel_tol and 60 lags): the frequency-domain sum
+    grows its transform and starts again, and still equals the direct convolutions of
+    tests/naive.com_mlsd_der term for term (rel 1e-9, the same number of lengths)."""
+    ystep, n = 0.01, 301
+    p_an = _gauss_pmf(n, ystep, 0.3)
+    rho = np.r_[1.0, 0.25, np.zeros(60)]
+    der, terms = mlsd.der_mlsd(p_an, ystep, 0.35, 0.5, rho, 4, rel_tol=1e-9)
+    der_ref, terms_ref = naive.com_mlsd_der(p_an, ystep, 0.35, 0.5, rho, 4, rel_tol=1e-9)
+    assert terms == terms_ref and 32 < terms < len(rho) - 1
+    assert der == pytest.approx(der_ref, rel=1e-9)
+
+
+def test_rounding_floor_of_the_fft_convolutions_is_dropped():
+    """A narrow noise on a long grid (as in a COM far below zero): the FFT convolution's
+    rounding (about eps times the peak in every bin) is set to 0, so the PMF's tails
+    trim to the noise's own width and the sums of 178A-50 run on that, not on the whole
+    grid; the trimmed mass is below 1e-13 and DER_MLSD equals the direct convolutions'."""
+    ystep, n = 0.01, 40001
+    rest = np.zeros(n)
+    rest[n // 2] = 1.0
+    _, p_an = mlsd.added_noise(rest, ystep, 0.04, 0.03, 1e-4, 3.0)
+    kept = mlsd._trim(p_an)
+    assert len(kept) < n // 20                       # about +-11 sigma of 0.28, not +-200
+    assert 1.0 - kept.sum() < 1e-13
+    rho = np.r_[1.0, 0.2, np.zeros(30)]
+    der, terms = mlsd.der_mlsd(p_an, ystep, 1.0, 0.7, rho, 4)
+    der_ref, terms_ref = naive.com_mlsd_der(kept / kept.sum(), ystep, 1.0, 0.7, rho, 4)
+    assert terms == terms_ref and der == pytest.approx(der_ref, rel=1e-9)
 
 
 def test_against_pychopmarg_functions():
