@@ -20,6 +20,10 @@ from serdes.com.erl import compute_erl, port2_reflection
 from serdes.com.params import preset
 from serdes.com.pulse import package_s
 
+from tests.test_com import SYNTHETIC_GAIN
+
+pytestmark = SYNTHETIC_GAIN   # channels with gain by construction (tests/test_com.py)
+
 GAMMA = 0.05
 
 

@@ -14,7 +14,10 @@ from serdes.com.core import compute_com
 from serdes.com.eye import eye_at_der0
 from serdes.com.params import preset
 from serdes.com.pulse import ComGrid, h_r
-from tests.test_com import ECHO, ECHO_UI, _ideal, _write_s2p
+from tests.test_com import SYNTHETIC_GAIN, ECHO, ECHO_UI, _ideal, _write_s2p
+
+
+pytestmark = SYNTHETIC_GAIN   # channels with gain by construction (tests/test_com.py)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,10 @@ from serdes.com.params import PRESETS, preset
 from serdes.com.pulse import ComGrid, channel_vtf, read_channel
 from serdes.errors import ConfigError
 from serdes.kernels.com_float import _banks, float_delta_rows, float_taps
-from tests.test_com import _ideal, _write_s2p
+from tests.test_com import SYNTHETIC_GAIN, _ideal, _write_s2p
+
+
+pytestmark = SYNTHETIC_GAIN   # channels with gain by construction (tests/test_com.py)
 
 ECHO, ECHO_UI = 0.1, 20
 

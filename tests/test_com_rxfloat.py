@@ -19,7 +19,10 @@ from serdes.com.core import compute_com
 from serdes.com.params import apply_overrides, preset
 from serdes.com.pulse import ComGrid, h_r
 from serdes.errors import ConfigError
-from tests.test_com import _ideal, _write_s2p
+from tests.test_com import SYNTHETIC_GAIN, _ideal, _write_s2p
+
+
+pytestmark = SYNTHETIC_GAIN   # channels with gain by construction (tests/test_com.py)
 
 DJ = preset("802.3dj-kr")
 ECHO_UI = 30          # beyond the 8 fixed post-cursor taps, inside the 87-tap span

@@ -18,6 +18,10 @@ from serdes.com.params import ComParams, PRESETS, apply_overrides, preset
 from serdes.com.pulse import ComGrid, channel_vtf, read_channel
 from serdes.errors import ConfigError
 
+from tests.test_com import SYNTHETIC_GAIN
+
+pytestmark = SYNTHETIC_GAIN   # channels with gain by construction (tests/test_com.py)
+
 # The C2M sheet: G_Qual [-2 -9; -2 -11; -4 -10; -4 -9] (g_DC ranges, dB) with G2_Qual
 # [0 -1 -2 -3] (g_DC2 limits). The IEEE code sorts G2_Qual descending and makes bands:
 # the first g_DC2 = 0 exactly, then -1 <= g_DC2 < 0, -2 <= g_DC2 < -1, -3 <= g_DC2 < -2;
