@@ -68,9 +68,15 @@ class MlsdResult:
 ROUNDING_FLOOR = 32 * np.finfo(float).eps
 
 
+def _above_floor(x: np.ndarray, peak: float) -> np.ndarray:
+    """Where ``x`` (an FFT convolution's output whose peak is ``peak``) holds mass, not
+    rounding."""
+    return x > ROUNDING_FLOOR * peak
+
+
 def _as_pmf(x: np.ndarray) -> np.ndarray:
     """A PMF from an FFT convolution's output: its rounding floor set to 0, sum 1."""
-    out = np.where(x > ROUNDING_FLOOR * x.max(), x, 0.0)
+    out = np.where(_above_floor(x, x.max()), x, 0.0)
     return out / out.sum()
 
 
@@ -210,7 +216,7 @@ def der_mlsd(p_an: np.ndarray, ystep: float, a_s: float, b: float, rho: np.ndarr
                 # mass (the spectrum at 0; what the floor drops is below 1e-13 of it)
                 pj = irfft(spec, nfft)[:nj]
                 head = pj[:k + 1]
-                cdf = float(np.sum(head[head > ROUNDING_FLOOR * pj.max()]) / spec[0].real)
+                cdf = float(np.sum(head[_above_floor(head, pj.max())]) / spec[0].real)
             term = ((levels - 1) / levels) ** (j - 1) * cdf
             der += term
             if term <= rel_tol * der:
