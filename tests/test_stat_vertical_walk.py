@@ -110,7 +110,7 @@ def test_bisected_heights_equal_the_full_bathtubs(monkeypatch):
     eng = _engine()
     full = _full()
     _no_fallback(monkeypatch)
-    dy, vals = views._vertical_walk(eng, 0.0, 801, TARGETS)
+    dy, vals = views.vertical_walk(eng, 0.0, 801, TARGETS)
     np.testing.assert_array_equal(dy, full.x)
     for e in range(eng.m_levels - 1):
         for t in TARGETS:
@@ -148,7 +148,7 @@ def test_bisected_heights_single_converter(monkeypatch, overrides, kind):
     full = views.bathtub_vertical(eng, 0.0, n_points=801)
     with monkeypatch.context() as mp:
         _no_fallback(mp)
-        dy, vals = views._vertical_walk(eng, 0.0, 801, TARGETS)
+        dy, vals = views.vertical_walk(eng, 0.0, 801, TARGETS)
     for e in range(eng.m_levels - 1):
         for t in TARGETS:
             assert (opening_from_bathtub(dy, vals[e], t)

@@ -9,6 +9,7 @@ residual's Gauss-Hermite states) equal those read from the full bathtubs."""
 import functools
 
 import numpy as np
+import pytest
 
 from serdes.build import build
 from serdes.config import Config
@@ -120,7 +121,10 @@ def test_mismatched_lanes_openings_come_from_every_lane():
     """Mismatched lanes: the openings are those of the bathtubs averaged over the output
     phases (the overlaid eye of all lanes, as the bathtubs and the eye map are), built
     here phase by phase with the one-converter engine's bathtubs; output phase 0's own
-    openings differ."""
+    openings differ. The widths equal them bit for bit (each walked phase averages the
+    output phases as the whole bathtub does); the heights to rounding (the vertical walk
+    sums every output phase's rows, weighted 1 / phases, in one pass instead of
+    averaging the phases' sums)."""
     from serdes.metrics.opening import opening_from_bathtub
 
     targets = (1e-6, 1e-3)
@@ -140,7 +144,81 @@ def test_mismatched_lanes_openings_come_from_every_lane():
     vb, hb = np.mean(vb, axis=0), np.mean(hb, axis=0)
     for k, t in enumerate(targets):
         for e in range(eng.m_levels - 1):
-            assert got.height[k, e] == opening_from_bathtub(v.x, vb[e], t, centre=0.0)
+            assert got.height[k, e] == pytest.approx(
+                opening_from_bathtub(v.x, vb[e], t, centre=0.0), rel=1e-12, abs=0)
             assert got.width_ui[k, e] == opening_from_bathtub(h.x, hb[e], t, centre=0.0)
     assert not (np.array_equal(got.height, own.height)
                 and np.array_equal(got.width_ui, own.width_ui))
+
+
+def test_mismatched_lanes_widths_read_only_the_phases_they_need(monkeypatch):
+    """The widths read the averaged horizontal bathtub only where the walk goes: every
+    output phase at each phase from the centre outwards to the first one above the
+    largest target (the openings equal the whole bathtub's: the test above); an eye
+    closed at the centre reads the centre alone. The whole bathtub evaluates all 16
+    phases of all 8 output phases."""
+    from serdes.engines.stat import views
+    from serdes.forked import helpers
+
+    eng = _engine(RAW + ["noise.rj_ui=0"], rows=8)
+    seen = []
+    real = views.horizontal_per_eye
+
+    def spy(engine, ph):
+        seen.extend((engine._phase, float(p)) for p in ph)
+        return real(engine, ph)
+
+    monkeypatch.setattr(views, "horizontal_per_eye", spy)
+    with helpers(0):   # the walk's other side in this process, seen by the spy
+        got = eng.eye_opening(targets=(1e-6, 1e-3), n_phases=16)
+        read = {p for _, p in seen}
+        assert 2 < len(read) < 16 and np.all(got.width_ui[0] > 0)
+        assert sorted(seen) == sorted((int(l), p) for l in eng.phases for p in read)
+        assert len(seen) == 8 * len(read)
+        seen.clear()
+        shut = eng.eye_opening(targets=(1e-200,), n_phases=16)
+    assert seen == [(int(l), 0.0) for l in eng.phases]
+    assert np.all(shut.width_ui == 0) and np.all(shut.height == 0)
+    full = eng.eye_opening(targets=(1e-200,), vertical=eng.bathtub_vertical(0.0, 801),
+                           horizontal=eng.bathtub_horizontal(16))
+    np.testing.assert_array_equal(shut.width_ui, full.width_ui)
+
+
+def test_mismatched_lanes_heights_walk_all_phases_rows_at_once(monkeypatch):
+    """The eye heights of mismatched lanes bisect the rows of every output phase at once
+    (each weighted 1 / phases: their sum is the phases' average); past
+    ``WALK_ROWS_BYTES`` each phase's whole bathtub instead (one phase's rows alive at a
+    time), which gives the heights of the averaged bathtubs bit for bit; the walk the
+    same to rounding."""
+    from serdes.engines.stat import views
+    from serdes.metrics.opening import opening_from_bathtub
+    from serdes.tiadc import stat as ti_stat
+
+    eng = _engine(RAW + ["noise.rj_ui=0"], rows=8)
+    rows = 0
+    for lane in eng.phases:
+        eng._set_phase(lane)
+        rows += len(eng.row_distributions(0.0))
+    eng._set_phase(0)
+    seen = []
+    real = views.vertical_walk
+
+    def spy(engine, offset_ui, n_points, targets, rows=None):
+        seen.append(None if rows is None else len(rows))
+        return real(engine, offset_ui, n_points, targets, rows)
+
+    monkeypatch.setattr(views, "vertical_walk", spy)
+    walked = eng.eye_opening(targets=TARGETS, n_phases=16)
+    assert seen == [rows] and rows == 8 * len(eng.phases)
+    seen.clear()
+    monkeypatch.setattr(ti_stat, "WALK_ROWS_BYTES", 0)
+    whole = eng.eye_opening(targets=TARGETS, n_phases=16)
+    assert seen == []
+    v = eng.bathtub_vertical(0.0, 801)
+    for k, t in enumerate(TARGETS):
+        for e in range(eng.m_levels - 1):
+            assert whole.height[k, e] == opening_from_bathtub(v.x, v.ber_per_eye[e], t,
+                                                              centre=0.0)
+    np.testing.assert_allclose(walked.height, whole.height, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(walked.width_ui, whole.width_ui)
+    assert np.all(walked.height[0] > 0)

@@ -38,7 +38,7 @@ from scipy.linalg import toeplitz
 
 from serdes.engines.stat import views
 from serdes.engines.stat.engine import StatisticalEngine
-from serdes.engines.stat.results import StatBer
+from serdes.engines.stat.results import Bathtub, StatBer
 from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
@@ -328,17 +328,60 @@ class InterleavedStatistics(StatisticalEngine):
                     vertical=None, horizontal=None):
         """The openings of the eye of all lanes' samples: from the vertical (801 points)
         and horizontal bathtubs averaged over the output phases, as the bathtubs and the
-        eye are (the one-phase walk would read output phase 0 alone); lanes alike: the
+        eye are (the one-phase walk would read output phase 0 alone); the horizontal one
+        only at the phases the widths read (:meth:`_walked_horizontal`); lanes alike: the
         walk of the one phase."""
         from serdes.engines.stat.results import DEFAULT_TARGETS
 
         targets = DEFAULT_TARGETS if targets is None else targets
         if not self._lanes_alike():
             if vertical is None:
-                vertical = self.bathtub_vertical(offset_ui, 801)
+                vertical = self._walked_vertical(offset_ui, targets)
             if horizontal is None:
-                horizontal = self.bathtub_horizontal(n_phases)
+                horizontal = self._walked_horizontal(n_phases, offset_ui,
+                                                     max(float(t) for t in targets))
         return super().eye_opening(targets, offset_ui, n_phases, vertical, horizontal)
+
+    def _walked_vertical(self, offset_ui: float, targets) -> Bathtub:
+        """:meth:`bathtub_vertical` (801 points) at the points the eye heights at
+        ``targets`` read: views' vertical walk on the rows of every output phase at
+        once, each weighted by 1 / phases (their sum is the average over the output
+        phases of the phases' bathtubs, equal to it to rounding); the whole bathtub,
+        phase by phase, when those rows together would hold more than
+        :data:`WALK_ROWS_BYTES`."""
+        phases = self.phases
+        rows, held = [], 0
+        try:
+            for l in phases:
+                self._set_phase(l)
+                own = self.row_distributions(offset_ui)
+                held += sum(_nbytes(d) for _, d in own)
+                if held > WALK_ROWS_BYTES:
+                    rows = None
+                    break
+                rows += [(wq / len(phases), d) for wq, d in own]
+        finally:
+            self._set_phase(0)
+        if rows is None:
+            return self.bathtub_vertical(offset_ui, 801)
+        dy, vals = views.vertical_walk(self, offset_ui, 801, targets, rows)
+        return Bathtub(x=dy, ber_per_eye=vals, ber=None, eye_names=self.eye_names,
+                       kind="vertical", ui_s=self.ui_s, volts_per_unit=self.volts_per_unit)
+
+    def _walked_horizontal(self, n_phases: int, offset_ui: float, limit: float) -> Bathtub:
+        """:meth:`bathtub_horizontal` at the phases the eye widths up to BER ``limit``
+        read (views' walk from the centre outwards, each step's per-eye values averaged
+        over the output phases as the whole bathtub averages them; the phases not read
+        +inf): the widths of the whole bathtub at the cost of the phases they read, the
+        centre alone for an eye closed there (each phase a whole set of jitter rows per
+        output phase)."""
+        def per_eye(ph):
+            return np.mean(self._over_phases(lambda: views.horizontal_per_eye(self, ph)),
+                           axis=0)
+
+        x, vals = views.horizontal_walk(self, n_phases, offset_ui, limit, per_eye)
+        return Bathtub(x=x, ber_per_eye=vals, ber=None, eye_names=self.eye_names,
+                       kind="horizontal", ui_s=self.ui_s, volts_per_unit=self.volts_per_unit)
 
     def eye(self, n_phases: int = 64, n_bins: int = 256, y_range: float = 1.3):
         """The statistical eye of all lanes' samples: each lane's eye map (error rate
@@ -376,6 +419,19 @@ class InterleavedStatistics(StatisticalEngine):
 
 # Gauss-Hermite points of the calibrated lanes' common skew residual
 SKEW_POINTS = 9
+
+# the eye heights of mismatched lanes walk the rows of all output phases at once while
+# those hold at most this many bytes of arrays (else each phase's whole bathtub, one
+# phase's rows alive at a time)
+WALK_ROWS_BYTES = 256 * 2 ** 20
+
+
+def _nbytes(d) -> int:
+    """Bytes of the arrays a row distribution holds (a mixture: its parts')."""
+    parts = getattr(d, "parts", None)
+    if parts is not None:
+        return sum(_nbytes(p) for p in parts)
+    return sum(v.nbytes for v in vars(d).values() if isinstance(v, np.ndarray))
 
 
 def _with_gaussian_offset(jitter, var_ui2: float, profile):

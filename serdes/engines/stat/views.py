@@ -171,11 +171,11 @@ def eye_opening(engine, targets=DEFAULT_TARGETS, offset_ui: float = 0.0,
     if vertical is not None:
         vx, vb = vertical.x, vertical.ber_per_eye
     else:
-        vx, vb = _vertical_walk(engine, offset_ui, 801, targets)
+        vx, vb = vertical_walk(engine, offset_ui, 801, targets)
     if horizontal is not None:
         hx, hb = horizontal.x, horizontal.ber_per_eye
     else:
-        hx, hb = _horizontal_walk(engine, n_phases, offset_ui, max(targets))
+        hx, hb = horizontal_walk(engine, n_phases, offset_ui, max(targets))
     ne = engine.m_levels - 1
     height = np.zeros((len(targets), ne))
     width = np.zeros((len(targets), ne))
@@ -241,16 +241,17 @@ def _walk(x: np.ndarray, centre: float, n_eyes: int, limit: float, evaluate, chu
     return vals
 
 
-def _vertical_walk(engine, offset_ui: float, n_points: int, targets):
+def vertical_walk(engine, offset_ui: float, n_points: int, targets, rows=None):
     """(dy, values) of :func:`bathtub_vertical` at the points the openings at
     ``targets`` read: bisected on the rows' monotone tails
     (:func:`serdes.engines.stat.vertical_walk.vertical_values`), or walked point by
-    point when the rows are not plain slicer distributions."""
+    point when the rows are not plain slicer distributions. ``rows``: the weighted
+    distributions to sum (default: the engine's rows at ``offset_ui``)."""
     from serdes.engines.stat.vertical_walk import vertical_values
 
     span = float(np.min(np.diff(engine.levels)))
     dy = np.linspace(-span / 2, span / 2, n_points)
-    rows = engine.row_distributions(offset_ui)
+    rows = engine.row_distributions(offset_ui) if rows is None else rows
     vals = vertical_values(engine, rows, dy, targets)
     if vals is not None:
         return dy, vals
@@ -265,27 +266,39 @@ def _vertical_walk(engine, offset_ui: float, n_points: int, targets):
     return dy, _walk(dy, 0.0, engine.m_levels - 1, max(targets), evaluate, 32)
 
 
-def _horizontal_walk(engine, n_phases: int, offset_ui: float, limit: float):
-    """(phases, per-eye values) of :func:`bathtub_horizontal` at the phases the openings
-    read; quasi-static jitter interpolates on a grid set by all the phases, so there
-    every phase is computed."""
+def horizontal_walk(engine, n_phases: int, offset_ui: float, limit: float,
+                     per_eye=None):
+    """(phases, per-eye values) of the engine's ``bathtub_horizontal`` at the phases the
+    openings read; quasi-static jitter interpolates on a grid set by all the phases, so
+    there every phase is computed. ``per_eye(phases)``: the values (n_eyes, k) at those
+    phases (default :func:`horizontal_per_eye`; an interleaved ADC's average over its
+    output phases)."""
     if engine.jitter.quasi_static and (engine.jitter.weights.shape[0] > 1
                                        or engine.jitter.span_ui):
-        h = bathtub_horizontal(engine, n_phases)
+        h = engine.bathtub_horizontal(n_phases)
         return h.x, h.ber_per_eye
     phases = -0.5 + np.arange(n_phases) * 1.0 / n_phases   # bathtub_horizontal's, span 1
+    if per_eye is None:
+        def per_eye(ph):
+            return horizontal_per_eye(engine, ph)
 
     def evaluate(idx):
-        J = engine.jitter
-        if J.quasi_static or (J.weights.shape[0] == 1 and not J.span_ui):
-            return phase_grid_values(engine, phases[idx],
-                                     lambda dist: dist.ber_per_eye()).T
-        return np.array([_rows_rates_per_eye(engine, p) for p in phases[idx]]).T
+        return per_eye(phases[idx])
 
     # one phase per step: phase_grid_values takes the phases one by one anyway, and a
     # larger chunk evaluates phases past the last one read (each a whole set of jitter
     # rows: 2592 of them on a calibrated 64-lane ADC with a supply tone)
     return phases, _walk(phases, offset_ui, engine.m_levels - 1, limit, evaluate, 1)
+
+
+def horizontal_per_eye(engine, phases: np.ndarray) -> np.ndarray:
+    """The per-eye values (n_eyes, len(phases)) of :func:`bathtub_horizontal` at
+    ``phases`` (jitter not quasi-static, or one point of it), each phase on its own: the
+    numbers of the whole bathtub at those phases."""
+    J = engine.jitter
+    if J.quasi_static or (J.weights.shape[0] == 1 and not J.span_ui):
+        return phase_grid_values(engine, phases, lambda dist: dist.ber_per_eye()).T
+    return np.array([_rows_rates_per_eye(engine, p) for p in phases]).T
 
 
 def _rows_rates_per_eye(engine, phase: float) -> np.ndarray:
