@@ -22,10 +22,8 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from threads_common import ROOT, base_tree
 
 MEASURE = r'''
 import dataclasses, json, sys, time
@@ -72,14 +70,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", nargs="+", default=list("ABCDE"))
     args = ap.parse_args(argv)
     runs = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        arc = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev],
-                             check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=arc, check=True)
-        script = Path(tmp) / "measure.py"
-        script.write_text(MEASURE)
+    with base_tree(args.rev, MEASURE) as (script, old):
         for name, tree in (("new", ROOT), ("old", old)):
             runs[name] = json.loads(subprocess.run(
                 [sys.executable, str(script), str(tree), *args.cases], check=True,
