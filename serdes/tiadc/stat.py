@@ -328,9 +328,9 @@ class InterleavedStatistics(StatisticalEngine):
                     vertical=None, horizontal=None):
         """The openings of the eye of all lanes' samples: from the vertical (801 points)
         and horizontal bathtubs averaged over the output phases, as the bathtubs and the
-        eye are (the one-phase walk would read output phase 0 alone); the horizontal one
-        only at the phases the widths read (:meth:`_walked_horizontal`); lanes alike: the
-        walk of the one phase."""
+        eye are (the one-phase walk would read output phase 0 alone), each only at the
+        points the openings read (:meth:`_walked_vertical`, :meth:`_walked_horizontal`);
+        lanes alike: the walk of the one phase."""
         from serdes.engines.stat.results import DEFAULT_TARGETS
 
         targets = DEFAULT_TARGETS if targets is None else targets
@@ -431,7 +431,8 @@ def _nbytes(d) -> int:
     parts = getattr(d, "parts", None)
     if parts is not None:
         return sum(_nbytes(p) for p in parts)
-    return sum(v.nbytes for v in vars(d).values() if isinstance(v, np.ndarray))
+    return sum(v.nbytes for v in getattr(d, "__dict__", {}).values()
+               if isinstance(v, np.ndarray))
 
 
 def _with_gaussian_offset(jitter, var_ui2: float, profile):
