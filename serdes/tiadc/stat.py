@@ -133,6 +133,7 @@ class InterleavedStatistics(StatisticalEngine):
             self.gain_mod_var = sup.gain_mod_variance() * x_ms * float(self.w @ self.w)
         self._phase = 0
         self._rows_kept: tuple = (None, None)
+        self._rows_held: list = []   # (key, rows) of every output phase, in eye_opening
         self.sampling_rel_error = 0.0
         self._set_phase(0)
 
@@ -221,6 +222,9 @@ class InterleavedStatistics(StatisticalEngine):
         key = self._rows_key(offset_ui, grid_step)
         if self._rows_kept[0] == key:
             return self._rows_kept[1]
+        for k, rows in self._rows_held:   # (keys hold models: compared, not hashed)
+            if k == key:
+                return rows
         self._rows_kept = (None, None)   # one phase's rows alive at a time
         J = self.jitter
         if J.quasi_static or self.tx is not None or sj_points(self.link) is not None:
@@ -335,11 +339,14 @@ class InterleavedStatistics(StatisticalEngine):
 
         targets = DEFAULT_TARGETS if targets is None else targets
         if not self._lanes_alike():
-            if vertical is None:
-                vertical = self._walked_vertical(offset_ui, targets)
-            if horizontal is None:
-                horizontal = self._walked_horizontal(n_phases, offset_ui,
-                                                     max(float(t) for t in targets))
+            try:   # the vertical walk's rows serve the horizontal walk's centre
+                if vertical is None:
+                    vertical = self._walked_vertical(offset_ui, targets)
+                if horizontal is None:
+                    horizontal = self._walked_horizontal(n_phases, offset_ui,
+                                                         max(float(t) for t in targets))
+            finally:
+                self._rows_held = []
         return super().eye_opening(targets, offset_ui, n_phases, vertical, horizontal)
 
     def _walked_vertical(self, offset_ui: float, targets) -> Bathtub:
@@ -348,7 +355,8 @@ class InterleavedStatistics(StatisticalEngine):
         once, each weighted by 1 / phases (their sum is the average over the output
         phases of the phases' bathtubs, equal to it to rounding); the whole bathtub,
         phase by phase, when those rows together would hold more than
-        :data:`WALK_ROWS_BYTES`."""
+        :data:`WALK_ROWS_BYTES`. The rows stay held (``_rows_held``) until
+        :meth:`eye_opening` is done."""
         phases = self.phases
         rows, held = [], 0
         try:
@@ -357,8 +365,9 @@ class InterleavedStatistics(StatisticalEngine):
                 own = self.row_distributions(offset_ui)
                 held += sum(_nbytes(d) for _, d in own)
                 if held > WALK_ROWS_BYTES:
-                    rows = None
+                    rows, self._rows_held = None, []
                     break
+                self._rows_held.append((self._rows_key(offset_ui, None), own))
                 rows += [(wq / len(phases), d) for wq, d in own]
         finally:
             self._set_phase(0)
