@@ -23,7 +23,7 @@ import sys
 for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from serdes.errors import SerdesError  # noqa: E402 - after the BLAS setting
+from serdes.errors import SerdesError, interrupted  # noqa: E402 - after the BLAS setting
 
 COMMANDS = ("run", "eye", "bathtub", "sweep", "plot", "config", "com", "jtol", "adc",
             "precompile")
@@ -88,6 +88,11 @@ def _main(argv: list[str]) -> int:
         print(f"serdes: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("serdes: interrupted", file=sys.stderr)
+        return 130
+    except SystemError as exc:   # a Ctrl-C inside a compiled kernel's Python callback
+        if not interrupted(exc):
+            raise
         print("serdes: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (serdes config --keys | head)

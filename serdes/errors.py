@@ -18,6 +18,19 @@ class SchedulerError(SerdesError):
     answer), for a sweep's or a split run's ``--scheduler``."""
 
 
+def interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C: a KeyboardInterrupt, or the error a compiled caller raises when one
+    arrives inside a Python callback it made (numba: ``SystemError: ... returned a result
+    with an exception set``, the KeyboardInterrupt its cause)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def require_nonnegative(obj, names, prefix: str = "") -> None:
     """ConfigError naming ``prefix + name`` unless each attribute is finite and >= 0."""
     import math

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from serdes.engines.run import RunResult
+from serdes.errors import interrupted as is_interrupt
 
 COUNTED_EYE_SYMBOLS = 1 << 17
 COUNTED_EYE_TARGET = 1e-3
@@ -124,8 +125,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
                 if side.forked and not side.ready():
                     _compile_late_stat_kernels(side, stat != "ber")
                 early.append(side.result())
-            except KeyboardInterrupt:   # a second Ctrl-C: the sections are skipped
-                if should_stop is None:
+            except (KeyboardInterrupt, SystemError) as exc:   # a second Ctrl-C: the
+                if should_stop is None or not is_interrupt(exc):   # sections are skipped
                     raise
                 interrupted.append(True)
 
@@ -175,8 +176,8 @@ def run_report(system, *, engine: str = "pulse", stat: bool | str = True, eye: b
             with helpers(spare):
                 _stat_sections(system, res, report, early[0] if early else None,
                                detail=stat != "ber")
-        except KeyboardInterrupt:
-            if should_stop is None:
+        except (KeyboardInterrupt, SystemError) as exc:
+            if should_stop is None or not is_interrupt(exc):
                 raise
             report.skipped = "statistical sections (interrupted)"
         finally:

@@ -671,3 +671,55 @@ def test_the_stop_rule_does_not_fire_in_the_part_of_a_block_a_stopped_range_coun
     m = system.link.modulation_order
     assert not _Merge(m, system.run.symbols, 1, 0).add(part)
     assert _Merge(m, system.run.symbols, 1, 0).add(whole)
+
+
+def _ctrl_c_in_a_kernel_callback():
+    """What numba raises when a Ctrl-C arrives in a Python callback of a compiled call
+    (its cached code's unpickling): a SystemError whose cause is the KeyboardInterrupt."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as ki:
+        err = SystemError("<function _numba_unpickle> returned a result with an exception "
+                          "set")
+        err.__cause__ = ki
+        return err
+
+
+def test_a_second_ctrl_c_inside_a_kernel_callback_skips_the_statistical_sections(
+        monkeypatch):
+    """The one-thread run computes its statistical sections itself: a second Ctrl-C that
+    lands in a compiled kernel's Python callback reaches it as a SystemError caused by
+    the KeyboardInterrupt, and is an interrupt all the same (the sections marked
+    skipped, not a traceback); another SystemError is not swallowed."""
+    import serdes.report as report
+    from serdes.errors import interrupted
+
+    assert interrupted(_ctrl_c_in_a_kernel_callback()) and interrupted(KeyboardInterrupt())
+    assert not interrupted(SystemError("other")) and not interrupted(ValueError())
+    system = _system("link.symbols=100000", "link.target_errors=0")
+
+    def ctrl_c(*a, **k):
+        raise _ctrl_c_in_a_kernel_callback()
+
+    monkeypatch.setattr(report, "_stat_sections", ctrl_c)
+    rep = report.run_report(system, threads=1, should_stop=lambda: False)
+    assert rep.counted.symbols > 0 and rep.skipped == "statistical sections (interrupted)"
+
+    def other(*a, **k):
+        raise SystemError("other")
+
+    monkeypatch.setattr(report, "_stat_sections", other)
+    with pytest.raises(SystemError):
+        report.run_report(system, threads=1, should_stop=lambda: False)
+
+
+def test_cli_says_interrupted_for_a_ctrl_c_inside_a_kernel_callback(monkeypatch, capsys):
+    from serdes import cli
+    from serdes.commands import run
+
+    def ctrl_c(*a, **k):
+        raise _ctrl_c_in_a_kernel_callback()
+
+    monkeypatch.setattr(run, "run_link", ctrl_c)
+    assert cli.main(["run", "--set", "link.symbols=1000"]) == 130
+    assert capsys.readouterr().err.strip() == "serdes: interrupted"
