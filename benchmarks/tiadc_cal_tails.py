@@ -162,7 +162,7 @@ def fixed_engine(system):
 
     eng = statistical_engine(system)
     keep = st._with_gaussian_offset
-    st._with_gaussian_offset = lambda jitter, var, profile: jitter
+    st._with_gaussian_offset = lambda jitter, var, profile, points: jitter
     try:
         fixed = statistical_engine(system, eng.taps)
     finally:

@@ -212,7 +212,7 @@ def test_skew_state_average_agrees_with_monte_carlo_over_whole_lane_states():
     eng = statistical_engine(system)
     model = eng.ber().ber
     keep = st._with_gaussian_offset
-    st._with_gaussian_offset = lambda jitter, var, profile: jitter
+    st._with_gaussian_offset = lambda jitter, var, profile, points: jitter
     try:
         fixed = statistical_engine(system, eng.taps)     # the same link, no state average
     finally:

@@ -43,6 +43,7 @@ from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
 from serdes.tiadc.rows import RJ_SCREEN, screened_rows
+from serdes.tiadc.skew_points import offset_rho, points_for
 
 
 # output phases evaluated at most (each costs one single-lane statistical BER): every
@@ -121,11 +122,23 @@ class InterleavedStatistics(StatisticalEngine):
             self.jitter = multitone_quadrature(self.w.shape[0], p.n_ui, amps_ui=amps,
                                                rad_per_ui=rads, dd_ui=self.dd_ui,
                                                points=self.jitter_points)
+        # Gauss-Hermite points of each skew direction, and its rho (skew_points.py)
+        self.skew_points: tuple = ()
+        self.skew_rho: tuple = ()
         if self.cal_skew is not None and self.cal_skew.common_var > 0:
-            self.jitter = _with_gaussian_offset(self.jitter, self.cal_skew.common_var,
-                                                self.cal_skew.profile)
+            # each direction's points from its size against the noise (skew_points.py)
+            reach = 0.5 + self.jitter.span_ui   # a bathtub's offsets, a row's jitter
+            dirs = [(self.cal_skew.common_var, self.cal_skew.profile)]   # (UI^2, per tap)
             if np.any(self.cal_skew.mode != 0):   # the rest's costliest direction, exactly
-                self.jitter = _with_gaussian_offset(self.jitter, 1.0, self.cal_skew.mode)
+                dirs.append((1.0, self.cal_skew.mode))
+            sigma_v = float(np.sqrt(self.rx_var + self.enob_var))
+            for var, prof in dirs:
+                rho = offset_rho(p, self.w, prof, float(np.sqrt(var)), self.levels, sigma_v,
+                                 reach)
+                n = points_for(rho)
+                self.skew_points += (n,)
+                self.skew_rho += (rho,)
+                self.jitter = _with_gaussian_offset(self.jitter, var, prof, n)
         self._r = toeplitz(rx_thermal_autocorr(link, self.w.shape[0]))
         self.gain_mod_var = 0.0
         if sup is not None and sup.gain_active:
@@ -426,9 +439,6 @@ class InterleavedStatistics(StatisticalEngine):
                        isi_rms=float(np.sqrt(np.mean([b.isi_rms ** 2 for b in parts]))))
 
 
-# Gauss-Hermite points of the calibrated lanes' common skew residual
-SKEW_POINTS = 9
-
 # the eye heights of mismatched lanes walk the rows of all output phases at once while
 # those hold at most this many bytes of arrays (else each phase's whole bathtub, one
 # phase's rows alive at a time)
@@ -444,15 +454,15 @@ def _nbytes(d) -> int:
                if isinstance(v, np.ndarray))
 
 
-def _with_gaussian_offset(jitter, var_ui2: float, profile):
+def _with_gaussian_offset(jitter, var_ui2: float, profile, points: int):
     """The jitter quadrature with a Gaussian offset x of variance ``var_ui2`` (UI^2)
-    added to every row, FFE tap i moved by profile_i x: SKEW_POINTS Gauss-Hermite
-    points each."""
+    added to every row, FFE tap i moved by profile_i x: ``points`` Gauss-Hermite points
+    each (:func:`serdes.tiadc.skew_points.points_for`)."""
     from numpy.polynomial.hermite_e import hermegauss
 
     from serdes.engines.stat.jitter import Jitter
 
-    x, wx = hermegauss(SKEW_POINTS)
+    x, wx = hermegauss(int(points))
     wx = wx / wx.sum()
     prof = np.asarray(profile, dtype=np.float64)
     offs = (jitter.offsets[:, None, :]
