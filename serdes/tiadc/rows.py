@@ -18,6 +18,9 @@ pass. Measured against every row joint on a calibrated 8-lane ADC with a tone (`
 vertical bathtub's points move by about the share left level-only (1e-4: 8.5e-5 and
 1.2e-4; 1e-3: 8.8e-4 and 1.1e-3): stated bound 1e-3 relative, which the test checks
 and which fails at 100x RJ_SCREEN (eye openings within 7.8e-5 mV and 1.1e-6 UI).
+Rows the engine forms one by one (TX jitter, the aggressors' SJ points, quasi-static
+rows: :func:`screened_any`) are screened the same way: 6.8e-5 and 1.2e-4 with DCD on
+that 8-lane link (``tests/test_tiadc_rj_screen.py``).
 The calibrated 64-lane example's BER moves by 1.9e-4 (1.672207e-7 against 1.672532e-7
 with every row joint and the exact samples, 1.672237e-7 with the screen alone; 661 of
 its 2592 rows take the joint classes; read with the skew residual's closed form before the
@@ -72,15 +75,46 @@ def screened_rows(eng, offset_ui: float, grid_step, screen: float = RJ_SCREEN) -
         rows = row_blocks(eng, offset_ui, grid_step, idx, isi)
     finally:
         eng.rj_level_only = False
-    c = np.array([wq * float((d.decision_matrix() * eng.bit_errors).sum())
-                  for wq, d in rows])
-    order = np.argsort(c, kind="stable")
-    small = np.cumsum(c[order]) <= screen * float(c.sum())
-    keep = np.sort(order[~small]) if c.sum() > 0 else idx
+    keep = _carriers(eng, rows, screen)
     from serdes.forked import split_map
 
     # their ISI parts as formed, the joint classes added (about 2.4 ms a row on a
     # calibrated 8-lane ADC with a tone, 750 of them: a helper may take a part)
     for k, dist in zip(keep, split_map(lambda k: eng._from_isi(isi[k]), keep)):
+        rows[k] = (rows[k][0], dist)
+    return rows
+
+
+def _carriers(eng, rows: list, screen: float) -> np.ndarray:
+    """Indices of the rows (level-only classes) whose contributions to the phase's error
+    rate are not among the smallest that add up to at most ``screen`` of it."""
+    c = np.array([wq * float((d.decision_matrix() * eng.bit_errors).sum())
+                  for wq, d in rows])
+    if not c.sum() > 0:
+        return np.arange(len(rows))
+    order = np.argsort(c, kind="stable")
+    small = np.cumsum(c[order]) <= screen * float(c.sum())
+    return np.sort(order[~small])
+
+
+def screened_any(eng, whole, again, screen: float = RJ_SCREEN) -> list:
+    """The screen of :func:`screened_rows` on rows formed some other way (TX jitter,
+    the aggressors' SJ points, quasi-static rows: the engine's row by row path):
+    ``whole()`` gives every row [(weight, distribution)], formed once with the
+    level-only classes; ``again(k)`` forms row k again with the joint classes, for
+    the rows that carry more than ``screen`` of the phase's error rate."""
+    if eng.rj is None or screen <= 0 or eng.rj_level_only:
+        return whole()
+    eng.rj_level_only = True
+    try:
+        rows = whole()
+    finally:
+        eng.rj_level_only = False
+    if len(rows) < 2:
+        return whole()
+    from serdes.forked import split_map
+
+    keep = _carriers(eng, rows, screen)
+    for k, dist in zip(keep, split_map(again, keep)):
         rows[k] = (rows[k][0], dist)
     return rows

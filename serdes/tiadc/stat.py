@@ -42,7 +42,7 @@ from serdes.engines.stat.results import Bathtub, StatBer
 from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
-from serdes.tiadc.rows import RJ_SCREEN, screened_rows
+from serdes.tiadc.rows import RJ_SCREEN, screened_any, screened_rows
 from serdes.tiadc.skew_points import offset_rho, points_for
 
 
@@ -240,12 +240,51 @@ class InterleavedStatistics(StatisticalEngine):
                 return rows
         self._rows_kept = (None, None)   # one phase's rows alive at a time
         J = self.jitter
-        if J.quasi_static or self.tx is not None or sj_points(self.link) is not None:
-            rows = super().row_distributions(offset_ui, grid_step)
+        pts = sj_points(self.link)
+        if J.quasi_static or self.tx is not None or pts is not None:
+            isi: list = []      # each row's ISI parts (two with DCD), formed once
+            rows = screened_any(self, lambda: self._rows_one_by_one(offset_ui, grid_step, isi),
+                                lambda k: self._joint_again(isi[k]), self.rj_screen)
         else:
             rows = screened_rows(self, offset_ui, grid_step, self.rj_screen)
         self._rows_kept = (key, rows)
         return rows
+
+    def _rows_one_by_one(self, offset_ui, grid_step, isi: list) -> list:
+        """The engine's rows row by row (serdes.engines.stat.rows.xtalk_sj_rows: TX
+        jitter, the aggressors' SJ points, quasi-static rows), not kept by it (a pass
+        with the level-only classes is not the answer); ``isi`` gets each row's ISI
+        parts (:meth:`_isi_part`, one per DCD parity) in the level-only pass."""
+        parts: list = []
+        finish, one = self._from_isi, self.distribution
+
+        def record(part):
+            parts.append(part)
+            return finish(part)
+
+        def row(*args, **kw):
+            parts.clear()
+            d = one(*args, **kw)
+            isi.append(list(parts))
+            return d
+
+        if self.rj_level_only:   # (instance attributes: the class's methods shadowed)
+            self._from_isi, self.distribution = record, row
+        try:
+            return super().row_distributions(offset_ui, grid_step)
+        finally:
+            self.__dict__.pop("_from_isi", None)
+            self.__dict__.pop("distribution", None)
+            self._xt_sj_rows = (None, None)
+
+    def _joint_again(self, parts: list):
+        """A row of :meth:`_rows_one_by_one` from its ISI parts with the classes the
+        engine takes now (the DCD parities' average as :meth:`distribution` forms it)."""
+        if len(parts) == 1:
+            return self._from_isi(parts[0])
+        from serdes.engines.stat.txjitter import ParityMixture
+
+        return ParityMixture([self._from_isi(p) for p in parts])
 
     def _block_responses(self, offs):
         """:meth:`response` of every row of a block, (R, n + L - 1) and (R, n, L), from the

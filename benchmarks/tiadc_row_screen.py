@@ -1,0 +1,105 @@
+"""The statistical sections of ``serdes run`` (``report._stat_parts``: BER, eye openings,
+clip probability, DFE error propagation) for calibrated interleaved ADCs whose jitter rows
+the engine forms one by one (TX jitter, the aggressors' SJ points), where the rows that
+carry little of the error rate keep the level-only RJ classes (``tiadc.rows.screened_any``):
+this checkout against an earlier revision, CPU time, the cases one after the other in one
+process per tree, and how far BER, per-eye rates, widths and heights moved.
+
+    python3 benchmarks/tiadc_row_screen.py REV [--cases F G H]
+
+Cases (the default link with 8 calibrated lanes, 2 % gain spread, and these overrides,
+200,000 symbols, the designed taps):
+F  DCD 0.02 UI, SJ 0.1 UI at 10 MHz
+G  DCD 0.02 UI, a 10 mV / 10 MHz supply tone (0.3 ps/mV)
+H  as G with SJ 0.1 UI at 10 MHz, a NEXT aggressor (DPO_12in_Meg7_NENF89 from
+   ../shared/channels), CTLE at -4 dB, a -25 dB echo at 12 UI, 8 RC taps (skipped
+   without the shared channels)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from threads_common import ROOT, base_tree
+
+MEASURE = r'''
+import dataclasses, json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from serdes.build import build
+from serdes.config import Config
+from serdes.engines.run import design_equalizer
+from serdes.report import _stat_parts
+
+CAL = ["adc.lanes=8", "adc.gain_rms=0.02", "adc_cal.enabled=true"]
+NEXT = str(Path(sys.argv[1]).resolve().parents[1] / "shared" / "channels" /
+           "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_12in_Meg7_NENF89.s4p")
+TONE = ["supply.ripple_mv=[10]", "supply.ripple_hz=[1e7]", "supply.delay_ps_per_mv=0.3"]
+CASES = {
+    "F": CAL + ["tx_jitter.dcd_ui=0.02", "noise.sj_ui=0.1", "noise.sj_hz=1e7"],
+    "G": CAL + ["tx_jitter.dcd_ui=0.02"] + TONE,
+    "H": CAL + ["tx_jitter.dcd_ui=0.02"] + TONE + [
+        "noise.sj_ui=0.1", "noise.sj_hz=1e7", "ctle.auto=false", "ctle.g_dc_db=-4", "reflections.echo_delay_ui=12", "reflections.echo_db=-25",
+        "rc.taps=8"],
+}
+out = {}
+for name in sys.argv[2:]:
+    if name == "H" and not Path(NEXT).exists():
+        continue
+    cfg = Config.default().with_overrides(CASES[name] + ["link.symbols=200000"])
+    if name == "H":
+        cfg = cfg.with_aggressors([{"kind": "next", "file": NEXT}])
+    system = build(cfg)
+    d = design_equalizer(system)
+    taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
+                               dfe=np.asarray(d.dfe, dtype=np.float64))
+    t0 = time.process_time()
+    r = _stat_parts(system, taps)
+    eyes = r["stat_eye"]["eyes"]
+    out[name] = {"cpu_s": time.process_time() - t0, "ber": r["sb"].ber,
+                 "per_eye": [float(v) for v in r["sb"].ber_per_eye],
+                 "height": [eyes[e]["height"] for e in eyes],
+                 "width_ui": [eyes[e]["width_ui"] for e in eyes]}
+print(json.dumps(out))
+'''
+
+
+def _rel(a, b) -> float:
+    a, b = np.ravel(np.asarray(a, dtype=float)), np.ravel(np.asarray(b, dtype=float))
+    ok = b != 0
+    return float(np.max(np.abs(a[ok] / b[ok] - 1))) if ok.any() else 0.0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
+    ap.add_argument("--cases", nargs="+", default=list("FGH"))
+    args = ap.parse_args(argv)
+    runs = {}
+    with base_tree(args.rev, MEASURE) as (script, old):
+        for name, tree in (("new", ROOT), ("old", old)):
+            runs[name] = json.loads(subprocess.run(
+                [sys.executable, str(script), str(tree), *args.cases], check=True,
+                capture_output=True, text=True).stdout)
+    for c in args.cases:
+        if c not in runs["new"]:
+            print(f"{c}: skipped (no ../shared/channels)")
+            continue
+        a, b = runs["new"][c], runs["old"][c]
+        print(f"{c}: CPU {a['cpu_s']:.1f} s against {b['cpu_s']:.1f} s "
+              f"({b['cpu_s'] / a['cpu_s']:.2f}x); BER {a['ber']:.6e} against {b['ber']:.6e}; "
+              f"largest relative change: BER {_rel([a['ber']], [b['ber']]):.1e}, per eye "
+              f"{_rel(a['per_eye'], b['per_eye']):.1e}, widths "
+              f"{_rel(a['width_ui'], b['width_ui']):.1e}, heights "
+              f"{_rel(a['height'], b['height']):.1e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
