@@ -73,3 +73,37 @@ def one(script, tree, symbols, threads) -> dict:
                          capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(tree)})
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# a function for the scripts of benchmarks that compare two trees' statistical engines:
+# the statistical sections of `serdes run` (report._stat_parts) of a built link on its
+# designed taps: CPU time, BER, per-eye rates, eye heights and widths
+STAT_PARTS = r'''
+def stat_parts(system):
+    import dataclasses, time
+    import numpy as np
+    from serdes.engines.run import design_equalizer
+    from serdes.report import _stat_parts
+    d = design_equalizer(system)
+    taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
+                               dfe=np.asarray(d.dfe, dtype=np.float64))
+    t0 = time.process_time()
+    r = _stat_parts(system, taps)
+    eyes = r["stat_eye"]["eyes"]
+    return {"cpu_s": time.process_time() - t0, "ber": r["sb"].ber,
+            "per_eye": [float(v) for v in r["sb"].ber_per_eye],
+            "height": [eyes[e]["height"] for e in eyes],
+            "width_ui": [eyes[e]["width_ui"] for e in eyes]}
+'''
+
+
+def both_trees(rev: str, measure: str, args) -> dict:
+    """{"new": ..., "old": ...}: the JSON that the script ``measure`` prints, run with the
+    tree's path and ``args``, for this checkout and then for REV's tree."""
+    runs = {}
+    with base_tree(rev, measure) as (script, old):
+        for name, tree in (("new", ROOT), ("old", old)):
+            runs[name] = json.loads(subprocess.run(
+                [sys.executable, str(script), str(tree), *args], check=True,
+                capture_output=True, text=True).stdout)
+    return runs

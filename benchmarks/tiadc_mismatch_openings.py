@@ -19,21 +19,16 @@ E  2 lanes, 3 mV offsets, SJ 0.05 UI at 10 MHz, 18 dB
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 
-from threads_common import ROOT, base_tree
+from threads_common import STAT_PARTS, both_trees
 
 MEASURE = r'''
-import dataclasses, json, sys, time
+import json, sys
 sys.path.insert(0, sys.argv[1])
-import numpy as np
 from serdes.build import build
 from serdes.config import Config
-from serdes.engines.run import design_equalizer
-from serdes.report import _stat_parts
-
+''' + STAT_PARTS + r'''
 CASES = {
     "A": ["adc.lanes=8", "adc.skew_rms_s=2e-12", "adc.offset_rms_v=2e-3", "noise.rj_ui=0.01"],
     "B": ["channel.loss_db=32", "ctle.model=none", "package.preset=802.3dj-kr",
@@ -50,16 +45,8 @@ CASES = {
 }
 out = {}
 for name in sys.argv[2:]:
-    system = build(Config.default().with_overrides(CASES[name] + ["link.symbols=200000"]))
-    d = design_equalizer(system)
-    taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
-                               dfe=np.asarray(d.dfe, dtype=np.float64))
-    t0 = time.process_time()
-    r = _stat_parts(system, taps)
-    eyes = r["stat_eye"]["eyes"]
-    out[name] = {"cpu_s": time.process_time() - t0, "ber": r["sb"].ber,
-                 "height": [eyes[e]["height"] for e in eyes],
-                 "width_ui": [eyes[e]["width_ui"] for e in eyes]}
+    out[name] = stat_parts(build(Config.default().with_overrides(
+        CASES[name] + ["link.symbols=200000"])))
 print(json.dumps(out))
 '''
 
@@ -69,12 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
     ap.add_argument("--cases", nargs="+", default=list("ABCDE"))
     args = ap.parse_args(argv)
-    runs = {}
-    with base_tree(args.rev, MEASURE) as (script, old):
-        for name, tree in (("new", ROOT), ("old", old)):
-            runs[name] = json.loads(subprocess.run(
-                [sys.executable, str(script), str(tree), *args.cases], check=True,
-                capture_output=True, text=True).stdout)
+    runs = both_trees(args.rev, MEASURE, args.cases)
     for c in args.cases:
         a, b = runs["new"][c], runs["old"][c]
         rel = max((abs(x - y) / abs(y) if y else abs(x))

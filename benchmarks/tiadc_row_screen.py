@@ -19,24 +19,19 @@ H  as G with SJ 0.1 UI at 10 MHz, a NEXT aggressor (DPO_12in_Meg7_NENF89 from
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 
 import numpy as np
 
-from threads_common import ROOT, base_tree
+from threads_common import STAT_PARTS, both_trees
 
 MEASURE = r'''
-import dataclasses, json, sys, time
+import json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import numpy as np
 from serdes.build import build
 from serdes.config import Config
-from serdes.engines.run import design_equalizer
-from serdes.report import _stat_parts
-
+''' + STAT_PARTS + r'''
 CAL = ["adc.lanes=8", "adc.gain_rms=0.02", "adc_cal.enabled=true"]
 NEXT = str(Path(sys.argv[1]).resolve().parents[1] / "shared" / "channels" /
            "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_12in_Meg7_NENF89.s4p")
@@ -45,8 +40,8 @@ CASES = {
     "F": CAL + ["tx_jitter.dcd_ui=0.02", "noise.sj_ui=0.1", "noise.sj_hz=1e7"],
     "G": CAL + ["tx_jitter.dcd_ui=0.02"] + TONE,
     "H": CAL + ["tx_jitter.dcd_ui=0.02"] + TONE + [
-        "noise.sj_ui=0.1", "noise.sj_hz=1e7", "ctle.auto=false", "ctle.g_dc_db=-4", "reflections.echo_delay_ui=12", "reflections.echo_db=-25",
-        "rc.taps=8"],
+        "noise.sj_ui=0.1", "noise.sj_hz=1e7", "ctle.auto=false", "ctle.g_dc_db=-4",
+        "reflections.echo_delay_ui=12", "reflections.echo_db=-25", "rc.taps=8"],
 }
 out = {}
 for name in sys.argv[2:]:
@@ -55,17 +50,7 @@ for name in sys.argv[2:]:
     cfg = Config.default().with_overrides(CASES[name] + ["link.symbols=200000"])
     if name == "H":
         cfg = cfg.with_aggressors([{"kind": "next", "file": NEXT}])
-    system = build(cfg)
-    d = design_equalizer(system)
-    taps = dataclasses.replace(d, ffe=np.asarray(d.ffe, dtype=np.float64),
-                               dfe=np.asarray(d.dfe, dtype=np.float64))
-    t0 = time.process_time()
-    r = _stat_parts(system, taps)
-    eyes = r["stat_eye"]["eyes"]
-    out[name] = {"cpu_s": time.process_time() - t0, "ber": r["sb"].ber,
-                 "per_eye": [float(v) for v in r["sb"].ber_per_eye],
-                 "height": [eyes[e]["height"] for e in eyes],
-                 "width_ui": [eyes[e]["width_ui"] for e in eyes]}
+    out[name] = stat_parts(build(cfg))
 print(json.dumps(out))
 '''
 
@@ -81,12 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
     ap.add_argument("--cases", nargs="+", default=list("FGH"))
     args = ap.parse_args(argv)
-    runs = {}
-    with base_tree(args.rev, MEASURE) as (script, old):
-        for name, tree in (("new", ROOT), ("old", old)):
-            runs[name] = json.loads(subprocess.run(
-                [sys.executable, str(script), str(tree), *args.cases], check=True,
-                capture_output=True, text=True).stdout)
+    runs = both_trees(args.rev, MEASURE, args.cases)
     for c in args.cases:
         if c not in runs["new"]:
             print(f"{c}: skipped (no ../shared/channels)")
