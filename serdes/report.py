@@ -312,6 +312,8 @@ def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None =
         st["jitter_note"] = pre["note"]
     if _pattern_calibration(system):
         st["calibration_note"] = CALIBRATION_NOTE
+    if pre.get("quad") is not None:   # the calibrated lanes' skew residual's rule
+        st["skew_quadrature"] = pre["quad"]
     if pre["prop"] is not None:
         st["dfe_error_propagation"] = pre["prop"]
     if pre.get("cdr_model") is not None and res.cdr is not None:
@@ -354,6 +356,7 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     else:  # the same class statistical_engine gives, without loading serdes.tiadc
         from serdes.engines.stat import StatisticalEngine as engine
     eng = engine(system, taps)
+    quad = eng.skew_quadrature() if hasattr(eng, "skew_quadrature") else None
     sb = eng.ber(0.0)
     if cdr_model is not None:  # the loop's model of the BER (engines/cdr_stat_model.py)
         from serdes.engines.cdr_false_lock import weigh
@@ -363,7 +366,7 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
         cdr_model = {**cdr_model.to_dict(), **lock_points}
     if not detail:
         return dict(taps=taps, note=note, sb=sb, stat_eye=None, clip=None, prop=None,
-                    volts_per_unit=eng.volts_per_unit, cdr_model=cdr_model)
+                    volts_per_unit=eng.volts_per_unit, cdr_model=cdr_model, quad=quad)
     from serdes.engines.stat.error_propagation import dfe_error_propagation
 
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
@@ -373,7 +376,7 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
                     sndr_db=sb.sndr_db, rlm=rlm_of(system.link.levels))
     return dict(taps=taps, note=note, sb=sb, stat_eye=stat_eye,
                 volts_per_unit=eng.volts_per_unit, clip=eng.clip_probability(0.0),
-                prop=dfe_error_propagation(eng), cdr_model=cdr_model)
+                prop=dfe_error_propagation(eng), cdr_model=cdr_model, quad=quad)
 
 
 def _stat_early(system, detail: bool = True, helpers: int | None = 0) -> dict | None:

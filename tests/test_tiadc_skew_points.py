@@ -89,3 +89,31 @@ def test_engine_ber_with_the_chosen_points_matches_many_points(link16, monkeypat
     # too few points for the rest's direction miss by far more
     _, few = _ber(system, taps, monkeypatch, 3)
     assert np.max(np.abs(few / ref - 1)) > 10 * (2 * sp.TOLERANCE + spread)
+
+
+def test_the_report_states_the_rule_and_its_bound():
+    """`serdes run`'s stat object gives each direction's points, rho and error bound:
+    within the tolerance on 8 calibrated lanes; on 64 the cap of 9 points binds and the
+    bound says how far above the tolerance it is (the rule's bound, loose there: 9
+    against 21 points moved the BER by 1e-3)."""
+    from serdes.report import run_report
+
+    rep = run_report(build(Config.default().with_overrides(
+        ["adc.lanes=8", "adc.gain_rms=0.02", "adc_cal.enabled=true", "link.symbols=20000",
+         "link.target_errors=0"])), eye=False)
+    q = rep.stat["skew_quadrature"]
+    assert q["points"] == [5, 7] and q["tolerance"] == sp.TOLERANCE
+    assert all(b <= sp.TOLERANCE for b in q["error_bound"])
+    assert q["error_bound"] == [sp.rule_error(n, r) for n, r in zip(q["points"], q["rho"])]
+    from serdes.report import _stat_parts
+
+    system = build(Config.default().with_overrides(
+        ["adc.lanes=64", "adc.gain_rms=0.02", "adc_cal.enabled=true"]))
+    d = design_equalizer(system)
+    q = _stat_parts(system, d, detail=False)["quad"]
+    assert q["points"] == [sp.MAX_POINTS, sp.MAX_POINTS]
+    assert min(q["error_bound"]) > sp.TOLERANCE
+    # a link without the calibrated lanes has none
+    rep = run_report(build(Config.default().with_overrides(
+        ["link.symbols=20000", "link.target_errors=0"])), eye=False)
+    assert "skew_quadrature" not in rep.stat

@@ -250,6 +250,20 @@ class InterleavedStatistics(StatisticalEngine):
         self._rows_kept = (key, rows)
         return rows
 
+    def skew_quadrature(self) -> dict | None:
+        """The calibrated lanes' skew residual's Gauss-Hermite rule per direction (common
+        offset, then the rest's costliest direction): points, rho and the bound on the
+        relative error it may add to every rate (:mod:`serdes.tiadc.skew_points`; above
+        its tolerance where rho asks for more than the most points); None without it."""
+        if not self.skew_points:
+            return None
+        from serdes.tiadc.skew_points import TOLERANCE, rule_error
+
+        return {"points": list(self.skew_points), "rho": [float(r) for r in self.skew_rho],
+                "error_bound": [rule_error(n, r) for n, r in zip(self.skew_points,
+                                                                 self.skew_rho)],
+                "tolerance": TOLERANCE}
+
     def _rows_one_by_one(self, offset_ui, grid_step, isi: list) -> list:
         """The engine's rows row by row (serdes.engines.stat.rows.xtalk_sj_rows: TX
         jitter, the aggressors' SJ points, quasi-static rows), not kept by it (a pass
