@@ -101,8 +101,9 @@ def screened_any(eng, whole, again, screen: float = RJ_SCREEN) -> list:
     """The screen of :func:`screened_rows` on rows formed some other way (TX jitter,
     the aggressors' SJ points, quasi-static rows: the engine's row by row path):
     ``whole()`` gives every row [(weight, distribution)], formed once with the
-    level-only classes; ``again(k)`` forms row k again with the joint classes, for
-    the rows that carry more than ``screen`` of the phase's error rate."""
+    level-only classes; ``again(k)`` gives row k with the joint classes (from what that
+    pass kept of it), for the rows that carry more than ``screen`` of the phase's
+    error rate."""
     if eng.rj is None or screen <= 0 or eng.rj_level_only:
         return whole()
     eng.rj_level_only = True

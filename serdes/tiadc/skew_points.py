@@ -19,7 +19,7 @@ fewest points whose error stays within :data:`TOLERANCE` (the RJ screen's share,
 :data:`serdes.tiadc.rows.RJ_SCREEN`), at most :data:`MAX_POINTS`.
 
 Measured (``benchmarks/tiadc_skew_points.py``): a calibrated 8-lane ADC with 0.1 UI SJ
-has rho 0.08 (common offset) and 0.18 (the rest's direction): 5 x 7 points instead of
+has rho 0.10 (common offset) and 0.21 (the rest's direction): 5 x 7 points instead of
 9 x 9 (rows 2592 -> 1120).
 """
 
