@@ -268,28 +268,21 @@ class InterleavedStatistics(StatisticalEngine):
         """The engine's rows row by row (serdes.engines.stat.rows.xtalk_sj_rows: TX
         jitter, the aggressors' SJ points, quasi-static rows), not kept by it (a pass
         with the level-only classes is not the answer); ``isi`` gets each row's ISI
-        parts (:meth:`_isi_part`, one per DCD parity) in the level-only pass."""
-        parts: list = []
-        finish, one = self._from_isi, self.distribution
-
-        def record(part):
-            parts.append(part)
-            return finish(part)
-
-        def row(*args, **kw):
-            parts.clear()
-            d = one(*args, **kw)
-            isi.append(list(parts))
-            return d
-
-        if self.rj_level_only:   # (instance attributes: the class's methods shadowed)
-            self._from_isi, self.distribution = record, row
+        parts (:meth:`_isi_part`, one per DCD parity) in the level-only pass, through the
+        engine's ``isi_log``."""
+        log = [] if self.rj_level_only else None
+        self.isi_log = log
         try:
-            return super().row_distributions(offset_ui, grid_step)
+            rows = super().row_distributions(offset_ui, grid_step)
         finally:
-            self.__dict__.pop("_from_isi", None)
-            self.__dict__.pop("distribution", None)
+            self.isi_log = None
             self._xt_sj_rows = (None, None)
+        if log is not None:   # every row is one distribution(): its parities' parts
+            per = 1 if self.tx is None else len(self.tx.parities)
+            if len(log) != per * len(rows):
+                raise RuntimeError(f"{len(log)} ISI parts for {len(rows)} rows")
+            isi.extend(log[i:i + per] for i in range(0, len(log), per))
+        return rows
 
     def _joint_again(self, parts: list):
         """A row of :meth:`_rows_one_by_one` from its ISI parts with the classes the

@@ -140,6 +140,9 @@ class StatisticalEngine:
         self._cache: dict = {}
         self._xt_offsets = 0.0   # the sampling offsets of the current distribution (UI)
         self._rows_cache: tuple = (None, None)
+        # a list: every distribution formed gets its ISI part (_isi_part) appended,
+        # in order (two per row with TX DCD), for a caller that finishes it again
+        self.isi_log: list | None = None
         # per-symbol TX jitter (RJ, DCD, BUJ): serdes.engines.stat.txjitter
         self.tx = TxJitterModel.of(system, self.pulse, self.w, self.d, self.levels)
         self._crosstalk_spread = sum(  # the aggressors' largest excursion at the slicer
@@ -275,8 +278,10 @@ class StatisticalEngine:
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
                          parity=0):
-        return self._from_isi(self._isi_part(f, jvar, offset_ui, tap_offsets_ui, delta,
-                                             grid_step, parity))
+        part = self._isi_part(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step, parity)
+        if self.isi_log is not None:   # a caller keeps the parts (finished again later)
+            self.isi_log.append(part)
+        return self._from_isi(part)
 
     def _isi_part(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step, parity=0):
         """A row's distribution before its noise mixture (the ISI pmf, its grid and the
