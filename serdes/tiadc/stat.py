@@ -85,7 +85,6 @@ class InterleavedStatistics(StatisticalEngine):
         self.cal_var = {}
         self.cal_skew = None
         self._skew_var = 0.0
-        self._skew_given = None   # the next response's skew variance, when given
         if adc.calibration is not None:   # corrected lanes plus the calibration's noise
             from serdes.tiadc.cal_residual import SkewTerm, ffe_variance
 
@@ -204,9 +203,7 @@ class InterleavedStatistics(StatisticalEngine):
                 self._cache[need[j][0]] = (h, jv)
 
     def response(self, offset_ui: float = 0.0, tap_offsets_ui=None):
-        if self._skew_given is not None:   # row_distributions computed it for the row
-            self._skew_var, self._skew_given = self._skew_given, None
-        elif self.cal_skew is not None:   # the skew residual's cost at these instants
+        if self.cal_skew is not None:   # the skew residual's cost at these instants
             self._skew_var = self.cal_skew.variance(offset_ui, tap_offsets_ui)
         n, L = self.w.shape[0], self.pulse.n_ui
         f = np.zeros(n + L - 1)

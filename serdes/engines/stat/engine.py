@@ -259,16 +259,14 @@ class StatisticalEngine:
         integer fraction of this (for eye maps on a voltage grid). With TX DCD: the
         average of the two parities' distributions on one grid (ParityMixture).
         """
-        if self.tx is None or len(self.tx.parities) == 1:
-            return self._distribution(offset_ui, tap_offsets_ui, delta, grid_step, 0)
-        first = self._distribution(offset_ui, tap_offsets_ui, delta, grid_step, 1)
-        return ParityMixture([first, self._distribution(offset_ui, tap_offsets_ui,
-                                                        first.delta, None, -1)])
-
-    def _distribution(self, offset_ui, tap_offsets_ui, delta, grid_step, parity):
         f, jvar = self.response(offset_ui, tap_offsets_ui)
-        return self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
-                                     parity)
+        if self.tx is None or len(self.tx.parities) == 1:
+            return self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta,
+                                         grid_step, 0)
+        # the parities differ in the TX jitter's terms only (_isi_part): one response
+        first = self._distribution_of(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step, 1)
+        return ParityMixture([first, self._distribution_of(f, jvar, offset_ui, tap_offsets_ui,
+                                                           first.delta, None, -1)])
 
     def row_distributions(self, offset_ui: float = 0.0, grid_step: float | None = None):
         """[(weight, distribution)] over the jitter quadrature rows at a phase offset:
