@@ -128,6 +128,7 @@ class RandomJitterModel:
         # > 0: joint() interpolates each sample's V and K3 between offsets on this grid
         self.joint_grid_ui = 0.0
         self._joint_nodes: dict = {}   # grid node -> (V, K3, level) of the samples there
+        self._joint_last: tuple = (None, None)   # _joint_samples' last (position, samples)
 
     def moments(self, offset_ui: float):
         key = round(float(offset_ui), 12)
@@ -264,8 +265,13 @@ class RandomJitterModel:
         a = self._joint_node(k)
         if t == 0:
             return a
+        # the last offset's interpolated samples (a row's two DCD parities ask twice)
+        if self._joint_last[0] == (pos, h):
+            return self._joint_last[1]
         b = self._joint_node(k + 1)
-        return ((1.0 - t) * a[0] + t * b[0], (1.0 - t) * a[1] + t * b[1], a[2])
+        out = ((1.0 - t) * a[0] + t * b[0], (1.0 - t) * a[1] + t * b[1], a[2])
+        self._joint_last = ((pos, h), out)
+        return out
 
     def _joint_node(self, k: int):
         hit = self._joint_nodes.get(k)
