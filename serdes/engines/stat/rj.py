@@ -255,10 +255,19 @@ class RandomJitterModel:
     def _joint_samples(self, offset_ui: float):
         """(V, K3, level) of the samples for :meth:`joint` on :attr:`joint_grid_ui`:
         each sample's V and K3 linear between the two nodes around the offset (at a
-        node, that node's); None (the kernel's own, at the offset) without the grid."""
+        node, that node's); without the grid the exact samples at the offset (the same
+        numbers the kernel forms itself). The last offset's are kept."""
         h = self.joint_grid_ui
-        if h <= 0:
-            return None
+        if h <= 0:   # the exact samples at the offset (kept: both DCD parities ask)
+            key = ("exact", round(float(offset_ui), 12))
+            if self._joint_last[0] != key:
+                _, dev, wq, jv = self.moments(offset_ui)
+                lo, hi = self._support(jv)
+                w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+                self._joint_last = (key, rj_samples(self.a, self.idx, dev, lo, hi, wq,
+                                                    self.w2, w3, self.d,
+                                                    self.levels.shape[0]))
+            return self._joint_last[1]
         pos = float(offset_ui) / h
         k = int(np.floor(pos))
         t = pos - k
