@@ -5,7 +5,7 @@ carry little of the error rate keep the level-only RJ classes (``tiadc.rows.scre
 this checkout against an earlier revision, CPU time, the cases one after the other in one
 process per tree, and how far BER, per-eye rates, widths and heights moved.
 
-    python3 benchmarks/tiadc_row_screen.py REV [--cases F G H]
+    python3 benchmarks/tiadc_row_screen.py REV [--cases F G H O]
 
 Cases (the default link with 8 calibrated lanes, 2 % gain spread, and these overrides,
 200,000 symbols, the designed taps):
@@ -14,6 +14,9 @@ G  DCD 0.02 UI, a 10 mV / 10 MHz supply tone (0.3 ps/mV)
 H  as G with SJ 0.1 UI at 10 MHz, a NEXT aggressor (DPO_12in_Meg7_NENF89 from
    ../shared/channels), CTLE at -4 dB, a -25 dB echo at 12 UI, 8 RC taps (skipped
    without the shared channels)
+O  for comparison, the default link's one converter with DCD 0.03 UI and SJ 0.05 UI at
+   10 MHz (no calibrated lanes: its rows are formed one by one and all take the joint
+   classes)
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ CASES = {
     "H": CAL + ["tx_jitter.dcd_ui=0.02"] + TONE + [
         "noise.sj_ui=0.1", "noise.sj_hz=1e7", "ctle.auto=false", "ctle.g_dc_db=-4",
         "reflections.echo_delay_ui=12", "reflections.echo_db=-25", "rc.taps=8"],
+    "O": ["tx_jitter.dcd_ui=0.03", "noise.sj_ui=0.05", "noise.sj_hz=1e7"],
 }
 out = {}
 for name in sys.argv[2:]:
@@ -64,7 +68,7 @@ def _rel(a, b) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--cases", nargs="+", default=list("FGH"))
+    ap.add_argument("--cases", nargs="+", default=list("FGHO"))
     args = ap.parse_args(argv)
     runs = both_trees(args.rev, MEASURE, args.cases)
     for c in args.cases:
