@@ -394,8 +394,9 @@ def range_blocks(nblocks: int, workers: int, most: int = MAX_TASK_BLOCKS
     most half a worker's share of what is left, down to ``TAIL_BLOCKS``) so that the
     workers finish together instead of one waiting on another's last long range. Each
     range costs a warm-up (a pipeline, about 5500 UI, and a whole 65536-value block of
-    every noise stream for the part of the warm-up in the block before it: 10-20 ms),
-    so the ranges are as few as that balance allows (25 for 1e8 symbols on 2 workers)."""
+    every noise stream for the part of the warm-up in the block before it: 2-6 ms of CPU
+    beyond its symbols' on the default link, measured on the tail's short ranges), so the
+    ranges are as few as that balance allows (25 for 1e8 symbols on 2 workers)."""
     per = max(1, min(most, -(-nblocks // (4 * workers))))
     out, b = [], 0
     while b < nblocks:
