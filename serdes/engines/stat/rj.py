@@ -258,16 +258,18 @@ class RandomJitterModel:
         node, that node's); without the grid the exact samples at the offset (the same
         numbers the kernel forms itself). The last offset's are kept."""
         h = self.joint_grid_ui
+        last = self._joint_last   # (key, samples), read once
         if h <= 0:   # the exact samples at the offset (kept: both DCD parities ask)
             key = ("exact", round(float(offset_ui), 12))
-            if self._joint_last[0] != key:
-                _, dev, wq, jv = self.moments(offset_ui)
-                lo, hi = self._support(jv)
-                w3 = self.w2 * np.sqrt(self.w2) * self.wsign
-                self._joint_last = (key, rj_samples(self.a, self.idx, dev, lo, hi, wq,
-                                                    self.w2, w3, self.d,
-                                                    self.levels.shape[0]))
-            return self._joint_last[1]
+            if last[0] == key:
+                return last[1]
+            _, dev, wq, jv = self.moments(offset_ui)
+            lo, hi = self._support(jv)
+            w3 = self.w2 * np.sqrt(self.w2) * self.wsign
+            out = rj_samples(self.a, self.idx, dev, lo, hi, wq, self.w2, w3, self.d,
+                             self.levels.shape[0])
+            self._joint_last = (key, out)
+            return out
         pos = float(offset_ui) / h
         k = int(np.floor(pos))
         t = pos - k
@@ -275,8 +277,8 @@ class RandomJitterModel:
         if t == 0:
             return a
         # the last offset's interpolated samples (a row's two DCD parities ask twice)
-        if self._joint_last[0] == (pos, h):
-            return self._joint_last[1]
+        if last[0] == (pos, h):
+            return last[1]
         b = self._joint_node(k + 1)
         out = ((1.0 - t) * a[0] + t * b[0], (1.0 - t) * a[1] + t * b[1], a[2])
         self._joint_last = ((pos, h), out)
