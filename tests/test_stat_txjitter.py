@@ -80,6 +80,28 @@ def test_dcd_distribution_is_the_parity_average():
     assert dfe_error_propagation(eng) is None            # no DFE: nothing to propagate
 
 
+def test_dcd_parities_share_one_response():
+    """The parities differ only in the TX jitter's terms (_isi_part): a row with DCD
+    forms its response once, and each parity is that response's distribution with its
+    own parity's terms, bit for bit."""
+    s = _system("off", 1.5e-7)
+    s = dataclasses.replace(s, tx_jitter=TxJitter(dcd_ui=0.1, rj_ui=0.02))
+    eng = StatisticalEngine(s)
+    real, calls = eng.response, []
+
+    def counted(*a, **k):
+        calls.append(a)
+        return real(*a, **k)
+
+    eng.response = counted
+    d = eng.distribution(0.05)
+    assert len(calls) == 1
+    f, jv = real(0.05)
+    for part, parity in zip(d.parts, (1, -1)):
+        ref = eng._distribution_of(f, jv, 0.05, None, part.delta, None, parity)
+        np.testing.assert_array_equal(part.decision_matrix(), ref.decision_matrix())
+
+
 CASES = {  # name: (cdr mode, RX noise PSD, TX jitter)
     "rj-off": ("off", 1.5e-7, TxJitter(rj_ui=0.06)),
     "rj-mm": ("mm", 1.5e-7, TxJitter(rj_ui=0.06)),
