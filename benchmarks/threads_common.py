@@ -107,3 +107,16 @@ def both_trees(rev: str, measure: str, args) -> dict:
                 [sys.executable, str(script), str(tree), *args], check=True,
                 capture_output=True, text=True).stdout)
     return runs
+
+
+def cases_of_both_trees(doc: str, measure: str, default: str, argv=None):
+    """The command line REV [--cases ...] of a script that compares two trees' cases
+    (``doc``: the script's docstring, ``default``: its case letters), and
+    :func:`both_trees`' runs of those cases: (cases, runs)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
+    ap.add_argument("--cases", nargs="+", default=list(default))
+    args = ap.parse_args(argv)
+    return args.cases, both_trees(args.rev, measure, args.cases)

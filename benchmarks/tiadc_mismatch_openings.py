@@ -18,10 +18,9 @@ E  2 lanes, 3 mV offsets, SJ 0.05 UI at 10 MHz, 18 dB
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from threads_common import STAT_PARTS, both_trees
+from threads_common import STAT_PARTS, cases_of_both_trees
 
 MEASURE = r'''
 import json, sys
@@ -52,12 +51,8 @@ print(json.dumps(out))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--cases", nargs="+", default=list("ABCDE"))
-    args = ap.parse_args(argv)
-    runs = both_trees(args.rev, MEASURE, args.cases)
-    for c in args.cases:
+    cases, runs = cases_of_both_trees(__doc__, MEASURE, "ABCDE", argv)
+    for c in cases:
         a, b = runs["new"][c], runs["old"][c]
         rel = max((abs(x - y) / abs(y) if y else abs(x))
                   for ha, hb in zip(a["height"], b["height"]) for x, y in zip(ha, hb))

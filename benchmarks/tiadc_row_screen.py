@@ -21,12 +21,11 @@ O  for comparison, the default link's one converter with DCD 0.03 UI and SJ 0.05
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
-from threads_common import STAT_PARTS, both_trees
+from threads_common import STAT_PARTS, cases_of_both_trees
 
 MEASURE = r'''
 import json, sys
@@ -66,12 +65,8 @@ def _rel(a, b) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rev", help="the earlier revision (commit, tag, branch)")
-    ap.add_argument("--cases", nargs="+", default=list("FGHO"))
-    args = ap.parse_args(argv)
-    runs = both_trees(args.rev, MEASURE, args.cases)
-    for c in args.cases:
+    cases, runs = cases_of_both_trees(__doc__, MEASURE, "FGHO", argv)
+    for c in cases:
         if c not in runs["new"]:
             print(f"{c}: skipped (no ../shared/channels)")
             continue
