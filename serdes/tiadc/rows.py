@@ -65,24 +65,16 @@ def row_blocks(eng, offset_ui: float, grid_step, idx, isi: list | None = None) -
 
 def screened_rows(eng, offset_ui: float, grid_step, screen: float = RJ_SCREEN) -> list:
     """:func:`row_blocks` of every row, the joint RJ classes only in the rows that carry
-    more than ``screen`` of the phase's error rate (see the module)."""
+    more than ``screen`` of the phase's error rate (see the module; :func:`screened_any`
+    with the blocked rows: the level-only pass keeps each row's ISI part)."""
     idx = np.arange(eng.jitter.weights.shape[0])
-    if eng.rj is None or screen <= 0 or eng.rj_level_only or idx.shape[0] < 2:
+    if idx.shape[0] < 2:
         return row_blocks(eng, offset_ui, grid_step, idx)
     isi: list = []
-    eng.rj_level_only = True
-    try:
-        rows = row_blocks(eng, offset_ui, grid_step, idx, isi)
-    finally:
-        eng.rj_level_only = False
-    keep = _carriers(eng, rows, screen)
-    from serdes.forked import split_map
-
-    # their ISI parts as formed, the joint classes added (about 2.4 ms a row on a
-    # calibrated 8-lane ADC with a tone, 750 of them: a helper may take a part)
-    for k, dist in zip(keep, split_map(lambda k: eng._from_isi(isi[k]), keep)):
-        rows[k] = (rows[k][0], dist)
-    return rows
+    return screened_any(
+        eng, lambda: row_blocks(eng, offset_ui, grid_step, idx,
+                                isi if eng.rj_level_only else None),
+        lambda k: eng._from_isi(isi[k]), screen)
 
 
 def _carriers(eng, rows: list, screen: float) -> np.ndarray:
@@ -98,12 +90,13 @@ def _carriers(eng, rows: list, screen: float) -> np.ndarray:
 
 
 def screened_any(eng, whole, again, screen: float = RJ_SCREEN) -> list:
-    """The screen of :func:`screened_rows` on rows formed some other way (TX jitter,
-    the aggressors' SJ points, quasi-static rows: the engine's row by row path):
-    ``whole()`` gives every row [(weight, distribution)], formed once with the
-    level-only classes; ``again(k)`` gives row k with the joint classes (from what that
-    pass kept of it), for the rows that carry more than ``screen`` of the phase's
-    error rate."""
+    """The screen (see the module) on rows formed by ``whole()``: the blocked rows
+    (:func:`screened_rows`) or the engine's row by row path (TX jitter, the aggressors'
+    SJ points, quasi-static rows). ``whole()`` gives every row [(weight,
+    distribution)], formed once with the level-only classes (``eng.rj_level_only``
+    set: it keeps what ``again`` needs); ``again(k)`` gives row k with the joint
+    classes from what that pass kept of it, for the rows that carry more than
+    ``screen`` of the phase's error rate."""
     if eng.rj is None or screen <= 0 or eng.rj_level_only:
         return whole()
     eng.rj_level_only = True
@@ -115,6 +108,8 @@ def screened_any(eng, whole, again, screen: float = RJ_SCREEN) -> list:
         return whole()
     from serdes.forked import split_map
 
+    # their ISI parts as formed, the joint classes added (about 2.4 ms a row on a
+    # calibrated 8-lane ADC with a tone, 750 of them: a helper may take a part)
     keep = _carriers(eng, rows, screen)
     for k, dist in zip(keep, split_map(again, keep)):
         rows[k] = (rows[k][0], dist)

@@ -237,8 +237,7 @@ class InterleavedStatistics(StatisticalEngine):
                 return rows
         self._rows_kept = (None, None)   # one phase's rows alive at a time
         J = self.jitter
-        pts = sj_points(self.link)
-        if J.quasi_static or self.tx is not None or pts is not None:
+        if J.quasi_static or self.tx is not None or sj_points(self.link) is not None:
             isi: list = []      # each row's ISI parts (two with DCD), formed once
             rows = screened_any(self, lambda: self._rows_one_by_one(offset_ui, grid_step, isi),
                                 lambda k: self._joint_again(isi[k]), self.rj_screen)
