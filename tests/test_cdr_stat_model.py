@@ -73,7 +73,7 @@ def test_run_stat_ber_within_the_counted_interval(near_bandwidth):
     """The counted BER's 95 % interval from batch means over whole SJ periods (errors
     cluster at the SJ's extremes, so single bits are not independent) holds the run's
     statistical BER (the Gaussian-wander model's, 2.1e-4, lies outside it; at 0.2 UI the
-    tracking model is 1.5x below counted, outside its interval: README)."""
+    tracking model is 1.5x below counted, outside its interval: docs/cdr.md)."""
     _, _, rep, seen = near_bandwidth
     e, b = np.diff([0] + [x[0] for x in seen]), np.diff([0] + [x[1] for x in seen])
     full = b == 2 * PERIOD  # whole periods after the warm-up

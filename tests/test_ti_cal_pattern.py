@@ -129,7 +129,7 @@ def _window_run(pattern, c0, c1):
 
 
 def test_calibrated_64_lane_example_upset_at_the_prbs31_wrap():
-    """The README example's upset, reproduced in a short run: a fresh calibration
+    """The README example's upset (docs/adc.md), reproduced in a short run: a fresh calibration
     started 83 chunks before the wrap chunk settles (73 chunks), then the skew residual
     climbs to > 8x its closed form within 8 chunks of the wrap (measured 18x); with
     random data on the same chunks (same mismatch, tone, noise) it stays < 8x."""

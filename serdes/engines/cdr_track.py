@@ -77,7 +77,7 @@ levels with the TX noise, 6 seeds x 7.6 M UI, this model over 12 noise seeds): 1
 0.246 UI, share below -0.13 / -0.11 UI 1.0e-3 / 8.3e-3 -> 1.9e-3 / 1.06e-2, closed
 loop 2.35e-3 / 1.18e-2 (seed-to-seed sd 1.5e-3 / 2.5e-3); 1.67 MHz, 0.11 UI
 8.6e-4 / 7.3e-3 -> 1.36e-3 / 8.9e-3, closed loop 1.44e-3 / 1.03e-2
-(sd 0.55e-3 / 1.9e-3). The BER over the tracking error follows: see the README's JTOL
+(sd 0.55e-3 / 1.9e-3). The BER over the tracking error follows: see docs/cdr.md's JTOL
 numbers (1 MHz 0.239 -> 0.234 UI, 1.67 MHz 0.107 -> 0.105).
 Tracking errors beyond :data:`LOST` UI (a slip: the loop lost the symbol) count at BER
 0.5.
