@@ -36,8 +36,34 @@ GC_YOUNG_THRESHOLD = 200_000
 
 
 class _Parser(argparse.ArgumentParser):
+    argv: list[str] = []   # the command line parsed (set by _main), for the hint below
+
     def error(self, message):  # argparse's own errors: one line, exit 2
-        self.exit(2, f"serdes: error: {message}\n")
+        hint = _one_file_per_flag(self.argv, message)
+        self.exit(2, f"serdes: error: {message}{hint}\n")
+
+
+AGGRESSOR_FLAGS = ("--fext", "--next")
+
+
+def _one_file_per_flag(argv: list[str], message: str) -> str:
+    """The hint for files given after one --fext / --next flag (``--fext A B``: the flag
+    takes one file, so B is left over), when every left-over word is such a file."""
+    head = "unrecognized arguments: "
+    if not message.startswith(head):
+        return ""
+    extra = set(message[len(head):].split())
+    trailing, flag = set(), None
+    for i, word in enumerate(argv):
+        if word in AGGRESSOR_FLAGS:
+            flag = i
+        elif word.startswith("-"):
+            flag = None
+        elif flag is not None and i > flag + 1:
+            trailing.add(word)
+    if not extra or not extra <= trailing:
+        return ""
+    return " (--fext and --next take one file each: --fext A --fext B)"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -81,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    _Parser.argv = list(argv)
     args = parser.parse_args(argv)
     try:
         return int(args._main(args) or 0)

@@ -429,3 +429,19 @@ def test_the_summary_says_the_prediction_leaves_out_an_adaptive_canceller():
         r = run_link(Config.default().with_overrides(base + [f"rc.mode={mode}"]), stat=False,
                      eye=False)
         assert ("without the canceller" in format_summary(r)) is said
+
+
+@pytest.mark.parametrize("argv, hinted", [
+    (["com", "thru.s4p", "--fext", "a.s4p", "b.s4p", "c.s4p"], True),
+    (["run", "--next", "a.s4p", "--set", "link.symbols=1000", "cfg.toml", "b.s4p"], False),
+    (["run", "--fext", "a.s4p", "--bogus"], False),
+])
+def test_files_after_one_aggressor_flag_get_a_hint(argv, hinted, capsys):
+    """`--fext A B`: the flag takes one file, argparse leaves B over; the one-line error
+    says to repeat the flag, and only when every word left over is such a file."""
+    with pytest.raises(SystemExit) as exc:
+        cli_main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("serdes: error: unrecognized arguments: ")
+    assert ("--fext A --fext B" in err) == hinted
