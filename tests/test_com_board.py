@@ -120,5 +120,7 @@ def test_presets_and_overrides():
     assert apply_overrides(CR, ["board_mm=50,60,70,80"]).board_mm == (50.0, 60.0, 70.0, 80.0)
     with pytest.raises(ConfigError, match="board_mm"):
         apply_overrides(CR, ["board_mm=50,60"])
-    with pytest.raises(ConfigError, match="board_c0_nf"):
+    with pytest.raises(ConfigError, match="board_c1_nf = 1.0 is not allowed"):
         apply_overrides(CR, ["board_c1_nf=1"])
+    with pytest.raises(ConfigError, match="board_line = .* is not allowed"):
+        apply_overrides(CR, ["board_line=0,0,0.00579"])

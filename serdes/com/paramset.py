@@ -369,10 +369,18 @@ def check(p: ComParams) -> None:
         bad("eye_sigma_r_ui", "a number in [0, 1] UI (0: equal weights over T_O)")
     if not 8 <= p.eye_samples_per_ui <= 1000:
         bad("eye_samples_per_ui", "an integer in [8, 1000]")
-    if len(p.board_mm) != 4 or min(p.board_mm) < 0 or len(p.board_line) != 4:
-        bad("board_mm", "4 lengths >= 0 mm (z_bp TX, NEXT, FEXT, RX) and 4 board_line values")
-    if not (0 <= p.board_c0_nf <= 1e-2 and 0 <= p.board_c1_nf <= 1e-2 and 1 <= p.board_z_c <= 1000):
-        bad("board_c0_nf", "C_0, C_1 in [0, 0.01] nF and board_z_c in [1, 1000] ohm")
+    if len(p.board_mm) != 4 or min(p.board_mm) < 0:
+        bad("board_mm", "4 lengths >= 0 mm (z_bp TX, NEXT, FEXT, RX)")
+    if len(p.board_line) != 4:
+        bad("board_line", "4 values (the line model's gamma0, a1, a2, tau)")
+    for k in ("board_c0_nf", "board_c1_nf"):
+        if not 0 <= getattr(p, k) <= 1e-2:
+            bad(k, "a number in [0, 0.01] nF")
+    # the reference and termination resistances: the S-parameters are renormalised from
+    # the files' 50 ohm to r0 (a division by r0 + 50)
+    for k in ("r0", "r_d", "board_z_c"):
+        if not 1 <= getattr(p, k) <= 1000:
+            bad(k, "a number in [1, 1000] ohm")
     if not 0 <= p.n_qb <= 16:
         bad("n_qb", "an integer in [0, 16] bits (0: no quantization noise)")
     if p.n_qb and not len(p.rx_ffe_max):
