@@ -320,10 +320,12 @@ def test_override_errors():
     # candidate, a COM of -5978 dB and a TX setting chosen from nothing) and an RLM that
     # leaves no signal are refused in one line; the smallest values allowed still work
     # a reference resistance of -50 ohm divided by zero in the renormalisation from the
-    # files' 50 ohm (a traceback); the resistances are refused in one line too
+    # files' 50 ohm (a traceback), and an SNR_TX of -33.5 dB (a sign slip) put the signal
+    # so far below the noise that the final budget ran for minutes: both refused in one line
     for key, low, ok in (("a_v", "1e-300", "1e-9"), ("a_fe", "1e-12", "1e-9"),
                          ("a_ne", "0", "1e-9"), ("rlm", "1e-3", "0.01"),
-                         ("r0", "-50", "1"), ("r_d", "0", "1000"), ("board_z_c", "0", "1")):
+                         ("r0", "-50", "1"), ("r_d", "0", "1000"), ("board_z_c", "0", "1"),
+                         ("snr_tx_db", "-33.5", "0")):
         with pytest.raises(ConfigError, match=f"{key} = .* is not allowed"):
             apply_overrides(p, [f"{key}={low}"])
         assert getattr(apply_overrides(p, [f"{key}={ok}"]), key) == float(ok)

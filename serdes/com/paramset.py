@@ -282,6 +282,8 @@ def check(p: ComParams) -> None:
     for k in ("a_v", "a_fe", "a_ne"):
         if not 1e-9 <= getattr(p, k) <= 10:   # below, the signal's square underflows
             bad(k, "a number in [1e-9, 10] V")
+    if not 0 <= p.snr_tx_db <= 1000:   # a negative SNR_TX (noise above the signal) is a sign slip
+        bad("snr_tx_db", "a number in [0, 1000] dB (the presets: 27-33.5)")
     if not 0 <= p.eta0 <= 1e-3:
         bad("eta0", "a number in [0, 0.001] V^2/GHz (the presets: 8.2e-9 - 2e-8)")
     for k in ("sigma_rj", "a_dd"):
