@@ -342,8 +342,6 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     """What the statistical sections compute from the link and the taps alone (no
     counted result needed); ``detail=False``: the BER only (``stat_eye``, ``clip`` and
     ``prop`` None)."""
-    from serdes.engines.stat import DEFAULT_TARGETS
-
     note = cdr_model = None
     if system.cdr.active or system.tx_jitter.active:  # jitter the sampler sees
         from serdes.engines.cdr_stat import stat_note
@@ -356,6 +354,14 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
     else:  # the same class statistical_engine gives, without loading serdes.tiadc
         from serdes.engines.stat import StatisticalEngine as engine
     eng = engine(system, taps)
+    with eng.holding_rows():   # the BER's rows serve the propagation model and the eye
+        return _stat_sections(system, taps, eng, note, cdr_model, detail)
+
+
+def _stat_sections(system, taps, eng, note, cdr_model, detail: bool) -> dict:
+    """:func:`_stat_parts` once its engine is made."""
+    from serdes.engines.stat import DEFAULT_TARGETS
+
     quad = eng.skew_quadrature() if hasattr(eng, "skew_quadrature") else None
     sb = eng.ber(0.0)
     if cdr_model is not None:  # the loop's model of the BER (engines/cdr_stat_model.py)
@@ -371,12 +377,13 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
 
     targets = DEFAULT_TARGETS + ((COUNTED_EYE_TARGET,) if COUNTED_EYE_TARGET not in
                                  DEFAULT_TARGETS else ())
+    prop = dfe_error_propagation(eng)   # on the BER's rows, before the eye's walks
     stat_eye = eng.eye_opening(targets=targets).to_dict()
     stat_eye.update(ber_per_eye={n: float(v) for n, v in zip(sb.eye_names, sb.ber_per_eye)},
                     sndr_db=sb.sndr_db, rlm=rlm_of(system.link.levels))
     return dict(taps=taps, note=note, sb=sb, stat_eye=stat_eye,
                 volts_per_unit=eng.volts_per_unit, clip=eng.clip_probability(0.0),
-                prop=dfe_error_propagation(eng), cdr_model=cdr_model, quad=quad)
+                prop=prop, cdr_model=cdr_model, quad=quad)
 
 
 def _stat_early(system, detail: bool = True, helpers: int | None = 0) -> dict | None:

@@ -115,3 +115,32 @@ def test_lane_track_and_hold_delays_the_pulse_by_its_time_constant():
         assert pl.sum() == pytest.approx(fine.sum(), rel=1e-9)
         shift = (t @ pl) / pl.sum() - (t @ fine) / fine.sum()
         assert shift == pytest.approx(1 / (2 * np.pi * f_l) - 1 / (2 * np.pi * 50e9), rel=1e-6)
+
+
+def test_dfe_error_propagation_averages_the_output_phases():
+    """Mismatched lanes: the propagation model takes every output phase's rows (each
+    weighted 1 / phases, as the BER), not output phase 0's alone, which read half this
+    precoded link's count (4.3e-6 against 8.6e-6). The count's interval is that of its
+    error bursts scaled by its bit errors per burst, widened by the model's own error
+    (conftest.PROPAGATION_MODEL_ERROR)."""
+    from serdes.engines.stat import dfe_error_propagation
+    from serdes.metrics.ber import clopper_pearson
+    from conftest import PROPAGATION_MODEL_ERROR
+
+    system = build(Config.default().with_overrides([
+        "channel.loss_db=39.48", "ffe.taps=24", "dfe.taps=1", "link.precoding=true",
+        "adc.bits=7", "adc.enob=5.68", "noise.rj_ui=0.0", "link.seed=383453",
+        "adc.lanes=4", "adc.offset_rms_v=0.002", "adc.gain_rms=0.01"]))
+    eng = statistical_engine(system)
+    assert len(eng.phases) == 4
+    prop = dfe_error_propagation(eng)
+    assert prop["ber_correct_feedback"] == pytest.approx(eng.ber().ber, rel=1e-9)
+    res = simulate(system, symbols=40_000_000, target_errors=600, taps=eng.taps)
+    bursts = sum(res.bursts.values())
+    lo, hi = clopper_pearson(bursts, res.bits, 0.99)
+    per = res.bit_errors / bursts
+    print(f"\n4 lanes, precoded: counted {res.ber:.3e} ({res.bit_errors} errors in {bursts} "
+          f"bursts), ber_precoded {prop['ber_precoded']:.3e}, correct feedback "
+          f"{prop['ber_correct_feedback']:.3e}; interval [{lo * per:.3e}, {hi * per:.3e}]")
+    assert (lo * per / PROPAGATION_MODEL_ERROR <= prop["ber_precoded"]
+            <= hi * per * PROPAGATION_MODEL_ERROR)

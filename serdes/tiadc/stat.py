@@ -31,6 +31,7 @@ its T/H mismatch.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -146,6 +147,8 @@ class InterleavedStatistics(StatisticalEngine):
         self._phase = 0
         self._rows_kept: tuple = (None, None)
         self._rows_held: list = []   # (key, rows) of every output phase, in eye_opening
+        self._hold_depth = 0         # inside holding_rows(): rows formed are kept
+        self._held_bytes = 0
         self.sampling_rel_error = 0.0
         self._set_phase(0)
 
@@ -244,7 +247,26 @@ class InterleavedStatistics(StatisticalEngine):
         else:
             rows = screened_rows(self, offset_ui, grid_step, self.rj_screen)
         self._rows_kept = (key, rows)
+        if self._hold_depth:   # kept for the scope while they fit (else one phase's only)
+            size = sum(_nbytes(d) for _, d in rows)
+            if self._held_bytes + size <= WALK_ROWS_BYTES:
+                self._rows_held.append((key, rows))
+                self._held_bytes += size
         return rows
+
+    @contextmanager
+    def holding_rows(self):
+        """A scope in which every row set formed is kept (while together they hold at
+        most :data:`WALK_ROWS_BYTES`), so the BER's rows at each output phase serve the
+        error propagation model and the eye's vertical walk after it instead of being
+        formed again; released when the scope ends."""
+        self._hold_depth += 1
+        try:
+            yield self
+        finally:
+            self._hold_depth -= 1
+            if not self._hold_depth:
+                self._rows_held, self._held_bytes = [], 0
 
     def skew_quadrature(self) -> dict | None:
         """The calibrated lanes' skew residual's Gauss-Hermite rule per direction (common
@@ -361,6 +383,19 @@ class InterleavedStatistics(StatisticalEngine):
             return np.arange(self.lanes)
         return np.unique((np.arange(MAX_PHASES) * self.lanes) // MAX_PHASES)
 
+    def weighted_rows(self, offset_ui: float = 0.0):
+        """(weight, distribution) of every row of every output phase (:attr:`phases`),
+        each phase's rows weighted 1 / phases, as :meth:`ber` averages them; one phase's
+        rows alive at a time."""
+        phases = self.phases
+        try:
+            for l in phases:
+                self._set_phase(l)
+                for wq, d in self.row_distributions(offset_ui):
+                    yield wq / len(phases), d
+        finally:
+            self._set_phase(0)
+
     # -- views over the lanes: the eye of the ADC output overlays every lane's samples
     def _over_phases(self, make) -> list:
         outs = []
@@ -401,7 +436,8 @@ class InterleavedStatistics(StatisticalEngine):
                     horizontal = self._walked_horizontal(n_phases, offset_ui,
                                                          max(float(t) for t in targets))
             finally:
-                self._rows_held = []
+                if not self._hold_depth:
+                    self._rows_held, self._held_bytes = [], 0
         return super().eye_opening(targets, offset_ui, n_phases, vertical, horizontal)
 
     def _walked_vertical(self, offset_ui: float, targets) -> Bathtub:
@@ -420,9 +456,13 @@ class InterleavedStatistics(StatisticalEngine):
                 own = self.row_distributions(offset_ui)
                 held += sum(_nbytes(d) for _, d in own)
                 if held > WALK_ROWS_BYTES:
-                    rows, self._rows_held = None, []
+                    rows = None
+                    if not self._hold_depth:
+                        self._rows_held, self._held_bytes = [], 0
                     break
-                self._rows_held.append((self._rows_key(offset_ui, None), own))
+                key = self._rows_key(offset_ui, None)
+                if not any(k == key for k, _ in self._rows_held):
+                    self._rows_held.append((key, own))
                 rows += [(wq / len(phases), d) for wq, d in own]
         finally:
             self._set_phase(0)

@@ -43,6 +43,7 @@ The same quantity over (phase, y) is the statistical eye map.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -273,6 +274,16 @@ class StatisticalEngine:
         :meth:`distribution` of every row, per-tap SJ rows batched
         (:func:`serdes.engines.stat.rows.row_distributions`)."""
         return xtalk_sj_rows(self, StatisticalEngine, offset_ui, grid_step)
+
+    def holding_rows(self):
+        """A scope in which the row sets formed are kept for reuse: the interleaved ADC's
+        engine keeps its output phases' rows there; this one keeps nothing."""
+        return nullcontext(self)
+
+    def weighted_rows(self, offset_ui: float = 0.0):
+        """(weight, distribution) of every row the BER averages, the weights summing to
+        1: the jitter rows here (an interleaved ADC's engine adds its output phases)."""
+        yield from self.row_distributions(offset_ui)
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,
                          parity=0):
