@@ -355,10 +355,10 @@ def _stat_parts(system, taps, detail: bool = True) -> dict:
         from serdes.engines.stat import StatisticalEngine as engine
     eng = engine(system, taps)
     with eng.holding_rows():   # the BER's rows serve the propagation model and the eye
-        return _stat_sections(system, taps, eng, note, cdr_model, detail)
+        return _stat_parts_on(system, taps, eng, note, cdr_model, detail)
 
 
-def _stat_sections(system, taps, eng, note, cdr_model, detail: bool) -> dict:
+def _stat_parts_on(system, taps, eng, note, cdr_model, detail: bool) -> dict:
     """:func:`_stat_parts` once its engine is made."""
     from serdes.engines.stat import DEFAULT_TARGETS
 
