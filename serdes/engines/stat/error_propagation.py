@@ -131,12 +131,8 @@ def _chain(engine, dist, b1: float, max_burst: int) -> dict:
                 T[s, idx[round(float(lv[j] - lv[i]), 12)]] += P[i, j] / m
         bit_rate[s] = float((P * bits).sum() / m)
     s0 = idx[0.0]
-    # stationary distribution
-    evals, evecs = np.linalg.eig(T.T)
-    k = int(np.argmin(np.abs(evals - 1.0)))
-    pi = np.real(evecs[:, k])
-    pi = pi / pi.sum()
     err = np.arange(ns) != s0
+    pi = _stationary(T, s0, err)
     # burst lengths: start from the error state distribution right after a clean symbol
     start = T[s0].copy()
     start[s0] = 0.0
@@ -160,3 +156,26 @@ def _chain(engine, dist, b1: float, max_burst: int) -> dict:
             "ber_pre": 2.0 * bursts_per_symbol / bps,
             "err_mass": float(pi[err].sum()), "err_leave": float(pi[err] @ T[err, s0]),
             "bursts": bursts_per_symbol, "hist": hist}
+
+
+def _stationary(T: np.ndarray, s0: int, err: np.ndarray) -> np.ndarray:
+    """The stationary distribution of T, from the error states' balance: pi_err =
+    pi_0 a (I - T_ee)^-1 with a = T[s0, err], every term non-negative, so the error
+    states' mass keeps its relative precision however small (an eigenvector of T has
+    an absolute error near 1e-16: at BER 1e-18 that was the whole answer, and a BER
+    could come out negative); the eigenvector where that system is singular (an error
+    state that never returns)."""
+    a = T[s0, err]
+    try:
+        x = np.linalg.solve(np.eye(a.shape[0]) - T[np.ix_(err, err)].T, a)
+    except np.linalg.LinAlgError:
+        x = None
+    if x is None or not np.all(np.isfinite(x)):
+        evals, evecs = np.linalg.eig(T.T)
+        pi = np.real(evecs[:, int(np.argmin(np.abs(evals - 1.0)))])
+        return pi / pi.sum()
+    x = np.maximum(x, 0.0)
+    pi = np.empty(T.shape[0])
+    pi[s0] = 1.0 / (1.0 + x.sum())
+    pi[err] = pi[s0] * x
+    return pi
