@@ -89,6 +89,21 @@ def earlier_default(*overrides) -> Config:
 PROPAGATION_MODEL_ERROR = 1.25
 
 
+def assert_propagation_model_holds(label: str, res, prop: dict, key: str) -> None:
+    """The propagation model's ``prop[key]`` against the count ``res``: inside the 99 %
+    interval of its error bursts (nearly independent events; the bits of one burst are
+    not), scaled by its bit errors per burst and widened by PROPAGATION_MODEL_ERROR."""
+    from serdes.metrics.ber import clopper_pearson
+
+    bursts = sum(res.bursts.values())
+    lo, hi = clopper_pearson(bursts, res.bits, 0.99)
+    per = res.bit_errors / bursts
+    print(f"\n{label}: counted {res.ber:.3e} ({res.bit_errors} errors in {bursts} bursts), "
+          f"{key} {prop[key]:.3e}, correct feedback {prop['ber_correct_feedback']:.3e}; "
+          f"interval [{lo * per:.3e}, {hi * per:.3e}]")
+    assert lo * per / PROPAGATION_MODEL_ERROR <= prop[key] <= hi * per * PROPAGATION_MODEL_ERROR
+
+
 
 
 # -- the suite on all cores (pytest-xdist: `-n auto --dist loadgroup` in pyproject.toml) --

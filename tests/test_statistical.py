@@ -25,7 +25,7 @@ from serdes.engines.stat import (StatisticalEngine, dfe_error_propagation,
 from serdes.kernels.stat import isi_pmf, tail_grid, tail_points
 from naive import isi_pmf as naive_isi_pmf
 from naive import tail as naive_tail
-from conftest import PROPAGATION_MODEL_ERROR, earlier_default
+from conftest import assert_propagation_model_holds, earlier_default
 from serdes.build import build
 from serdes.metrics.ber import clopper_pearson, pam4_gray_ber_awgn, pam_ser_awgn
 
@@ -241,7 +241,7 @@ def test_dfe_error_propagation_averages_the_jitter_rows(sets, key):
     with propagation" was 3.5e-7 against a correct-feedback BER of 3.9e-4 and a count of
     1.1e-3. The count's interval is that of its error bursts (nearly independent events;
     the bits of one burst are not), scaled by its bit errors per burst, and widened by
-    the model's own measured error (PROPAGATION_MODEL_ERROR)."""
+    the model's own measured error (conftest.PROPAGATION_MODEL_ERROR)."""
     system = build(Config.default().with_overrides([
         "channel.loss_db=35.94", "ffe.taps=32", "dfe.taps=1", "adc.bits=7", "adc.enob=5.66",
         "noise.rj_ui=0.02", "link.seed=497129", *sets]))
@@ -251,13 +251,7 @@ def test_dfe_error_propagation_averages_the_jitter_rows(sets, key):
     assert prop["ber_correct_feedback"] == pytest.approx(eng.ber().ber, rel=1e-9)
     assert prop["ber_with_propagation"] > prop["ber_correct_feedback"]
     res = simulate(system, symbols=10_000_000, target_errors=3000, taps=eng.taps)
-    bursts = sum(res.bursts.values())
-    lo, hi = clopper_pearson(bursts, res.bits, 0.99)
-    per = res.bit_errors / bursts
-    print(f"\n{' '.join(sets)}: counted {res.ber:.3e} ({res.bit_errors} errors in {bursts} "
-          f"bursts), {key} {prop[key]:.3e}, correct feedback "
-          f"{prop['ber_correct_feedback']:.3e}; interval [{lo * per:.3e}, {hi * per:.3e}]")
-    assert lo * per / PROPAGATION_MODEL_ERROR <= prop[key] <= hi * per * PROPAGATION_MODEL_ERROR
+    assert_propagation_model_holds(" ".join(sets), res, prop, key)
 
 # ======================================================================== behaviour
 def test_eye_height_shrinks_with_noise():

@@ -123,9 +123,8 @@ def test_dfe_error_propagation_averages_the_output_phases():
     precoded link's count (4.3e-6 against 8.6e-6). The count's interval is that of its
     error bursts scaled by its bit errors per burst, widened by the model's own error
     (conftest.PROPAGATION_MODEL_ERROR)."""
+    from conftest import assert_propagation_model_holds
     from serdes.engines.stat import dfe_error_propagation
-    from serdes.metrics.ber import clopper_pearson
-    from conftest import PROPAGATION_MODEL_ERROR
 
     system = build(Config.default().with_overrides([
         "channel.loss_db=39.48", "ffe.taps=24", "dfe.taps=1", "link.precoding=true",
@@ -136,11 +135,4 @@ def test_dfe_error_propagation_averages_the_output_phases():
     prop = dfe_error_propagation(eng)
     assert prop["ber_correct_feedback"] == pytest.approx(eng.ber().ber, rel=1e-9)
     res = simulate(system, symbols=40_000_000, target_errors=600, taps=eng.taps)
-    bursts = sum(res.bursts.values())
-    lo, hi = clopper_pearson(bursts, res.bits, 0.99)
-    per = res.bit_errors / bursts
-    print(f"\n4 lanes, precoded: counted {res.ber:.3e} ({res.bit_errors} errors in {bursts} "
-          f"bursts), ber_precoded {prop['ber_precoded']:.3e}, correct feedback "
-          f"{prop['ber_correct_feedback']:.3e}; interval [{lo * per:.3e}, {hi * per:.3e}]")
-    assert (lo * per / PROPAGATION_MODEL_ERROR <= prop["ber_precoded"]
-            <= hi * per * PROPAGATION_MODEL_ERROR)
+    assert_propagation_model_holds("4 lanes, precoded", res, prop, "ber_precoded")
