@@ -65,18 +65,22 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     # interleaved ADC's output phases are rows too: there the lane changes every symbol,
     # so a chain per phase is an approximation (the rates of its errors are the phases')
     m, bits = engine.m_levels, engine.bit_errors
-    rows = [(float(w), dist, float((dist.decision_matrix() * bits).sum() / m)
-             / dist.bits_per_symbol) for w, dist in engine.weighted_rows(offset_ui)]
-    all_rate = sum(w * f for w, _, f in rows)
-    order = sorted(range(len(rows)), key=lambda i: -rows[i][0] * rows[i][2])
-    chains, rest, kept = [], 0.0, 0.0
-    for i in order:   # a chain for each row until the rest carry < SKIP_SHARE of the rate
-        w, dist, f = rows[i]
-        if chains and all_rate - kept <= SKIP_SHARE * all_rate:
+    # two passes over the rows, none kept here (outside a holding_rows() scope one output
+    # phase's rows are alive at a time): each row's correct-feedback rate, then the
+    # chains of the rows that carry all but SKIP_SHARE of it
+    rates = [(float(w), float((dist.decision_matrix() * bits).sum() / m)
+              / dist.bits_per_symbol) for w, dist in engine.weighted_rows(offset_ui)]
+    all_rate = sum(w * f for w, f in rates)
+    chained, rest, kept = set(), 0.0, 0.0
+    for i in sorted(range(len(rates)), key=lambda i: -rates[i][0] * rates[i][1]):
+        w, f = rates[i]
+        if chained and all_rate - kept <= SKIP_SHARE * all_rate:
             rest += w * f
             continue
-        chains.append((w, _chain(engine, dist, b[0], max_burst)))
+        chained.add(i)
         kept += w * f
+    chains = [(float(w), _chain(engine, dist, b[0], max_burst))
+              for i, (w, dist) in enumerate(engine.weighted_rows(offset_ui)) if i in chained]
     ber_free = sum(w * c["ber_free"] for w, c in chains)
     scale = (1.0 + rest / ber_free) if rest and ber_free > 0 else 1.0
     ber_prop = sum(w * c["ber_prop"] for w, c in chains) * scale
