@@ -36,7 +36,7 @@ GC_YOUNG_THRESHOLD = 200_000
 
 
 class _Parser(argparse.ArgumentParser):
-    argv: list[str] = []   # the command line parsed (set by _main), for the hint below
+    argv: tuple = ()   # the top parser's command line (set by _main), for the hint below
 
     def error(self, message):  # argparse's own errors: one line, exit 2
         hint = _one_file_per_flag(self.argv, message)
@@ -46,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
 AGGRESSOR_FLAGS = ("--fext", "--next")
 
 
-def _one_file_per_flag(argv: list[str], message: str) -> str:
+def _one_file_per_flag(argv, message: str) -> str:
     """The hint for files given after one --fext / --next flag (``--fext A B``: the flag
     takes one file, so B is left over), when every left-over word is such a file."""
     head = "unrecognized arguments: "
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
-    _Parser.argv = list(argv)
+    parser.argv = tuple(argv)   # "unrecognized arguments" is the top parser's error
     args = parser.parse_args(argv)
     try:
         return int(args._main(args) or 0)

@@ -31,7 +31,7 @@ its T/H mismatch.
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -146,7 +146,7 @@ class InterleavedStatistics(StatisticalEngine):
             self.gain_mod_var = sup.gain_mod_variance() * x_ms * float(self.w @ self.w)
         self._phase = 0
         self._rows_kept: tuple = (None, None)
-        self._rows_held: list = []   # (key, rows) of every output phase, in eye_opening
+        self._rows_held: list = []   # (key, rows) kept inside holding_rows()
         self._hold_depth = 0         # inside holding_rows(): rows formed are kept
         self._held_bytes = 0
         self.sampling_rel_error = 0.0
@@ -429,15 +429,12 @@ class InterleavedStatistics(StatisticalEngine):
 
         targets = DEFAULT_TARGETS if targets is None else targets
         if not self._lanes_alike():
-            try:   # the vertical walk's rows serve the horizontal walk's centre
+            with self.holding_rows():   # the vertical walk's rows serve the horizontal centre
                 if vertical is None:
                     vertical = self._walked_vertical(offset_ui, targets)
                 if horizontal is None:
                     horizontal = self._walked_horizontal(n_phases, offset_ui,
                                                          max(float(t) for t in targets))
-            finally:
-                if not self._hold_depth:
-                    self._rows_held, self._held_bytes = [], 0
         return super().eye_opening(targets, offset_ui, n_phases, vertical, horizontal)
 
     def _walked_vertical(self, offset_ui: float, targets) -> Bathtub:
@@ -446,26 +443,16 @@ class InterleavedStatistics(StatisticalEngine):
         once, each weighted by 1 / phases (their sum is the average over the output
         phases of the phases' bathtubs, equal to it to rounding); the whole bathtub,
         phase by phase, when those rows together would hold more than
-        :data:`WALK_ROWS_BYTES`. The rows stay held (``_rows_held``) until
-        :meth:`eye_opening` is done."""
-        phases = self.phases
+        :data:`WALK_ROWS_BYTES` (:meth:`eye_opening`'s :meth:`holding_rows` scope keeps
+        them for the horizontal walk's centre)."""
         rows, held = [], 0
-        try:
-            for l in phases:
-                self._set_phase(l)
-                own = self.row_distributions(offset_ui)
-                held += sum(_nbytes(d) for _, d in own)
+        with closing(self.weighted_rows(offset_ui)) as every:
+            for wq, d in every:
+                held += _nbytes(d)
                 if held > WALK_ROWS_BYTES:
                     rows = None
-                    if not self._hold_depth:
-                        self._rows_held, self._held_bytes = [], 0
                     break
-                key = self._rows_key(offset_ui, None)
-                if not any(k == key for k, _ in self._rows_held):
-                    self._rows_held.append((key, own))
-                rows += [(wq / len(phases), d) for wq, d in own]
-        finally:
-            self._set_phase(0)
+                rows.append((wq, d))
         if rows is None:
             return self.bathtub_vertical(offset_ui, 801)
         dy, vals = views.vertical_walk(self, offset_ui, 801, targets, rows)
