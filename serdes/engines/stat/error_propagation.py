@@ -160,17 +160,16 @@ def _chain(engine, dist, b: np.ndarray, max_burst: int) -> dict:
     uniq, which = np.unique(shifts, return_inverse=True)
     Ps = shifted_decision_matrices(dist, uniq)
     succ = (codes % ns ** (K - 1)) * ns              # the state after a new error digit
+    # each distinct shift's decision matrix with its diagonal (correct decisions)
+    for i in range(m):
+        Ps[:, i, i] = np.maximum(1.0 - Ps[:, i].sum(axis=1) + Ps[:, i, i], 0.0)
     T = np.zeros((S, S))         # T[s, s'] = P(next state s' | state s)
-    bit_rate = np.zeros(S)       # expected bit errors of the next symbol given state s
-    for s in range(S):
-        P = Ps[which[s]].copy()
-        for i in range(m):
-            P[i, i] = 1.0 - P[i].sum() + P[i, i]
-            P[i, i] = max(P[i, i], 0.0)
-        for i in range(m):
-            for j in range(m):
-                T[s, succ[s] + pair[i, j]] += P[i, j] / m
-        bit_rate[s] = float((P * bits).sum() / m)
+    # the m x m (sent, decided) pairs of every state, added in that order
+    np.add.at(T, (np.repeat(codes, m * m), (succ[:, None] + pair.ravel()[None, :]).ravel()),
+              (Ps[which].reshape(S, m * m) / m).ravel())
+    # expected bit errors of the next symbol given each state
+    per_shift = np.array([float((P * bits).sum() / m) for P in Ps])
+    bit_rate = per_shift[which]
     zero = idx[0.0]
     s0 = int(sum(zero * ns ** k for k in range(K)))
     pi = _stationary(T, s0, codes != s0)
