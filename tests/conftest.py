@@ -82,7 +82,7 @@ def earlier_default(*overrides) -> Config:
     return Config.default().with_overrides([*EARLIER_DEFAULT, *overrides])
 
 
-# the DFE error propagation model's own error against counts (a factor): its ratio 5-19 %
+# the DFE error propagation model's own error against counts (a factor): its ratio 9-17 %
 # under the count without jitter rows (benchmarks/mlse_fair.py --only propagation, in
 # the model's docstring), 16 % over at BER 1.1e-3 with SJ 0.1 UI and no precoding
 # (tests/test_statistical.py's first propagation case, 1e7 symbols: 22,262 errors)

@@ -1,5 +1,5 @@
-"""DFE error propagation: a Markov model over the previous symbol's decision error, fed by
-the statistical slicer distribution."""
+"""DFE error propagation: a Markov model over the last symbols' decision errors (one per
+DFE tap, up to MAX_STATES states), fed by the statistical slicer distribution."""
 
 from __future__ import annotations
 
@@ -45,14 +45,19 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     On real links it is not: the noise and ISI that caused an error make the next
     symbols' errors likelier. Measured bias (``benchmarks/mlse_fair.py --only
     propagation``, 2e6 symbols, RJ 0, counted decision-fed BER over the counted
-    genie-fed BER of the same taps; the one-tap chain then): the model
-    *under-estimates* the ratio by 5-19 % and the mean burst by up to 0.85 symbols, more
-    as the first tap grows - 28 dB (b1 0.60): ratio 2.35 vs 2.57 counted, mean burst 2.34
-    vs 2.57; 30 dB: 2.71 vs 2.86; 33 dB: 3.06 vs 3.49; 35 dB (b1 0.78): 3.16 vs 3.88,
-    burst 3.19 vs 4.04; 35 dB with 2 taps: 3.90 vs 4.14, burst 3.81 vs 3.75. With a
-    first tap near the cursor and no precoding it is worse: counted / model 1.6-2.0 on
-    three such links (b1 0.75-0.95, 2-3 taps, genie-fed count / correct-feedback model
-    0.98-1.13; following the other taps moved the model by 2-8 %). On one of them (6-tap FFE, 2
+    genie-fed BER of the same taps): the model *under-estimates* that ratio by 9-17 %
+    and the mean burst by 0.3-0.7 symbols - 28 dB (b1 0.60): ratio 2.41 vs 2.77 counted,
+    mean burst 2.41 vs 2.77; 30 dB: 2.77 vs 3.06; 33 dB: 3.11 vs 3.65; 35 dB (b1 0.78):
+    3.12 vs 3.76, burst 3.19 vs 3.91; 35 dB with 2 taps: 3.36 vs 4.00, burst 3.00 vs
+    3.63. The chain of the first tap alone gave 3.90 and 3.81 on the 2-tap link, nearer
+    the count: its too long bursts there offset the missing dependence. Likewise on the
+    2-tap links without precoding of ``benchmarks/stat_vs_counted_fuzz.py 7 16 --dfe``
+    (counted BER 1.6e-3 to 1.0e-1) counted / model moved from 0.98-1.03 to 1.08-1.20.
+    On two of them the counted burst lengths have the 2-tap chain's shape (most bursts
+    2 symbols long; the one-tap chain's are geometric, most 1 long), with fewer bursts
+    of one symbol (0.14 against the chain's 0.26 of the bursts on one). With a first tap near the cursor it is
+    worse: counted / model 1.6-2.1 on three such links (b1 0.75-0.95, 2-3 taps;
+    genie-fed count / correct-feedback model 0.98-1.13). On one of them (6-tap FFE, 2
     pre-cursor taps) the counted bursts are rarely shorter than 4 symbols, which a chain
     with fresh symbols cannot give; a likely cause (not tested): the symbols after an
     error are those whose pre-cursor ISI caused it.
