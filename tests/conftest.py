@@ -82,10 +82,12 @@ def earlier_default(*overrides) -> Config:
     return Config.default().with_overrides([*EARLIER_DEFAULT, *overrides])
 
 
-# the DFE error propagation model's own error against counts (a factor): its ratio 9-17 %
-# under the count without jitter rows (benchmarks/mlse_fair.py --only propagation, in
-# the model's docstring), 16 % over at BER 1.1e-3 with SJ 0.1 UI and no precoding
-# (tests/test_statistical.py's first propagation case, 1e7 symbols: 22,262 errors)
+# the DFE error propagation model's own error against counts (a factor): counted / model
+# 0.95-1.11 on real links (benchmarks/mlse_fair.py --only propagation and the unprecoded
+# 2-tap links of benchmarks/stat_vs_counted_fuzz.py, in the model's docstring; one link
+# with 71 % residual ISI at 1.64), 0.96 with SJ 0.1 UI and 1.06 with dual-Dirac jitter
+# (tests/test_statistical.py); the interleaved ADC's chain per output phase, without the
+# next symbols, 1.40 with SJ unprecoded
 PROPAGATION_MODEL_ERROR = 1.25
 
 

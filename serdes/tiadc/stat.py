@@ -31,7 +31,7 @@ its T/H mismatch.
 from __future__ import annotations
 
 import time
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import replace
 
 import numpy as np
@@ -253,6 +253,11 @@ class InterleavedStatistics(StatisticalEngine):
                 self._rows_held.append((key, rows))
                 self._held_bytes += size
         return rows
+
+    def precursors_apart(self, n: int):
+        """Not here: the lanes' own ISI components keep every pre-cursor, so the
+        propagation model takes the rows as they are (None: no pre-cursor values)."""
+        return nullcontext(None)
 
     @contextmanager
     def holding_rows(self):

@@ -43,7 +43,7 @@ The same quantity over (phase, y) is the statistical eye map.
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -141,6 +141,10 @@ class StatisticalEngine:
         self._cache: dict = {}
         self._xt_offsets = 0.0   # the sampling offsets of the current distribution (UI)
         self._rows_cache: tuple = (None, None)
+        # inside precursors_apart(): the pre-cursor positions left out of the ISI, and
+        # the values of the last response those positions held
+        self._pre_apart = 0
+        self._last_pre: np.ndarray | None = None
         # a list: every distribution formed gets its ISI part (_isi_part) appended,
         # in order (two per row with TX DCD), for a caller that finishes it again
         self.isi_log: list | None = None
@@ -236,6 +240,10 @@ class StatisticalEngine:
             rc = np.asarray(getattr(self.taps, "rc_taps"), dtype=np.float64)
             ok = self.d + lags < f.shape[-1]
             resid[..., self.d + lags[ok]] -= rc[ok]
+        if self._pre_apart:   # precursors_apart(): kept out, their values noted
+            lo = max(self.d - self._pre_apart, 0)
+            self._last_pre = f[..., lo:self.d][..., ::-1].copy()
+            resid[..., lo:self.d] = 0.0
         return resid
 
     def _components(self, f: np.ndarray, sigma_min: float, delta: float, tx_top=None):
@@ -280,6 +288,21 @@ class StatisticalEngine:
         engine keeps its output phases' rows there; this one keeps nothing."""
         return nullcontext(self)
 
+    @contextmanager
+    def precursors_apart(self, n: int):
+        """A scope in which the rows formed leave the first ``n`` pre-cursor positions
+        out of their ISI: each row's distribution holds the values those positions had
+        (``precursor_values``), f[d - 1], f[d - 2], .., which multiply the next symbols
+        (the DFE error propagation model conditions on them). The rows kept for reuse
+        outside the scope are set aside and come back after it."""
+        saved = (self._rows_cache, getattr(self, "_xt_sj_rows", (None, None)))
+        self._pre_apart, self._rows_cache, self._xt_sj_rows = int(n), (None, None), (None, None)
+        try:
+            yield self
+        finally:
+            self._pre_apart, self._last_pre = 0, None
+            self._rows_cache, self._xt_sj_rows = saved
+
     def weighted_rows(self, offset_ui: float = 0.0):
         """(weight, distribution) of every row the BER averages, the weights summing to
         1: the jitter rows here (an interleaved ADC's engine adds its output phases)."""
@@ -290,7 +313,10 @@ class StatisticalEngine:
         part = self._isi_part(f, jvar, offset_ui, tap_offsets_ui, delta, grid_step, parity)
         if self.isi_log is not None:   # a caller keeps the parts (finished again later)
             self.isi_log.append(part)
-        return self._from_isi(part)
+        dist = self._from_isi(part)
+        if self._pre_apart:
+            dist.precursor_values = self._last_pre
+        return dist
 
     def _isi_part(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step, parity=0):
         """A row's distribution before its noise mixture (the ISI pmf, its grid and the

@@ -90,6 +90,8 @@ def gauss_rows(engine, fs: np.ndarray, grid_step: float | None = None) -> list:
         d._at_thresholds = {(i, e, bool(u)): float(t[i, e, u]) for i in range(m)
                             for e in range(m - 1) for u in (0, 1) if t[i, e, u] == t[i, e, u]}
         d._tails_given = True
+        if engine._pre_apart:   # StatisticalEngine.precursors_apart()
+            d.precursor_values = engine._last_pre[r]
         out.append(d)
     return out
 
