@@ -321,6 +321,12 @@ def _stat_sections(system, res: RunResult, report: RunReport, pre: dict | None =
         if pre["cdr_model"]["stat_model"] == "tracking":
             st["cdr_note"] = ("ber from the loop's simulated tracking error (as serdes "
                               "jtol); ser, ber_per_eye and the eye from its Gaussian wander")
+    if res.cdr is not None and res.cdr.get("phase_histogram"):
+        from serdes.engines.cdr_phase_ber import ber_over_phases
+
+        over = ber_over_phases(system, taps, res.cdr)   # the loop's own recorded phases
+        if over is not None:
+            st.update(over)
     report.stat = st
 
 

@@ -207,6 +207,10 @@ def format_summary(r: dict) -> str:
                 else "the count adds error propagation")
                 + ": --json's stat.dfe_error_propagation")
         lines.append(f"stat BER  {r['stat_ber']:.3e} ({how})")
+        over = (r.get("stat") or {}).get("ber_recovered_phase")
+        if over is not None:   # serdes.engines.cdr_phase_ber
+            lines.append(f"stat BER  {over:.3e} over the phases this run's loop took (its "
+                         f"tail as far as the run sampled it: --json's stat.ber_recovered_phase)")
         for key in ("jitter_note", "calibration_note"):   # what the stat BER leaves out
             if (r.get("stat") or {}).get(key):
                 lines.append(f"note      {r['stat'][key]}")

@@ -230,6 +230,7 @@ class CdrFrontEnd:
             # the integrator is not kept per sample; its chunk mean is close enough to
             # a block mean for the tracked frequency (it moves on the loop's time scale)
             self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
+            self.stats.add_histogram(kn, off - self.cal.lock_ui, self.warmup_symbols)
 
     def _rx_slow(self, kn: int, n: int) -> np.ndarray:
         j = self.rx_jitter

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 STAT_BLOCK = 1024      # phase statistics per block of this many UI
+HIST_STEP_UI = 1 / 128  # the recovered phase's histogram: bins of this width (UI)
 LOCK_TOL = 0.05        # locked: every later window mean within this of the final mean (UI)
 LOCK_BLOCKS = 8        # window of the lock test (blocks)
 SETTLED_WINDOWS = 64   # locked: this many consecutive windows within LOCK_TOL
@@ -32,6 +33,20 @@ class PhaseStats:
     offset: list = field(default_factory=list)
     integ: list = field(default_factory=list)
     _acc: list = field(default_factory=lambda: [0.0, 0.0, 0.0, 0])  # sum, sum^2, sum I, n
+    # the counted symbols' tracking error (offset from the lock point, whole-UI slips
+    # taken out) in bins of HIST_STEP_UI: {bin: symbols}
+    hist: dict = field(default_factory=dict)
+
+    def add_histogram(self, k0: int, err: np.ndarray, first: int) -> None:
+        """Tracking errors ``err`` (UI) of UIs k0, k0 + 1, ..., those from ``first`` on."""
+        skip = max(first - k0, 0)
+        if skip >= err.shape[0]:
+            return
+        e = err[skip:]
+        e = e - np.round(e)   # a whole-UI slip only relabels the symbols
+        b, n = np.unique(np.round(e / HIST_STEP_UI).astype(np.int64), return_counts=True)
+        for k, c in zip(b.tolist(), n.tolist()):
+            self.hist[k] = self.hist.get(k, 0) + c
 
     def add(self, k0: int, off: np.ndarray, integ: float) -> None:
         """Offsets of UIs k0, k0 + 1, ...; ``integ``: the integrator over them (one value)."""
@@ -87,6 +102,9 @@ def summarize(stats: PhaseStats, settings, cal, model: dict, outside: int) -> di
            "lost_lock": outside > 0}
     if outside > 0 or blocks.shape[0] < 2 * LOCK_BLOCKS:
         return out
+    if stats.hist:   # the counted symbols' tracking error (serdes.engines.cdr_phase_ber)
+        out["phase_histogram"] = {"step_ui": HIST_STEP_UI,
+                                  "counts": {str(k): v for k, v in sorted(stats.hist.items())}}
     means = blocks[:, 0]
     final = float(np.mean(means[means.shape[0] // 2:]))
     # windows of LOCK_BLOCKS blocks, so that the dither's own spread stays far inside
