@@ -32,6 +32,7 @@ from serdes.engines.cdr import LOOKAHEAD
 from serdes.engines.cdr_stat_model import stat_system
 from serdes.engines.run import design_equalizer, simulate
 from serdes.engines.stat import StatisticalEngine
+from symbols_and_sets import symbols_and_sets
 
 
 class _Decisions:
@@ -45,14 +46,7 @@ class _Decisions:
 
 
 def main(argv: list[str]) -> int:
-    symbols, sets, i = 20_000_000, [], 0
-    while i < len(argv):
-        if argv[i] == "--set" and i + 1 < len(argv):
-            sets.append(argv[i + 1])
-            i += 2
-        else:
-            symbols = int(float(argv[i]))
-            i += 1
+    symbols, sets = symbols_and_sets(argv, 20_000_000)
     system = build(Config.default().with_overrides(["cdr.mode=mm", *sets]))
     taps = design_equalizer(system)
     made = []

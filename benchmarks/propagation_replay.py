@@ -35,6 +35,7 @@ from serdes.engines.run import simulate
 from serdes.engines.stat import dfe_error_propagation
 from serdes.engines.stat.distribution import gray_bit_errors
 from serdes.tiadc.stat import statistical_engine
+from symbols_and_sets import symbols_and_sets
 
 LINK = ["channel.skin_fraction=0.6980985932251722", "ctle.auto=false", "ctle.g_dc_db=-8",
         "adc.enob=5", "channel.loss_db=35", "noise.rj_ui=0", "dfe.taps=1",
@@ -67,14 +68,7 @@ def _dfe(sent, dist, levels, thresholds, b, fd):
 
 
 def main(argv: list[str]) -> int:
-    symbols, sets, i = 2_000_000, [], 0
-    while i < len(argv):
-        if argv[i] == "--set" and i + 1 < len(argv):
-            sets.append(argv[i + 1])
-            i += 2
-        else:
-            symbols = int(float(argv[i]))
-            i += 1
+    symbols, sets = symbols_and_sets(argv, 2_000_000)
     system = build(Config.default().with_overrides(LINK + sets))
     eng = statistical_engine(system)
     taps = eng.taps
