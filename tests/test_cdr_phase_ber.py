@@ -52,3 +52,25 @@ def test_an_interleaved_adc_keeps_its_histogram_without_the_average(extra):
     r = run_report(build(Config.default().with_overrides(
         ["cdr.mode=mm", "link.symbols=300000", *extra])), stat="ber")
     assert r.counted.cdr.get("phase_histogram") and "ber_recovered_phase" not in r.stat
+
+
+def test_the_phase_histogram_counts_the_symbols_after_the_warm_up_slips_taken_out():
+    """PhaseStats.add_histogram over chunks against a direct count: bins of 1/128 UI
+    about the lock point, whole-UI slips only relabel the symbols, the UIs before
+    ``first`` (the warm-up) left out, chunk boundaries anywhere."""
+    import numpy as np
+
+    from serdes.engines.cdr_summary import HIST_STEP_UI, PhaseStats
+
+    rng = np.random.default_rng(3)
+    err = rng.normal(0.0, 0.05, 10_000) + rng.integers(-2, 3, 10_000)  # with slips
+    stats, k0 = PhaseStats(), -7
+    for n in (5, 1000, 3333, 62, 5607):   # k0 - 7 .. 9993 in uneven chunks
+        stats.add_histogram(k0, err[k0 + 7:k0 + 7 + n], first=2500)
+        k0 += n
+    kept = err[2500 + 7:]
+    frac = kept - np.round(kept)
+    want = {}
+    for b in np.rint(frac / HIST_STEP_UI).astype(int):
+        want[int(b)] = want.get(int(b), 0) + 1
+    assert stats.hist == want and sum(want.values()) == kept.shape[0]

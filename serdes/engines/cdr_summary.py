@@ -43,10 +43,12 @@ class PhaseStats:
         if skip >= err.shape[0]:
             return
         e = err[skip:]
-        e = e - np.round(e)   # a whole-UI slip only relabels the symbols
-        b, n = np.unique(np.round(e / HIST_STEP_UI).astype(np.int64), return_counts=True)
-        for k, c in zip(b.tolist(), n.tolist()):
-            self.hist[k] = self.hist.get(k, 0) + c
+        e = e - np.round(e)   # a whole-UI slip only relabels the symbols: |e| <= 1/2
+        half = int(round(0.5 / HIST_STEP_UI))
+        counts = np.bincount(np.rint(e / HIST_STEP_UI).astype(np.int64) + half,
+                             minlength=2 * half + 1)
+        for k in np.flatnonzero(counts).tolist():
+            self.hist[k - half] = self.hist.get(k - half, 0) + int(counts[k])
 
     def add(self, k0: int, off: np.ndarray, integ: float) -> None:
         """Offsets of UIs k0, k0 + 1, ...; ``integ``: the integrator over them (one value)."""
