@@ -19,13 +19,22 @@ from serdes.metrics.ber import clopper_pearson
 from serdes.report import run_report
 
 # the fuzz's second MM-loop link (docs/cdr.md): BER about 1e-3, 1733 bit errors in 1e6
+# (with dual-Dirac 0.03 UI 1.8e-3; with the BB loop and it 4.4e-4)
 MM_LINK = ["cdr.mode=mm", "channel.loss_db=39.78", "ffe.taps=32", "adc.bits=8",
            "adc.enob=7.2", "noise.rj_ui=0.02", "link.seed=12015", "dfe.taps=0",
            "link.symbols=1000000", "link.target_errors=0"]
 
 
-def test_the_engine_over_the_loops_recorded_phases_gives_the_count():
-    r = run_report(build(Config.default().with_overrides(MM_LINK)), stat="ber")
+@pytest.mark.parametrize("extra, gaussian_low", [
+    ([], True),
+    # with RX dual-Dirac jitter the loop partly follows its holds: the histogram takes
+    # the holds with the phase (taken apart, as independent, it read 1.4x and 2.4x
+    # above these counts)
+    (["noise.dd_ui=0.03"], True),
+    (["cdr.mode=bb", "noise.dd_ui=0.03"], False),
+])
+def test_the_engine_over_the_loops_recorded_phases_gives_the_count(extra, gaussian_low):
+    r = run_report(build(Config.default().with_overrides(MM_LINK + extra)), stat="ber")
     res = r.counted
     lo, hi = clopper_pearson(res.bit_errors, res.bits, 0.99)
     hist = res.cdr["phase_histogram"]
@@ -36,7 +45,8 @@ def test_the_engine_over_the_loops_recorded_phases_gives_the_count():
     assert r.stat["recovered_phase_symbols"] > 0.8 * res.symbols
     assert sum(hist["counts"].values()) == r.stat["recovered_phase_symbols"]
     assert lo <= over <= hi
-    assert r.stat_ber < lo      # the Gaussian wander misses the loop's tail here
+    if gaussian_low:            # the Gaussian wander misses the MM loop's tail here
+        assert r.stat_ber < lo
 
 
 def test_no_loop_no_recorded_phases():

@@ -230,7 +230,12 @@ class CdrFrontEnd:
             # the integrator is not kept per sample; its chunk mean is close enough to
             # a block mean for the tracked frequency (it moves on the loop's time scale)
             self.stats.add(kn, off, 0.5 * (integ0 + self.state[1]))
-            self.stats.add_histogram(kn, off - self.cal.lock_ui, self.warmup_symbols)
+            # the tracking error with the RX dual-Dirac holds the loop partly follows
+            # (serdes.engines.cdr_phase_ber takes the engine without them)
+            hist = off - self.cal.lock_ui
+            if self.rx_jitter.active:
+                hist = hist + self.rx_jitter.dd_offsets_ui(kn, n)
+            self.stats.add_histogram(kn, hist, self.warmup_symbols)
 
     def _rx_slow(self, kn: int, n: int) -> np.ndarray:
         j = self.rx_jitter

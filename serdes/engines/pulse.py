@@ -98,14 +98,22 @@ class Jitter:
             out[neg:] += np.clip(self.rj_ui * self._rj.normal(k0 + neg, n - neg),
                                  -8 * self.rj_ui, 8 * self.rj_ui)
         if self.dd_ui > 0:
+            out += self.dd_offsets_ui(k0, n)
+        if self.sj_ui > 0:
+            k = k0 + np.arange(n, dtype=np.float64)
+            out += self.sj_ui * np.sin(self.sj_rad_per_ui * k + self._sj_phase)
+        return out
+
+    def dd_offsets_ui(self, k0: int, n: int) -> np.ndarray:
+        """The dual-Dirac part of :meth:`offsets_ui` (+-dd_ui, each sign held for
+        DD_HOLD_UI UI; zeros without it): the same values, from the same stream."""
+        out = np.zeros(n)
+        if self.dd_ui > 0:
             neg = min(max(-k0, 0), n)
             held = (k0 + neg + np.arange(n - neg)) // self.DD_HOLD_UI
             first = int(held[0]) if held.size else 0
             signs = self._dd.integers(first, int(held[-1]) - first + 1 if held.size else 0, 2)
             out[neg:] += self.dd_ui * (2.0 * signs[held - first] - 1.0)
-        if self.sj_ui > 0:
-            k = k0 + np.arange(n, dtype=np.float64)
-            out += self.sj_ui * np.sin(self.sj_rad_per_ui * k + self._sj_phase)
         return out
 
 
