@@ -14,6 +14,9 @@ is then compared with the report's error propagation model (`stat.dfe_error_prop
 ``ber_precoded`` on a precoded link, else ``ber_with_propagation``), whose own error
 against counts is 5-19 % (its docstring).
 
+With the MM loop a case also prints the report's ``stat.ber_recovered_phase`` (the
+engine over the phases the run's own loop took) and whether it is inside the interval.
+
 Run: python benchmarks/stat_vs_counted_fuzz.py [SEED [CASES]] [--dfe]
      (default seed 1, 16 cases)
 """
@@ -82,8 +85,15 @@ def main(argv: list[str]) -> int:
         else:
             outside += 1
         ratio = d["ber"] / sb if sb > 0 else float("inf")
+        # with a loop: the engine over the phases the run's loop took (the report's
+        # stat.ber_recovered_phase), beside the Gaussian wander's stat.ber
+        rp = d["stat"].get("ber_recovered_phase")
+        over = "" if rp is None or dfe else (
+            f", over the loop's phases {rp:.3e} ("
+            f"{'inside' if lo <= rp <= hi else 'OUTSIDE'}, counted/it "
+            f"{d['ber'] / rp if rp > 0 else float('inf'):.2f})")
         print(f"counted {d['ber']:.3e} [{lo:.2e}, {hi:.2e}] ({d['bit_errors']} errors), "
-              f"stat {sb:.3e}, counted/stat {ratio:.2f}, {where} | {label}", flush=True)
+              f"stat {sb:.3e}, counted/stat {ratio:.2f}, {where}{over} | {label}", flush=True)
     print(f"{inside} inside, {outside} outside the counted 95 % interval "
           f"(cases with errors counted)")
     return 0
