@@ -34,15 +34,15 @@ def ber_over_phases(system, taps, cdr: dict) -> dict | None:
     counts = histogram.get("counts") or {}
     if not counts or getattr(system.link.adc, "interleaved", False):
         return None
-    from serdes.engines.cdr_stat_model import stat_system
     from serdes.engines.stat import StatisticalEngine
 
-    ssys, _ = stat_system(system, taps)
-    link = copy.copy(ssys.link)
-    imp = link.impairments
-    link.impairments = dataclasses.replace(imp, offset_ui=float(cdr["target_lock_ui"]),
+    # the link's own, not the loop's statistical model of it (cdr_stat.stat_link): what
+    # that model sets (offset, wander, the SJ left) is all taken from the recording here
+    link = copy.copy(system.link)   # shares the computed pulse and noise
+    link.impairments = dataclasses.replace(link.impairments,
+                                           offset_ui=float(cdr["target_lock_ui"]),
                                            wander_ui=0.0, sj_ui=0.0, dd_ui=0.0)
-    eng = StatisticalEngine(dataclasses.replace(ssys, link=link), taps)
+    eng = StatisticalEngine(dataclasses.replace(system, link=link), taps)
     step = float(histogram["step_ui"])
     total = float(sum(counts.values()))
     ber = ser = 0.0
