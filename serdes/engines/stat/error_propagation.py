@@ -147,7 +147,8 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
             c = (_chain(engine, dist, b[:k], max_burst) if p == 0 else
                  _chain_pre(engine, dist, b[:k], p, max_burst))
             # each chain's rates in the units of the row's own BER (a row without its
-            # pre-cursors forms its distribution on another grid: ~1e-4 apart)
+            # pre-cursors forms its ISI on another grid, and with RX RJ loses part of
+            # its jitter classes' correlation: the docstring's last paragraph)
             f = rates[i][1]
             g = f / c["ber_free"] if c["ber_free"] > 0 else 1.0
             for key in ("ber_prop", "ber_pre", "err_mass", "err_leave", "bursts"):
