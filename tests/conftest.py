@@ -86,8 +86,8 @@ def earlier_default(*overrides) -> Config:
 # 0.95-1.11 on real links (benchmarks/mlse_fair.py --only propagation and the unprecoded
 # 2-tap links of benchmarks/stat_vs_counted_fuzz.py, in the model's docstring; one link
 # with 71 % residual ISI at 1.64), 0.96 with SJ 0.1 UI and 1.06 with dual-Dirac jitter
-# (tests/test_statistical.py); the interleaved ADC's chain per output phase, without the
-# next symbols, 1.40 with SJ unprecoded
+# (tests/test_statistical.py); the interleaved ADC's chain per output phase 1.15 with SJ
+# unprecoded (tests/test_tiadc_ber.py; 1.29 before it had the next symbols)
 PROPAGATION_MODEL_ERROR = 1.25
 
 

@@ -40,7 +40,7 @@ class _Slicer:
             sigmas=np.full(m, sigma), levels=self.levels, thresholds=self.thresholds,
             bit_errors=self.bit_errors, isi_var=0.0, noise_var=np.full(m, sigma ** 2))
 
-    def weighted_rows(self, offset_ui=0.0):
+    def weighted_rows(self, offset_ui=0.0, wanted=None):
         yield 1.0, self.dist
 
 
@@ -71,7 +71,7 @@ class _PrecursorSlicer(_Slicer):
             noise_var=np.full(m, self.sigma ** 2))
         return dist
 
-    def weighted_rows(self, offset_ui=0.0):
+    def weighted_rows(self, offset_ui=0.0, wanted=None):
         dist = self._dist(self.pre[self._apart:])
         if self._apart:
             dist.precursor_values = self.pre[:self._apart]
@@ -233,24 +233,29 @@ def test_the_chain_with_the_next_symbols_predicts_a_dfe_with_pre_cursor_isi(b, s
     assert pre_ber - pre_half <= prop["ber_precoded"] <= pre_ber + pre_half
 
 
-@pytest.mark.parametrize("sets", [["noise.sj_ui=0.1"], ["tx_jitter.dcd_ui=0.03"], []])
+LANES = ["adc.lanes=4", "adc.offset_rms_v=0.002", "adc.gain_rms=0.01"]
+
+
+@pytest.mark.parametrize("sets", [["noise.sj_ui=0.1"], ["tx_jitter.dcd_ui=0.03"], [],
+                                  LANES + ["noise.sj_ui=0.05"], LANES + ["tx_jitter.dcd_ui=0.03"]])
 def test_rows_with_the_pre_cursors_apart_are_the_rows_without_those_terms(sets):
     """Inside ``precursors_apart(2)`` each row leaves its first two pre-cursors out of
     its ISI and notes their values: averaged over the 16 symbol pairs those positions
     carry, the shifted rows' decision matrices are the full rows' again (up to the ISI
     grid, which the full rows form with those terms on it; the DCD parities each by its
-    own response); and after the scope the rows are the full ones again."""
+    own response); and after the scope the rows are the full ones again. The same for
+    the interleaved ADC's engine, every output phase's rows by that phase's response."""
     from itertools import product
 
     from serdes.build import build
     from serdes.config import Config
-    from serdes.engines.stat import StatisticalEngine
     from serdes.engines.stat.error_propagation import _pair_matrices, precursor_values
+    from serdes.tiadc.stat import statistical_engine
 
     # without RX RJ: with it the rows' RJ classes are joint with the ISI they hold
     # (serdes.engines.stat.rj_joint), and a row without its pre-cursors loses the part
     # of that correlation the pre-cursor symbols carried (the model's docstring)
-    eng = StatisticalEngine(build(Config.default().with_overrides(
+    eng = statistical_engine(build(Config.default().with_overrides(
         ["channel.loss_db=36", "dfe.taps=1", "noise.rj_ui=0", *sets])))
     full = list(eng.weighted_rows(0.0))
     f0, _ = eng.response(0.0)
@@ -276,3 +281,30 @@ def test_rows_with_the_pre_cursors_apart_are_the_rows_without_those_terms(sets):
     print(f"\n{sets}: {len(full)} rows, largest relative difference of a row's BER "
           f"{worst:.2e}")
     assert worst < 1e-2
+
+
+def test_the_interleaved_engines_rows_keep_their_pre_cursors_through_the_rj_screen():
+    """With RX RJ the interleaved engine forms its rows with the level-only classes and
+    forms the rows that carry the error rate again with the joint classes
+    (serdes.tiadc.rows.screened_any): those keep the pre-cursor values of their first
+    pass (each DCD parity its own), and the propagation model gets its next-symbol
+    chain on every row."""
+    from serdes.build import build
+    from serdes.config import Config
+    from serdes.engines.stat.error_propagation import precursor_values
+    from serdes.engines.stat.txjitter import ParityMixture
+    from serdes.tiadc.stat import statistical_engine
+
+    for extra in ([], ["tx_jitter.dcd_ui=0.03"]):
+        eng = statistical_engine(build(Config.default().with_overrides(
+            ["channel.loss_db=36", "dfe.taps=1", "noise.rj_ui=0.01", *LANES, *extra])))
+        with eng.precursors_apart(2):
+            rows = list(eng.weighted_rows(0.0))
+        assert len(rows) > 1
+        for _, d in rows:
+            pre = precursor_values(d)
+            assert pre is not None and pre.shape == (2,) and np.all(np.isfinite(pre))
+            if extra:   # each DCD parity its own values
+                assert isinstance(d, ParityMixture) and len(d.parts) == 2
+                each = [getattr(part, "precursor_values", None) for part in d.parts]
+                assert all(v is not None for v in each) and not np.array_equal(*each)

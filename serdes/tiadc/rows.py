@@ -59,7 +59,10 @@ def row_blocks(eng, offset_ui: float, grid_step, idx, isi: list | None = None) -
             part = eng._isi_part(f, jv, offset_ui, row, None, grid_step)
             if isi is not None:
                 isi.append(part)
-            out.append((wq, eng._from_isi(part)))
+            dist = eng._from_isi(part)
+            if eng._pre_apart:   # precursors_apart(): the values its residual left out
+                dist.precursor_values = eng._last_pre
+            out.append((wq, dist))
     return out
 
 
@@ -112,5 +115,17 @@ def screened_any(eng, whole, again, screen: float = RJ_SCREEN) -> list:
     # calibrated 8-lane ADC with a tone, 750 of them: a helper may take a part)
     keep = _carriers(eng, rows, screen)
     for k, dist in zip(keep, split_map(again, keep)):
+        _carry_precursors(rows[k][1], dist)
         rows[k] = (rows[k][0], dist)
     return rows
+
+
+def _carry_precursors(old, new) -> None:
+    """The pre-cursor values a row formed inside ``precursors_apart()`` noted (each DCD
+    parity's its own), onto the same row formed again from its ISI parts."""
+    got = getattr(old, "precursor_values", None)
+    if got is not None:
+        new.precursor_values = got
+        return
+    for a, b in zip(getattr(old, "parts", ()), getattr(new, "parts", ())):
+        _carry_precursors(a, b)

@@ -31,7 +31,7 @@ its T/H mismatch.
 from __future__ import annotations
 
 import time
-from contextlib import closing, contextmanager, nullcontext
+from contextlib import closing, contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -43,7 +43,7 @@ from serdes.engines.stat.results import Bathtub, StatBer
 from serdes.engines.stat.rj import CLASS_GRID_UI, RandomJitterModel, resample
 from serdes.impairments import rx_thermal_autocorr
 from serdes.tiadc.lanes import lane_fine_pulses
-from serdes.tiadc.rows import RJ_SCREEN, screened_any, screened_rows
+from serdes.tiadc.rows import RJ_SCREEN, row_blocks, screened_any, screened_rows
 from serdes.tiadc.skew_points import offset_rho, points_for
 
 
@@ -254,10 +254,21 @@ class InterleavedStatistics(StatisticalEngine):
                 self._held_bytes += size
         return rows
 
+    @contextmanager
     def precursors_apart(self, n: int):
-        """Not here: the lanes' own ISI components keep every pre-cursor, so the
-        propagation model takes the rows as they are (None: no pre-cursor values)."""
-        return nullcontext(None)
+        """:meth:`StatisticalEngine.precursors_apart` at every output phase: each phase's
+        rows leave the first ``n`` pre-cursor positions of that phase's response out of
+        their ISI and note them (``precursor_values``; the lanes' own ISI components,
+        :meth:`_components`, are formed on that residual too). The rows kept for reuse
+        (the current phase's and those held by :meth:`holding_rows`) are set aside and
+        come back after the scope."""
+        saved = (self._rows_kept, self._rows_held, self._held_bytes)
+        self._rows_kept, self._rows_held, self._held_bytes = (None, None), [], 0
+        try:
+            with super().precursors_apart(n) as eng:
+                yield eng
+        finally:
+            self._rows_kept, self._rows_held, self._held_bytes = saved
 
     @contextmanager
     def holding_rows(self):
@@ -346,7 +357,7 @@ class InterleavedStatistics(StatisticalEngine):
         identity; the key holds them, so their ids stay theirs) the models in use."""
         held = (self.jitter, self.rj, self.cal_skew, self.w, self.taps, self.lane_pulses)
         return (self._phase, round(float(offset_ui), 12), grid_step, self.rj_screen,
-                self.rj_level_only, self.rx_var, self._offset, self.gains.tobytes(),
+                self.rj_level_only, self._pre_apart, self.rx_var, self._offset, self.gains.tobytes(),
                 self.offsets_v.tobytes(), self.skew_ui.tobytes(), tuple(id(o) for o in held),
                 held)
 
@@ -388,18 +399,45 @@ class InterleavedStatistics(StatisticalEngine):
             return np.arange(self.lanes)
         return np.unique((np.arange(MAX_PHASES) * self.lanes) // MAX_PHASES)
 
-    def weighted_rows(self, offset_ui: float = 0.0):
+    def weighted_rows(self, offset_ui: float = 0.0, wanted=None):
         """(weight, distribution) of every row of every output phase (:attr:`phases`),
         each phase's rows weighted 1 / phases, as :meth:`ber` averages them; one phase's
-        rows alive at a time."""
+        rows alive at a time. ``wanted`` (indices over all phases' rows, in this order):
+        inside :meth:`precursors_apart`, where a phase's jitter rows are formed in blocks,
+        only those are formed, the others given as (weight, None) (the propagation model
+        chains about a quarter of the rows of the README's 64-lane example)."""
         phases = self.phases
         try:
+            start = 0
             for l in phases:
                 self._set_phase(l)
-                for wq, d in self.row_distributions(offset_ui):
+                rows = None if wanted is None else self._wanted_rows(offset_ui, wanted, start)
+                if rows is None:
+                    rows = self.row_distributions(offset_ui)
+                for wq, d in rows:
                     yield wq / len(phases), d
+                start += len(rows)
         finally:
             self._set_phase(0)
+
+    def _wanted_rows(self, offset_ui: float, wanted, start: int) -> list | None:
+        """The current phase's rows [(weight, distribution or None)], only those of
+        ``wanted`` (less ``start``, the rows of the phases before) formed, with the joint
+        RJ classes; None where the rows are not formed in blocks (TX jitter, the
+        aggressors' SJ points, quasi-static rows) or outside :meth:`precursors_apart`."""
+        from serdes.crosstalk import sj_points
+
+        J = self.jitter
+        if (not self._pre_apart or J.quasi_static or self.tx is not None
+                or sj_points(self.link) is not None):
+            return None
+        n = J.weights.shape[0]
+        idx = np.array(sorted(i - start for i in wanted if start <= i < start + n),
+                       dtype=np.int64)
+        out: list = [(float(w), None) for w in J.weights]
+        for k, row in zip(idx, row_blocks(self, offset_ui, None, idx)):
+            out[int(k)] = row
+        return out
 
     # -- views over the lanes: the eye of the ADC output overlays every lane's samples
     def _over_phases(self, make) -> list:

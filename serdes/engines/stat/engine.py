@@ -303,9 +303,11 @@ class StatisticalEngine:
             self._pre_apart, self._last_pre = 0, None
             self._rows_cache, self._xt_sj_rows = saved
 
-    def weighted_rows(self, offset_ui: float = 0.0):
+    def weighted_rows(self, offset_ui: float = 0.0, wanted=None):
         """(weight, distribution) of every row the BER averages, the weights summing to
-        1: the jitter rows here (an interleaved ADC's engine adds its output phases)."""
+        1: the jitter rows here (an interleaved ADC's engine adds its output phases).
+        ``wanted``: the indices of the rows the caller will read; an engine may give the
+        others as (weight, None) where it can leave them unformed (this one forms all)."""
         yield from self.row_distributions(offset_ui)
 
     def _distribution_of(self, f, jvar, offset_ui, tap_offsets_ui, delta, grid_step,

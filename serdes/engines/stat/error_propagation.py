@@ -41,8 +41,8 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     next decision's probabilities come from that distribution shifted by both; each
     step draws the symbol P ahead (the rest of the ISI and the noise are taken as
     independent of the previous errors). An engine that cannot set the pre-cursors
-    apart (the interleaved ADC's: its lanes' own ISI components) gets the chain over
-    the errors alone (K up to 3), the symbols drawn afresh. Returns the predicted BER
+    apart gets the chain over the errors alone (K up to 3), the symbols drawn afresh;
+    the interleaved ADC's sets them apart at every output phase. Returns the predicted BER
     with propagation, its ratio to the error-free-feedback BER, the distribution of
     burst lengths (runs of consecutive symbol errors) and ``ber_precoded``, the BER the
     same link counts with 1/(1+D) mod M precoding (the decoded error (d_n + d_(n-1))
@@ -90,10 +90,12 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     Jitter rows (SJ phases, dual-Dirac signs, a CDR's wander points, aggressors' SJ
     points; an interleaved ADC's output phases) each get their own chain, averaged with
     the rows' weights as the BER averages them (``engine.weighted_rows``). Against counts
-    with SJ 0.1 UI and dual-Dirac 0.05 UI (1-tap DFE, 1e7 symbols) and 4 mismatched lanes
-    (precoded): counted / model 0.96 (SJ, BER 1.1e-3, unprecoded), 1.02 (SJ, precoded),
-    1.06 (dual-Dirac), 1.00 (lanes); ``tests/test_statistical.py``,
-    ``tests/test_tiadc_ber.py``. The rows that together carry less than
+    with SJ 0.1 UI and dual-Dirac 0.05 UI (1-tap DFE, 1e7 symbols) and 4 mismatched lanes:
+    counted / model 0.96 (SJ, BER 1.1e-3, unprecoded), 1.02 (SJ, precoded), 1.06
+    (dual-Dirac), 1.00 (lanes, precoded), 1.15 (lanes with SJ 0.05 UI, unprecoded, 4006
+    errors; 1.29 with the chain over the errors alone); ``tests/test_statistical.py``,
+    ``tests/test_tiadc_ber.py``. A chain per output phase keeps that phase's rows at
+    every step, where the lane changes every symbol. The rows that together carry less than
     :data:`SKIP_SHARE` of the correct-feedback error rate take the others' ratios instead
     of a chain of their own. Each chain's rates are scaled to its row's own BER, so
     ``ber_correct_feedback`` is the engine's BER: a row without its pre-cursors forms
@@ -139,7 +141,7 @@ def dfe_error_propagation(engine, offset_ui: float = 0.0,
     scope = apart(n_pre) if apart is not None and n_pre else nullcontext(None)
     chains = []
     with scope as held:
-        for i, (w, dist) in enumerate(engine.weighted_rows(offset_ui)):
+        for i, (w, dist) in enumerate(engine.weighted_rows(offset_ui, wanted=chained)):
             if i not in chained:
                 continue
             pre = precursor_values(dist) if held is not None else None
