@@ -17,7 +17,13 @@ from serdes.engines.stat.txjitter import ParityMixture, replace_means
 SKIP_SHARE = 1e-3
 
 # the pre-cursor symbols the chain's state carries (the next symbols, whose pre-cursor
-# ISI made the error they follow likelier)
+# ISI made the error they follow likelier). More would not be better while the noise's
+# own correlation (which shortens bursts) is left out: with 3 or 4 the five links of
+# benchmarks/mlse_fair.py --only propagation read model / counted 0.98-1.06 / 0.99-1.09
+# (1-tap DFEs; the 2-tap link 1.24 / 1.27, its second tap dropped for the symbols)
+# against 0.98-1.05 with 2, where an unprecoded link with pre-cursors of about 1 % at
+# five positions (4 mismatched lanes, SJ 0.05 UI; tests/test_tiadc_ber.py) moves from
+# counted / model 1.15 to 1.07 / 1.02
 PRE_SYMBOLS = 2
 
 # the chain's states: those pre-cursor symbols (levels ** PRE_SYMBOLS) times the last
