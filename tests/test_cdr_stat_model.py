@@ -102,3 +102,37 @@ def test_linear_model_elsewhere(jtol):
     assert sb.ber == StatisticalEngine(ref, taps).ber(0.0).ber
     off = build(Config.default())
     assert stat_system(dataclasses.replace(off, tx_jitter=system.tx_jitter), taps)[1] is None
+
+
+def test_the_propagation_model_is_on_the_loop_models_ber():
+    """With the tracking model giving ``stat.ber`` (a TX SJ below the loop bandwidth),
+    the propagation model, formed on the engine's rows (the loop's Gaussian wander),
+    is put in units of that BER: ``ber_correct_feedback`` is ``stat.ber`` and the BER
+    with propagation is its ratio times it (before, a BER with propagation 7x below
+    ``stat.ber`` on a 33 dB link, where the rows' own BER was 8.4x below it)."""
+    from serdes.report import on_loop_ber
+
+    system = _system(0.3, 1e5, "channel.loss_db=33", "link.precoding=false",
+                     "link.symbols=200000", "link.target_errors=0")
+    d = run_report(system, eye=False).to_dict()
+    assert d["cdr"]["stat_model"] == "tracking"
+    st = d["stat"]
+    prop = st["dfe_error_propagation"]
+    linear = d["cdr"]["stat_tracking"]["linear_model_ber"]
+    print(f"\nstat.ber {st['ber']:.4e} (the rows' {linear:.4e}), with propagation "
+          f"{prop['ber_with_propagation']:.4e}, ratio {prop['ratio']:.4f}")
+    assert st["ber"] > 2 * linear            # the tracking model is not the rows' BER
+    assert prop["ber_correct_feedback"] == st["ber"]
+    assert prop["ber_with_propagation"] == pytest.approx(prop["ratio"] * st["ber"], rel=1e-12)
+    assert prop["ratio"] > 1 and "its rates scaled to ber" in st["cdr_note"]
+    # the scaling alone: rates scaled, ratio and bursts as they were
+    raw = {"ber_correct_feedback": 2e-8, "ber_with_propagation": 3e-8, "ber_precoded": 4e-8,
+           "ratio": 1.5, "mean_burst_length": 1.7, "burst_length_pmf": {1: 0.6, 2: 0.4}}
+    out = on_loop_ber(raw, 1e-7)
+    want = dict(raw, ber_correct_feedback=1e-7, ber_with_propagation=1.5e-7,
+                ber_precoded=2e-7)
+    assert out.keys() == want.keys() and out["burst_length_pmf"] == raw["burst_length_pmf"]
+    for key in ("ber_correct_feedback", "ber_with_propagation", "ber_precoded", "ratio",
+                "mean_burst_length"):
+        assert out[key] == pytest.approx(want[key], rel=1e-12)
+    assert on_loop_ber(dict(raw, ber_correct_feedback=0.0), 1e-7)["ber_with_propagation"] == 3e-8
