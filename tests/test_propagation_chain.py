@@ -341,3 +341,26 @@ def test_the_interleaved_engine_forming_only_the_chained_rows_gives_the_same_mod
     for key in ("ber_with_propagation", "ber_correct_feedback", "ber_precoded",
                 "mean_burst_length", "p_error_after_error"):
         assert some[key] == pytest.approx(every[key], rel=1e-3)
+
+
+def test_the_interleaved_engine_holds_no_rows_formed_with_the_pre_cursors_apart():
+    """Inside ``holding_rows()`` (the report's scope: the BER's rows serve the model and
+    the eye) the rows formed in ``precursors_apart()`` are read once and not held, so
+    the scope adds no second set of held rows; the held rows come back after it."""
+    from serdes.build import build
+    from serdes.config import Config
+    from serdes.tiadc.stat import statistical_engine
+
+    eng = statistical_engine(build(Config.default().with_overrides(
+        ["channel.loss_db=36", "dfe.taps=1", "noise.rj_ui=0", "noise.sj_ui=0.05", *LANES])))
+    with eng.holding_rows():
+        full = list(eng.weighted_rows(0.0))
+        held = list(eng._rows_held)
+        assert len(held) == len(eng.phases)
+        with eng.precursors_apart(2):
+            apart = list(eng.weighted_rows(0.0))
+            assert eng._rows_held == [] and eng._held_bytes == 0
+        assert eng._rows_held == held
+        again = list(eng.weighted_rows(0.0))
+    assert len(apart) == len(full)
+    assert all(d is d0 for (_, d), (_, d0) in zip(again, full))   # served from the held rows

@@ -261,14 +261,17 @@ class InterleavedStatistics(StatisticalEngine):
         their ISI and note them (``precursor_values``; the lanes' own ISI components,
         :meth:`_components`, are formed on that residual too). The rows kept for reuse
         (the current phase's and those held by :meth:`holding_rows`) are set aside and
-        come back after the scope."""
-        saved = (self._rows_kept, self._rows_held, self._held_bytes)
+        come back after the scope; the rows formed in it are not held (one pass over
+        the phases reads them: holding them would add up to :data:`WALK_ROWS_BYTES`)."""
+        saved = (self._rows_kept, self._rows_held, self._held_bytes, self._hold_depth)
         self._rows_kept, self._rows_held, self._held_bytes = (None, None), [], 0
+        self._hold_depth = 0
         try:
             with super().precursors_apart(n) as eng:
                 yield eng
         finally:
-            self._rows_kept, self._rows_held, self._held_bytes = saved
+            (self._rows_kept, self._rows_held, self._held_bytes,
+             self._hold_depth) = saved
 
     @contextmanager
     def holding_rows(self):
