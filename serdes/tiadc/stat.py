@@ -230,8 +230,6 @@ class InterleavedStatistics(StatisticalEngine):
         last phase's rows are kept (the BER's nominal-phase rows serve the vertical
         bathtub and the horizontal walk's centre). With ``rj_screen`` 0 the same
         numbers as row by row."""
-        from serdes.crosstalk import sj_points
-
         key = self._rows_key(offset_ui, grid_step)
         if self._rows_kept[0] == key:
             return self._rows_kept[1]
@@ -239,8 +237,7 @@ class InterleavedStatistics(StatisticalEngine):
             if k == key:
                 return rows
         self._rows_kept = (None, None)   # one phase's rows alive at a time
-        J = self.jitter
-        if J.quasi_static or self.tx is not None or sj_points(self.link) is not None:
+        if not self._rows_in_blocks():
             isi: list = []      # each row's ISI parts (two with DCD), formed once
             rows = screened_any(self, lambda: self._rows_one_by_one(offset_ui, grid_step, isi),
                                 lambda k: self._joint_again(isi[k]), self.rj_screen)
@@ -253,6 +250,15 @@ class InterleavedStatistics(StatisticalEngine):
                 self._rows_held.append((key, rows))
                 self._held_bytes += size
         return rows
+
+    def _rows_in_blocks(self) -> bool:
+        """The phase's jitter rows are formed in blocks (:func:`screened_rows`), not one
+        by one through the base engine (TX jitter, the aggressors' SJ points,
+        quasi-static rows: :meth:`_rows_one_by_one`)."""
+        from serdes.crosstalk import sj_points
+
+        return not (self.jitter.quasi_static or self.tx is not None
+                    or sj_points(self.link) is not None)
 
     @contextmanager
     def precursors_apart(self, n: int):
@@ -360,9 +366,9 @@ class InterleavedStatistics(StatisticalEngine):
         identity; the key holds them, so their ids stay theirs) the models in use."""
         held = (self.jitter, self.rj, self.cal_skew, self.w, self.taps, self.lane_pulses)
         return (self._phase, round(float(offset_ui), 12), grid_step, self.rj_screen,
-                self.rj_level_only, self._pre_apart, self.rx_var, self._offset, self.gains.tobytes(),
-                self.offsets_v.tobytes(), self.skew_ui.tobytes(), tuple(id(o) for o in held),
-                held)
+                self.rj_level_only, self._pre_apart, self.rx_var, self._offset,
+                self.gains.tobytes(), self.offsets_v.tobytes(), self.skew_ui.tobytes(),
+                tuple(id(o) for o in held), held)
 
     def _noise_var_per_level(self, f, jvar):
         var, rj = super()._noise_var_per_level(f, jvar)
@@ -428,12 +434,9 @@ class InterleavedStatistics(StatisticalEngine):
         ``wanted`` (less ``start``, the rows of the phases before) formed, with the joint
         RJ classes; None where the rows are not formed in blocks (TX jitter, the
         aggressors' SJ points, quasi-static rows) or outside :meth:`precursors_apart`."""
-        from serdes.crosstalk import sj_points
-
-        J = self.jitter
-        if (not self._pre_apart or J.quasi_static or self.tx is not None
-                or sj_points(self.link) is not None):
+        if not self._pre_apart or not self._rows_in_blocks():
             return None
+        J = self.jitter
         n = J.weights.shape[0]
         idx = np.array(sorted(i - start for i in wanted if start <= i < start + n),
                        dtype=np.int64)
