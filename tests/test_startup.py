@@ -54,8 +54,9 @@ def test_the_sweep_package_still_exports_its_names():
 
 def test_the_run_modules_do_not_import_scipy_linalg():
     """The equalizer design, the noise budget and the statistical engine use NumPy's
-    linear algebra (serdes/dsp/linalg.py). In a real run numba's own start-up still
-    imports scipy.linalg (its BLAS check at the first kernel call), so this checks the
+    linear algebra (serdes/dsp/linalg.py). numba imports scipy.linalg when it compiles a
+    kernel (its BLAS check), not when it loads one from its cache
+    (test_cached_kernels_load_without_numbas_lowering_registries), so this checks the
     imports before any kernel runs."""
     code = ("import sys, serdes.cli\n"
             "serdes.cli.build_parser()\n"
@@ -279,3 +280,71 @@ def test_the_command_runs_numpy_with_one_blas_thread_unless_told(given, want):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout.split()
     assert out == ["False", want, "1"]
+
+
+_LOAD_ALL = """
+import importlib, json, pkgutil, sys, contextlib, io
+import serdes.cli
+import serdes.kernels as K
+from serdes.kernels import jit
+
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    serdes.cli.main({args!r})
+report = json.loads(out.getvalue())
+seen = sorted(m for m in ('numba.np.arraymath', 'numba.np.linalg', 'scipy.linalg')
+              if m in sys.modules)
+from numba.core.registry import CPUDispatcher
+# (a module whose kernels went to the JIT holds numba's dispatchers in their place)
+kernels = {{id(o): o for m in pkgutil.iter_modules(K.__path__)
+           for o in vars(importlib.import_module('serdes.kernels.' + m.name)).values()
+           if isinstance(o, (jit.Kernel, CPUDispatcher))
+           and o.py_func.__module__.startswith("serdes.kernels.")}}.values()
+hits = sum(sum(jit.dispatcher(k).stats.cache_hits.values()) for k in kernels)
+misses = sum(sum(jit.dispatcher(k).stats.cache_misses.values()) for k in kernels)
+# every entry of numba's cache for these sources, loaded (machine code linked: a symbol
+# the light load left out would fail here)
+loaded = 0
+for k in kernels:
+    d = jit.dispatcher(k)
+    magic = d.targetctx.codegen().magic_tuple()
+    for key in d._cache._cache_file._load_index():
+        if key[1] == magic and key[0] not in d.overloads:
+            d.compile(key[0])
+            loaded += 1
+misses_after = sum(sum(jit.dispatcher(k).stats.cache_misses.values()) for k in kernels)
+# a function numba must compile still gets the whole context (np.linalg's lowering)
+import numba, numpy as np
+solve = numba.njit(lambda a, b: np.linalg.solve(a, b))
+x = solve(np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([1.0, 2.0]))
+print(json.dumps(dict(report=report, seen=seen, hits=hits, misses=misses, loaded=loaded,
+                      misses_after=misses_after, x=x.tolist())))
+"""
+
+
+def test_cached_kernels_load_without_numbas_lowering_registries():
+    """On numba's JIT with a warm cache, a run loads its kernels' machine code without
+    numba's lowering registries (scipy.linalg among their imports, about 0.1 s of a short
+    run): the run's report is that of the first run, which compiled or loaded as numba
+    does; every cached entry of every kernel then links in that process; and a function
+    numba must compile afterwards still gets the whole context."""
+    import json
+    import os
+
+    env = {**os.environ, "SERDES_AOT": "off"}
+    args = ["run", "--json", "--no-progress", "--no-cache", "--set", "link.symbols=20000"]
+    first = subprocess.run([sys.executable, "-c", "import sys, serdes.cli\n"
+                            f"sys.exit(serdes.cli.main({args!r}))"],
+                           capture_output=True, text=True, env=env)
+    assert first.returncode == 0, first.stderr
+    out = subprocess.run([sys.executable, "-c", _LOAD_ALL.format(args=args)],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    want = json.loads(first.stdout)
+    for r in (got["report"], want):
+        del r["elapsed_s"], r["symbols_per_s"]
+    assert got["report"] == want
+    assert got["misses"] == 0 and got["hits"] >= 5, got
+    assert got["seen"] == [], got["seen"]       # no registry was imported for the loads
+    assert got["misses_after"] == 0             # every entry loaded from the cache
+    assert got["x"] == pytest.approx([0.2, 0.6], rel=1e-12)

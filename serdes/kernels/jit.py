@@ -100,7 +100,33 @@ def _jit_module(mod) -> None:
         if isinstance(obj, Kernel) and obj.py_func.__module__ == mod.__name__:
             if obj._dispatcher is None:
                 obj._dispatcher = numba.njit(**obj.options)(obj.py_func)
+                _light_cache_loads(obj._dispatcher)
             names[name] = obj._dispatcher
+
+
+def _light_cache_loads(disp) -> None:
+    """Load ``disp``'s machine code from numba's on-disk cache without refreshing the
+    whole target context first. numba's cache does that refresh before every load: the
+    first one imports every lowering registry (numba.np.arraymath among them, whose BLAS
+    check imports scipy.linalg), about 0.1 s of a short run's start on the JIT, for code
+    that is already compiled. A cached kernel needs only numba's runtime (NRT), whose
+    symbols its code calls; a kernel numba has to compile (no cache entry, or a stale
+    one) still gets the full refresh, which its compiler does first. Only our own
+    dispatchers load this way. Left as numba's where its cache lacks the expected parts."""
+    cache = getattr(disp, "_cache", None)
+    load = getattr(cache, "_load_overload", None)
+    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
+    if load is None or guard is None:
+        return
+    from numba.core.runtime import rtsys
+
+    def load_overload(sig, target_context):
+        rtsys.initialize(target_context)
+        with guard():
+            return load(sig, target_context)
+        return None   # (the guard swallowed a spurious I/O error: compile instead)
+
+    cache.load_overload = load_overload
 
 
 def _bind(k: Kernel):
