@@ -212,7 +212,7 @@ def test_exact_pass_forms_each_ctle_setting_once(monkeypatch, channels_dir):
     assert np.array_equal(pruned.tx_taps, full.tx_taps) and pruned.fom_db == full.fom_db
 
 
-@pytest.mark.parametrize("levels", [2, 4])
+@pytest.mark.parametrize("levels", [2, 3, 4])
 def test_qc_pmf_is_the_scatter_of_each_sample_to_the_bit(levels):
     """V_qc's PMF (kernel _qc_pmf: each sample's step a gather at its levels' shifts over
     zero-padded rows) equals the literal scatter, tmp[j + s_l] += pmf[j] level by level

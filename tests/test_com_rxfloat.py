@@ -885,3 +885,61 @@ def test_search_tables_equal_their_entry_by_entry_sums_to_the_bit():
             for k in range(len(offs)):
                 e += C[0, k] * t0[1, (start + j - offs[k]) % N]
             assert out[j] == e
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(rx_ffe_n_max=40, rx_ffe_n_wf=3, rx_ffe_n_wg=3,
+                                             dfe_max=(0.2,))])
+def test_placement_solve_from_a_shared_prefix_is_the_full_solve_to_the_bit(kw):
+    """_float_solve solves each placement with _solve_from: the leading rows of R, its
+    Cholesky factor and the forward solves kept from the placement before (the fixed taps
+    and the groups below the new one), the rest formed by _solve_one's operations in its
+    order. On sequences of placements as the IEEE rounds try them (a group's starts in
+    ascending order beside a group placed before, then the final positions), every FOM,
+    FFE and DFE tap equals _solve_one's to the bit, also after a placement whose matrix is
+    not positive definite (solved from scratch: no row valid after it)."""
+    from serdes.kernels import com_mmse_search as K
+
+    p = _p(**kw)
+    n, nfix, nb, dw, wmin, wmax, var_x, bmin, bmax = _sizes(p)
+    nwf, L = p.rx_ffe_n_wf, float(p.levels)
+    R, lo, Y, G, y, z, w, b = _scratch(n, nb)[:8]
+    R2, lo2, Y2, G2, y2, z2, w2, b2 = _scratch(n, nb)[:8]
+    fz, fY = np.empty(n), np.empty((max(nb, 1), n))
+    rng = np.random.default_rng(5)
+    fixed = list(range(nfix))
+    tried = fails = 0
+    for _ in range(25):
+        av, rn, hr = _problem(rng, p)
+        hr = np.ascontiguousarray(hr)
+        placed = sorted(rng.choice(np.arange(nfix, n - nwf + 1), size=1))
+        group = [] if rng.random() < 0.3 else list(range(placed[0], placed[0] + nwf))
+        seq = [fixed + sorted(group + list(range(st, st + nwf)))
+               for st in range(nfix, n - nwf + 1)
+               if not set(range(st, st + nwf)) & set(group)]
+        seq.append(fixed + group)
+        bad = int(rng.integers(len(seq)))      # one placement made not positive definite
+        pcols, kv = np.empty(n, dtype=np.int64), 0
+        for i, cl in enumerate(seq):
+            cols = np.array(cl + [0] * (n - len(cl)), dtype=np.int64)
+            rn_i = rn.copy()
+            if i == bad:
+                rn_i[0] -= av[0] * 2.0
+            k0 = 0
+            while k0 < kv and cols[k0] == pcols[k0]:
+                k0 += 1
+            if i == bad:    # another rn: no row of R is the one before's
+                k0 = 0
+            m = len(cl)
+            f1, kv = K._solve_from(av, rn_i, hr, cols, m, dw, nb, wmin, wmax, bmin, bmax,
+                                   var_x, p.rlm, L, R, lo, Y, G, y, z, w, b, k0, fz, fY)
+            pcols[:kv] = cols[:kv]
+            f2 = K._solve_one(av, rn_i, hr, cols, m, dw, nb, wmin, wmax, bmin, bmax, var_x,
+                              p.rlm, L, R2, lo2, Y2, G2, y2, z2, w2, b2)
+            assert f1 == f2 or (np.isneginf(f1) and np.isneginf(f2))
+            if np.isfinite(f1):
+                assert np.array_equal(w[:m], w2[:m]) and np.array_equal(b, b2)
+                tried += 1
+            else:
+                fails += 1
+                assert kv == k0 == 0
+    assert tried > 400 and fails > 0

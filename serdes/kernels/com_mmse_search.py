@@ -62,8 +62,9 @@ def _qc_pmf(h, ystep, levels, npts):
     sample's step reads the old row at its levels' shifts and writes the new one,
     new[j] = (old[j - s_0] + old[j - s_1] + ...) / L, the terms in level order as a
     scatter tmp[j + s_l] += pmf[j] adds them (the same numbers), in contiguous passes
-    that vectorize; the support only grows (the shifts of -x and x have both signs), so
-    the writes cover the old values."""
+    that vectorize (one pass for 2 and 4 levels, where / L is a product by 1 / L to the
+    bit); the support only grows (the shifts of -x and x have both signs), so the writes
+    cover the old values."""
     n = h.shape[0]
     c = npts // 2
     pad = npts
@@ -92,14 +93,25 @@ def _qc_pmf(h, ystep, levels, npts):
         src = buf[cur]
         dst = buf[1 - cur, pad + nlo:pad + nhi + 1]
         s0 = src[pad + nlo - sh[0]:pad + nlo - sh[0] + w]
-        for j in range(w):
-            dst[j] = s0[j]
-        for l in range(1, levels):
-            sl = src[pad + nlo - sh[l]:pad + nlo - sh[l] + w]
+        if levels == 4:     # one pass, the sums in level order; x * 0.25 is x / 4 exactly
+            s1 = src[pad + nlo - sh[1]:pad + nlo - sh[1] + w]
+            s2 = src[pad + nlo - sh[2]:pad + nlo - sh[2] + w]
+            s3 = src[pad + nlo - sh[3]:pad + nlo - sh[3] + w]
             for j in range(w):
-                dst[j] += sl[j]
-        for j in range(w):
-            dst[j] /= levels
+                dst[j] = (((s0[j] + s1[j]) + s2[j]) + s3[j]) * 0.25
+        elif levels == 2:
+            s1 = src[pad + nlo - sh[1]:pad + nlo - sh[1] + w]
+            for j in range(w):
+                dst[j] = (s0[j] + s1[j]) * 0.5
+        else:
+            for j in range(w):
+                dst[j] = s0[j]
+            for l in range(1, levels):
+                sl = src[pad + nlo - sh[l]:pad + nlo - sh[l] + w]
+                for j in range(w):
+                    dst[j] += sl[j]
+            for j in range(w):
+                dst[j] /= levels
         cur = 1 - cur
         lo = nlo
         hi = nhi
@@ -125,7 +137,9 @@ def _v_qc(h, sigma, levels, p_half, npts):
         t = 0.0
         for k in range(npts):
             y = (k - c) * ystep
-            t += math.exp(-y * y / (2.0 * sigma * sigma))
+            e = -y * y / (2.0 * sigma * sigma)
+            if e > -750.0:      # below, exp is 0.0 and t stays as it is
+                t += math.exp(e)
             gc[k] = t
     else:
         for k in range(npts):
@@ -233,6 +247,74 @@ def _solve_one(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
         for i in range(nw):
             y[i] = hr[1 + r, cols[i]]
         _chol_solve(lo, nw, y, Y[r])
+    return _solve_rest(hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels, R,
+                       Y, G, y, z, w, b, relaxed)
+
+
+@njit(cache=True)
+def _solve_from(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels,
+                R, lo, Y, G, y, z, w, b, k0, fz, fY):
+    """_solve_one (not relaxed) when the leading k0 rows of R and lo, and of the forward
+    solves fz (R's cursor column) and fY (its DFE rows), hold those of the positions
+    cols[:k0] (a call before with the same leading positions): only the rest is formed,
+    each entry by the same operations in the same order, so the FOM and taps are
+    _solve_one's to the bit. Returns (FOM, rows of R, lo, fz, fY now valid for cols)."""
+    for i in range(nw):
+        for j in range(nw):
+            if i >= k0 or j >= k0:
+                k = abs(cols[i] - cols[j])
+                R[i, j] = av[k] + rn[k] / var_x
+    # _chol's columns, the rows from k0 on
+    for j in range(nw):
+        if j >= k0:
+            s = R[j, j]
+            for k in range(j):
+                s -= lo[j, k] * lo[j, k]
+            if not s > 0.0:
+                return -np.inf, k0
+            lo[j, j] = np.sqrt(s)
+        d = lo[j, j]
+        for i in range(max(j + 1, k0), nw):
+            t = R[i, j]
+            for k in range(j):
+                t -= lo[i, k] * lo[j, k]
+            lo[i, j] = t / d
+    # _chol_solve's forward rows from k0 on, then its backward pass
+    for i in range(k0, nw):
+        t = hr[0, cols[i]]
+        for k in range(i):
+            t -= lo[i, k] * fz[k]
+        fz[i] = t / lo[i, i]
+    for i in range(nw):
+        z[i] = fz[i]
+    _back_solve(lo, nw, z)
+    for r in range(nb):
+        for i in range(k0, nw):
+            t = hr[1 + r, cols[i]]
+            for k in range(i):
+                t -= lo[i, k] * fY[r, k]
+            fY[r, i] = t / lo[i, i]
+        for i in range(nw):
+            Y[r, i] = fY[r, i]
+        _back_solve(lo, nw, Y[r])
+    return _solve_rest(hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels, R,
+                       Y, G, y, z, w, b, False), nw
+
+
+@njit(cache=True)
+def _back_solve(lo, n, x):
+    """_chol_solve's backward pass, in place."""
+    for i in range(n - 1, -1, -1):
+        t = x[i]
+        for k in range(i + 1, n):
+            t -= lo[k, i] * x[k]
+        x[i] = t / lo[i, i]
+
+
+@njit(cache=True)
+def _solve_rest(hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels, R, Y, G,
+                y, z, w, b, relaxed):
+    """_solve_one from z = R^-1 h0 and Y = R^-1 H_b^T on (see there)."""
     # G = I - H_b Y (nb x nb, positive definite as Rt is), g = H_b z; solve G v = g
     for r in range(nb):
         t = 0.0
@@ -627,6 +709,12 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
     if nval <= 0 or nwg == 0:
         return _solve_one(av, rn, hr, cols, nfix, dw, nb, wmin, wmax, bmin, bmax, var_x,
                           rlm, levels, R, lo, Y, G, y, z, w, b)
+    # the placements share their leading positions with the one solved before (the fixed
+    # taps, and the groups placed below the new one): _solve_from forms only the rest
+    pcols = np.empty(nmax, dtype=np.int64)
+    fz = np.empty(nmax)
+    fY = np.empty((max(nb, 1), nmax))
+    kv = 0                              # leading rows valid for pcols[:kv]
     for g in range(nwg):
         if nval <= 0:
             break
@@ -651,8 +739,13 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
                 else:
                     cols[nfix + q] = nfix + st + j
                     j += 1
-            f = _solve_one(av, rn, hr, cols, n, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm,
-                           levels, R, lo, Y, G, y, z, w, b)
+            k0 = 0
+            while k0 < kv and cols[k0] == pcols[k0]:
+                k0 += 1
+            f, kv = _solve_from(av, rn, hr, cols, n, dw, nb, wmin, wmax, bmin, bmax, var_x,
+                                rlm, levels, R, lo, Y, G, y, z, w, b, k0, fz, fY)
+            for q in range(kv):
+                pcols[q] = cols[q]
             if f > bestf:
                 bestf = f
                 bk = k
@@ -684,8 +777,11 @@ def _float_solve(av, rn, hr, nfix, nmax, nwg, nwf, dw, nb, wmin, wmax, bmin, bma
         nval = k2
     for q in range(nch):
         cols[nfix + q] = nfix + chosen[q]
-    fo = _solve_one(av, rn, hr, cols, nfix + nch, dw, nb, wmin, wmax, bmin, bmax, var_x,
-                    rlm, levels, R, lo, Y, G, y, z, w, b)
+    k0 = 0
+    while k0 < kv and k0 < nfix + nch and cols[k0] == pcols[k0]:
+        k0 += 1
+    fo, kv = _solve_from(av, rn, hr, cols, nfix + nch, dw, nb, wmin, wmax, bmin, bmax,
+                         var_x, rlm, levels, R, lo, Y, G, y, z, w, b, k0, fz, fY)
     return fo
 
 
