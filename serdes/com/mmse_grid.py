@@ -105,6 +105,7 @@ class _CtleParts:
         p0 = wt @ self.pulses0
         t.t0 = _m.phase_table(p0, m)
         t.t0r = np.ascontiguousarray(t.t0[:, ::-1])       # the kernel's reversed rows
+        t.a1 = np.abs(t.t0).sum(axis=1)                   # the kernel's sum |t0| per phase
         t.gv = _combine(self.gv, wt)
         t.gj = _combine(self.gj, wt)
         t.acf_next = np.zeros(nw)

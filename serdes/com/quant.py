@@ -30,6 +30,10 @@ from serdes.kernels.com_quant import v_qc
 __all__ = ["search_quant", "final_step", "quant_pmf"]
 
 BATCH = 64          # candidates evaluated exactly at a time (in descending bound order)
+# rows per parallel chunk of the bound pass (the kernel's default, 64, left the second
+# thread idle at the end of each CTLE setting's 1308 rows: on CA_19p75dB's thru the pass
+# used 1.88 of the 2 cores, 1.96 with 16)
+BOUND_CHUNK = 16
 
 
 def search_quant(p, parts, ctles, C, CC, offs, kw):
@@ -48,7 +52,8 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
     for n, (_, _, gdc, gdc2) in enumerate(ctles):
         t = parts.at(ctle_weights(gdc, gdc2))
         ub[n], _, _ = mmse_block(C, CC, t.gv, t.gj, t.gf, t.r_base, t.acf_next, t.t0, t.S,
-                                 t.idx0, offs, qmode=1, t0r=t.t0r,
+                                 t.idx0, offs, qmode=1, t0r=t.t0r, a1=t.a1,
+                                 chunk=BOUND_CHUNK,
                                  fbs=None if fbs is None else fbs[n], **qkw)
     flat = ub.ravel()
     order = np.argsort(-flat, kind="stable")       # ties: lower (CTLE, TX) index first
@@ -62,7 +67,8 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
         # time with floating taps, so the rows are spread over the threads
         f, ts, _ = mmse_block(C[rows], CC[rows], t.gv, t.gj, t.gf, t.r_base, t.acf_next,
                               t.t0, t.S, t.idx0, offs, qmode=2, thr=thr, chunk=1,
-                              t0r=t.t0r, fbs=None if fbs is None else fbs[n][rows], **qkw)
+                              t0r=t.t0r, a1=t.a1,
+                              fbs=None if fbs is None else fbs[n][rows], **qkw)
         n_exact += len(rows)
         for r, fr, tr in zip(rows, f, ts):
             if fr > best[0] or (fr == best[0] and (n, r) < (best[1], best[2])):

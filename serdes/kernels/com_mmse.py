@@ -17,7 +17,7 @@ __all__ = ["mmse_block"]
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
                p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0,
-               prune=True, t0r=None, fbs=None):
+               prune=True, t0r=None, fbs=None, a1=None):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -48,7 +48,9 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     ``fbs`` (n x (2 (m // 2) + 1), float64, C-contiguous; qmode 1 and 2 with floating
     taps): qmode 1 writes each row's bound at every sampling time into it, and qmode 2
     reads them from it instead of computing them again (the same numbers: the rows
-    of the same CTLE setting's bound pass)."""
+    of the same CTLE setting's bound pass).
+    ``a1``: the sum of |t0| along each row (M values), when the caller keeps it for
+    several calls (a pass over t0 per call otherwise)."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -103,7 +105,11 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
         raise ConfigError(f"thr: needs {n} values, got {len(thr)}")
     from serdes.kernels.com_quant import n_lower
     p_qc = _a.real("p_qc", p_qc, positive=True)
-    a1 = np.ascontiguousarray(np.abs(t0).sum(axis=1))
+    if a1 is None:
+        a1 = np.abs(t0).sum(axis=1)
+    a1 = _a.array("a1", a1, ndim=1)
+    if a1.shape[0] != m:
+        raise ConfigError(f"a1: needs {m} values (one per row of t0), got {a1.shape[0]}")
     fom = np.empty(n)
     ts = np.empty(n, dtype=np.int64)
     if t0r is None:      # the kernel reads t0's rows backwards
