@@ -211,11 +211,7 @@ def _chol_solve(lo, n, y, x):
         for k in range(i):
             t -= lo[i, k] * x[k]
         x[i] = t / lo[i, i]
-    for i in range(n - 1, -1, -1):
-        t = x[i]
-        for k in range(i + 1, n):
-            t -= lo[k, i] * x[k]
-        x[i] = t / lo[i, i]
+    _back_solve(lo, n, x)
 
 
 @njit(cache=True)
@@ -303,7 +299,7 @@ def _solve_from(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm
 
 @njit(cache=True)
 def _back_solve(lo, n, x):
-    """_chol_solve's backward pass, in place."""
+    """The backward pass of a Cholesky solve, L^T x = x in place (_chol_solve ends with it)."""
     for i in range(n - 1, -1, -1):
         t = x[i]
         for k in range(i + 1, n):
