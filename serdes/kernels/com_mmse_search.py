@@ -188,15 +188,24 @@ def _v_qc_lower(h, m, dy_half, top):
 @njit(cache=True)
 def _chol(a, n, lo):
     """Lower Cholesky factor of a[:n, :n] into lo; False if not positive definite."""
+    return _chol_from(a, n, lo, 0)
+
+
+@njit(cache=True)
+def _chol_from(a, n, lo, k0):
+    """_chol with the leading k0 rows of lo already the factor's (of the same leading
+    block of a): the rows from k0 on, column by column, each entry by the same
+    operations in the same order as the whole factorisation's."""
     for j in range(n):
-        s = a[j, j]
-        for k in range(j):
-            s -= lo[j, k] * lo[j, k]
-        if not s > 0.0:
-            return False
-        d = np.sqrt(s)
-        lo[j, j] = d
-        for i in range(j + 1, n):
+        if j >= k0:
+            s = a[j, j]
+            for k in range(j):
+                s -= lo[j, k] * lo[j, k]
+            if not s > 0.0:
+                return False
+            lo[j, j] = np.sqrt(s)
+        d = lo[j, j]
+        for i in range(max(j + 1, k0), n):
             t = a[i, j]
             for k in range(j):
                 t -= lo[i, k] * lo[j, k]
@@ -206,12 +215,19 @@ def _chol(a, n, lo):
 
 @njit(cache=True)
 def _chol_solve(lo, n, y, x):
-    for i in range(n):
+    _forward_from(lo, n, y, x, 0)
+    _back_solve(lo, n, x)
+
+
+@njit(cache=True)
+def _forward_from(lo, n, y, x, k0):
+    """The forward pass of a Cholesky solve, L x = y, from row k0 on (x[:k0] already
+    solved)."""
+    for i in range(k0, n):
         t = y[i]
         for k in range(i):
             t -= lo[i, k] * x[k]
         x[i] = t / lo[i, i]
-    _back_solve(lo, n, x)
 
 
 @njit(cache=True)
@@ -260,36 +276,19 @@ def _solve_from(av, rn, hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm
             if i >= k0 or j >= k0:
                 k = abs(cols[i] - cols[j])
                 R[i, j] = av[k] + rn[k] / var_x
-    # _chol's columns, the rows from k0 on
-    for j in range(nw):
-        if j >= k0:
-            s = R[j, j]
-            for k in range(j):
-                s -= lo[j, k] * lo[j, k]
-            if not s > 0.0:
-                return -np.inf, k0
-            lo[j, j] = np.sqrt(s)
-        d = lo[j, j]
-        for i in range(max(j + 1, k0), nw):
-            t = R[i, j]
-            for k in range(j):
-                t -= lo[i, k] * lo[j, k]
-            lo[i, j] = t / d
+    if not _chol_from(R, nw, lo, k0):
+        return -np.inf, k0
     # _chol_solve's forward rows from k0 on, then its backward pass
     for i in range(k0, nw):
-        t = hr[0, cols[i]]
-        for k in range(i):
-            t -= lo[i, k] * fz[k]
-        fz[i] = t / lo[i, i]
+        y[i] = hr[0, cols[i]]
+    _forward_from(lo, nw, y, fz, k0)
     for i in range(nw):
         z[i] = fz[i]
     _back_solve(lo, nw, z)
     for r in range(nb):
         for i in range(k0, nw):
-            t = hr[1 + r, cols[i]]
-            for k in range(i):
-                t -= lo[i, k] * fY[r, k]
-            fY[r, i] = t / lo[i, i]
+            y[i] = hr[1 + r, cols[i]]
+        _forward_from(lo, nw, y, fY[r], k0)
         for i in range(nw):
             Y[r, i] = fY[r, i]
         _back_solve(lo, nw, Y[r])
