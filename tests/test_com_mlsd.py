@@ -287,3 +287,20 @@ def test_added_noise_without_rx_noise_and_with_very_little():
     assert np.allclose(p1, p2, atol=1e-9)
     with pytest.raises(ConfigError, match="eta0 = 0 leaves none"):
         mlsd.added_noise(rest, ystep, 0.04, 0.0, 1e-4, 3.0)
+
+
+@pytest.mark.parametrize("na, nb", [(1, 1), (7, 3), (3, 7), (1001, 1001), (1000, 257),
+                                    (8001, 15)])
+def test_fft_convolve_is_scipy_signals_fftconvolve(na, nb):
+    """The PMF convolutions' own FFT convolution (serdes.com.noise.fft_convolve: scipy.fft
+    only) gives scipy.signal.fftconvolve's numbers to the bit, "full" and "same"."""
+    from scipy.signal import fftconvolve
+
+    from serdes.com.noise import fft_convolve
+
+    rng = np.random.default_rng(na * 7 + nb)
+    a, b = rng.random(na), rng.random(nb)
+    for mode in ("full", "same"):
+        want = fftconvolve(a, b, mode=mode)
+        got = fft_convolve(a, b, mode=mode)
+        assert got.shape == want.shape and np.array_equal(got, want)

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
-from scipy.signal import fftconvolve
 
+from serdes.com.noise import fft_convolve
 from serdes.errors import ConfigError
 
 __all__ = ["MlsdResult", "added_noise", "autocorr", "der_mlsd", "error_event", "mlsd_com",
@@ -81,7 +81,7 @@ def _as_pmf(x: np.ndarray) -> np.ndarray:
 
 
 def _pmf_conv(a: np.ndarray, b: np.ndarray, same: bool) -> np.ndarray:
-    return _as_pmf(fftconvolve(a, b, mode="same" if same else "full"))
+    return _as_pmf(fft_convolve(a, b, mode="same" if same else "full"))
 
 
 def _trim(p: np.ndarray, tol: float = 1e-30) -> np.ndarray:

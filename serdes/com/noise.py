@@ -19,11 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import fftconvolve
 
 from serdes.com import floating as _floating
 
-__all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf", "quant_pmf"]
+__all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf", "fft_convolve", "quant_pmf"]
 
 FILTER_REL = 1e-3
 #: the noise and ISI distribution's points at most: its step is A_s / 1000 (1e-5 V at
@@ -73,9 +72,26 @@ def delta_pmf(h: np.ndarray, levels: int, npts: int, ystep: float) -> np.ndarray
     return pmf
 
 
+def fft_convolve(a: np.ndarray, b: np.ndarray, mode: str = "full") -> np.ndarray:
+    """Linear convolution of two 1-D real arrays by real FFTs of the next fast length,
+    "full" (len(a) + len(b) - 1 samples) or "same" (the centre len(a)): the steps of
+    scipy.signal.fftconvolve (the same numbers, tests), without importing
+    scipy.signal, which took 0.44 s of every `serdes com` run's start."""
+    import scipy.fft as sf
+
+    n = len(a) + len(b) - 1
+    nf = sf.next_fast_len(n, True)
+    out = sf.irfftn(sf.rfftn(a, [nf], axes=[0]) * sf.rfftn(b, [nf], axes=[0]), [nf],
+                    axes=[0])[:n]
+    if mode == "full":
+        return out.copy()
+    start = (n - len(a)) // 2
+    return out[start:start + len(a)].copy()
+
+
 def conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Convolution of two PMFs on the same centred odd grid, kept on that grid."""
-    out = fftconvolve(a, b, mode="same")
+    out = fft_convolve(a, b, mode="same")
     return np.maximum(out, 0.0)
 
 
