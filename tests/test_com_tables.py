@@ -58,3 +58,17 @@ def test_ffe_response_equals_the_direct_sum():
     h = _ffe_response(w, dw, fui)
     assert np.abs(h - ref).max() <= 1e-12 * np.abs(w).sum()
     assert _ffe_response(np.array([0.0, 1.0, 0.0]), 1, fui) == pytest.approx(np.ones(len(fui)))
+
+
+@pytest.mark.parametrize("length, m", [(0, 32), (31, 32), (32, 32), (4100 * 32 + 7, 32),
+                                       (340000, 32), (1001, 1), (999, 4)])
+def test_phase_table_is_the_transpose_of_whole_uis(length, m):
+    """phase_table's blocked copy (blocks of UIs that stay in L1) is the transpose of
+    the whole UIs of x, T[ph, n] = x[ph + n m], contiguous, to the bit."""
+    from serdes.com.mmse import phase_table
+
+    x = np.random.default_rng(length).standard_normal(length)
+    n = length // m
+    got = phase_table(x, m)
+    assert got.flags.c_contiguous and got.shape == (m, n)
+    assert np.array_equal(got, x[:n * m].reshape(n, m).T)
