@@ -1265,16 +1265,22 @@ def _toeplitz_first_col(kaps, r0, n, gam):
     if not r0 > 0.0:
         return False
     f = np.empty(n)
-    tmp = np.empty(n)
     f[0] = 1.0
     beta = r0
     for k in range(n - 1):
         kap = kaps[k]
         f[k + 1] = 0.0
-        for i in range(k + 2):
-            tmp[i] = f[i] + kap * f[k + 1 - i]
-        for i in range(k + 2):
-            f[i] = tmp[i]
+        # entries i and k + 1 - i from their old values at once, in place (each by the
+        # same operation as through a copy: f[i] + kap f[k + 1 - i]); half the loop, and
+        # no copy back
+        for i in range((k + 2) // 2):
+            a = f[i]
+            b = f[k + 1 - i]
+            f[i] = a + kap * b
+            f[k + 1 - i] = b + kap * a
+        if k % 2 == 1:          # k + 2 odd: the middle entry, its own partner
+            h = (k + 1) // 2
+            f[h] = f[h] + kap * f[h]
         beta *= 1.0 - kap * kap
         if not beta > 0.0:
             return False
