@@ -79,6 +79,8 @@ def fft_convolve(a: np.ndarray, b: np.ndarray, mode: str = "full") -> np.ndarray
     scipy.signal, which took 0.44 s of every `serdes com` run's start."""
     import scipy.fft as sf
 
+    if mode not in ("full", "same"):
+        raise ValueError(f"fft_convolve: mode {mode!r} is not 'full' or 'same'")
     n = len(a) + len(b) - 1
     nf = sf.next_fast_len(n, True)
     out = sf.irfftn(sf.rfftn(a, [nf], axes=[0]) * sf.rfftn(b, [nf], axes=[0]), [nf],
