@@ -98,6 +98,15 @@ print(n[0], len(calls), file=sys.stderr)
 """
 
 
+def capture(thru: str, every: int, path: Path, env: dict) -> str:
+    """Every EVERY-th exact-pass call of `serdes com THRU --preset 802.3dj-kr` (two numba
+    threads, as the CLI runs) pickled to path; returns the run's stderr, "<calls>
+    <captured>"."""
+    return subprocess.run([sys.executable, "-c", CAPTURE, thru, str(every), str(path)],
+                          env={**env, "NUMBA_NUM_THREADS": "2"}, capture_output=True,
+                          text=True, check=True).stderr
+
+
 def main(argv) -> None:
     thru = argv[0]
     every = int(argv[1]) if len(argv) > 1 else 20
@@ -105,10 +114,8 @@ def main(argv) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="com_split_"))
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": f"{tmp}:{ROOT}"}
     cap = tmp / "calls.pkl"
-    out = subprocess.run([sys.executable, "-c", CAPTURE, thru, str(every), str(cap)],
-                         env={**env, "NUMBA_NUM_THREADS": "2"}, capture_output=True, text=True,
-                         check=True)
-    print(f"captured {out.stderr.split()[1]} of {out.stderr.split()[0]} exact-pass calls, "
+    err = capture(thru, every, cap, env)
+    print(f"captured {err.split()[1]} of {err.split()[0]} exact-pass calls, "
           f"{sum(len(a[0]) for a, _ in pickle.load(open(cap, 'rb')))} rows", flush=True)
     src, wrap = SRC.read_text(), WRAP.read_text()
     mods = {"full": "serdes.kernels.com_mmse"}

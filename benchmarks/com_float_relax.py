@@ -6,7 +6,7 @@ position free, no tap limits) reaches the threshold; the pair bound (fixed taps 
 windows of 4) then prunes about 97 % of them at some 28 us each. A cheaper bound that
 pruned most of them would shorten the thrus' runs. This measures, on a random sample
 of visits of `serdes com THRU --preset 802.3dj-kr` (every EVERY-th exact-pass call
-captured in-process), the FOM of (all minus the row's threshold, dB):
+captured by com_exact_split's capture), the FOM of (all minus the row's threshold, dB):
   span      the whole span's bound (kernel _relaxed_span; the dense KKT solve without
             constraints below is checked to give it)
   dual k    Lagrangian dual bounds of the tap limits and of the floating taps' l1 norm,
@@ -16,7 +16,8 @@ captured in-process), the FOM of (all minus the row's threshold, dB):
   box       min of the MSE with every tap within its limits (a QP, CLARABEL)
   box+l1    and the floating taps' l1 norm at most N_wg N_wf times their limit (with
             the box, the convex hull of the placements' floating taps)
-  pair      the pair bound (kernel _pair_bound, its maximum)
+  pair      the pair bound's maximum over its sets (kernel _pair_bound, by bisection on
+            its threshold); "prunes" for it is the gate's own test at the row's threshold
 and the share of visits each would prune (below 0).
 Also V_qc's lower bound (the gate's) over the exact V_qc at the same visits, and the
 whole span's bound at the exact V_qc.
@@ -33,10 +34,12 @@ Run: OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_float_relax.py T
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
+import os
+import pickle
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -45,25 +48,17 @@ NAMES = ("C CC gv gj gf r_base acf_xt0 t0 S idx0 offs m nw dw nb wmin wmax bmin 
 
 
 def capture(thru: str, every: int) -> list:
-    import serdes.cli
-    import serdes.com.quant as Q
+    """The captured exact-pass calls (com_exact_split's capture: a CLI run in a child)."""
+    from com_exact_split import ROOT
+    from com_exact_split import capture as run
 
-    orig, calls, n = Q.mmse_block, [], [0]
-
-    def cap(*a, **k):
-        if k.get("qmode") == 2:
-            n[0] += 1
-            if n[0] % every == 0:
-                calls.append((a, k))
-        return orig(*a, **k)
-
-    Q.mmse_block = cap
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):    # the run's --json
-            serdes.cli.main(["com", thru, "--preset", "802.3dj-kr", "--json"])
-    finally:
-        Q.mmse_block = orig
-    print(f"captured {len(calls)} of {n[0]} exact-pass calls", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "calls.pkl"
+        err = run(thru, every, path, {**os.environ, "OPENBLAS_NUM_THREADS": "1",
+                                      "PYTHONPATH": str(ROOT)})
+        with open(path, "rb") as f:
+            calls = pickle.load(f)
+    print(f"captured {err.split()[1]} of {err.split()[0]} exact-pass calls", file=sys.stderr)
     return calls
 
 
@@ -122,15 +117,30 @@ def visits(calls, n_calls, n_rows, rng):
                 fwx = K._relaxed_span(av, rn, hr, nwt, nb, bmin, bmax, var_x, rlm, L, lv,
                                       gram, G, b)
                 rn[0] = rn0 + d * d / 12.0
-                fp = K._pair_bound(av, rn, hr, nfix, nwt, nwg, nwf, nb, bmin, bmax, var_x,
-                                   rlm, L, -np.inf, lv, gram, G, b, hist)
+                def pair(t):
+                    return K._pair_bound(av, rn, hr, nfix, nwt, nwg, nwf, nb, bmin, bmax,
+                                         var_x, rlm, L, t, lv, gram, G, b, hist)
+                # the pair bound's value is its maximum over the sets only where no set
+                # reaches the threshold (else the first that does; with thr = -inf the
+                # fixed taps alone): the maximum by bisection on the threshold (a set
+                # reaches t iff the returned value does), and the bound as the gate uses
+                # it, at the row's threshold
+                lo_t, hi_t = pair(-np.inf), fw + 1e-3
+                for _ in range(40):
+                    mid = 0.5 * (lo_t + hi_t)
+                    if pair(mid) >= mid:
+                        lo_t = mid
+                    else:
+                        hi_t = mid
+                fp = lo_t
+                gate = pair(thr[r])
                 idx = np.arange(nwt)
                 R = av[np.abs(idx[:, None] - idx[None, :])] + rn[
                     np.abs(idx[:, None] - idx[None, :])] / var_x
                 yield dict(R=R, h0=hr[0].copy(), h1=hr[1].copy(), wmin=wmin[:nwt].copy(),
                            wmax=wmax[:nwt].copy(), lo=bmin[0], hi=bmax[0], dw=dw, nfix=nfix,
                            l1=nwg * nwf * max(abs(wmin[nfix]), abs(wmax[nfix])),
-                           thr=thr[r], row=(int(ci), int(r)), fw=fw, fwx=fwx,
+                           thr=thr[r], row=(int(ci), int(r)), fw=fw, fwx=fwx, gate=gate,
                            vq=(d * qden / 2.0) / v_ex, fp=fp, var_x=var_x, rlm=rlm, L=L)
 
 
@@ -280,7 +290,7 @@ def main(argv) -> None:
     if share:
         shared(list(visits(capture(thru, every), n_calls, n_rows, rng)))
         return
-    rows, vq = [], []
+    rows, vq, gate = [], [], []
     print("span-thr  dual1  dual2  dual3  dual4  box  box+l1  pair  (dB)")
     for p in visits(capture(thru, every), n_calls, n_rows, rng):
         f0, duals = dual_steps(p, 4)
@@ -288,8 +298,10 @@ def main(argv) -> None:
         row = [p["fw"]] + duals + [qp(p, False), qp(p, True), p["fp"]]
         rows.append([x - p["thr"] for x in row])
         vq.append((p["vq"], p["fwx"] - p["fw"], p["fwx"] - p["thr"]))
+        gate.append(p["gate"] - p["thr"])
         print(" ".join(f"{x:+.4f}" for x in rows[-1]), flush=True)
     rows = np.array(rows)
+    gate_prunes = np.array(gate) < 0
     names = ["span", "dual 1", "dual 2", "dual 3", "dual 4", "box", "box+l1", "pair"]
     print(f"{len(rows)} visits")
     vq = np.array(vq)
@@ -299,6 +311,8 @@ def main(argv) -> None:
     for j, name in enumerate(names):
         print(f"  {name:7s} median {np.median(rows[:, j] - rows[:, 0]):+.4f} dB from the span's,"
               f" prunes {100 * (rows[:, j] < 0).mean():.0f} %")
+    print(f"  the pair bound at the row's threshold (the gate) prunes {100 * gate_prunes.mean():.0f} %;"
+          f" its maximum is below the threshold by {-np.median(rows[:, -1]):.4f} dB (median)")
 
 
 if __name__ == "__main__":
