@@ -92,7 +92,9 @@ def cap(*a, **k):
     return orig(*a, **k)
 Q.mmse_block = cap
 import serdes.cli
-serdes.cli.main(['com', sys.argv[1], '--preset', '802.3dj-kr', '--json'])
+rc = serdes.cli.main(['com', sys.argv[1], '--preset', '802.3dj-kr', '--json'])
+if rc:
+    sys.exit(rc)                # the CLI's error is its one line on stderr
 pickle.dump(calls, open(sys.argv[3], 'wb'))
 print(n[0], len(calls), file=sys.stderr)
 """
@@ -102,9 +104,12 @@ def capture(thru: str, every: int, path: Path, env: dict) -> str:
     """Every EVERY-th exact-pass call of `serdes com THRU --preset 802.3dj-kr` (two numba
     threads, as the CLI runs) pickled to path; returns the run's stderr, "<calls>
     <captured>"."""
-    return subprocess.run([sys.executable, "-c", CAPTURE, thru, str(every), str(path)],
-                          env={**env, "NUMBA_NUM_THREADS": "2"}, capture_output=True,
-                          text=True, check=True).stderr
+    out = subprocess.run([sys.executable, "-c", CAPTURE, thru, str(every), str(path)],
+                         env={**env, "NUMBA_NUM_THREADS": "2"}, capture_output=True, text=True)
+    if out.returncode:
+        last = out.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise SystemExit(f"capture failed: {last[0]}")
+    return out.stderr
 
 
 def main(argv) -> None:

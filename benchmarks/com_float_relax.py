@@ -59,6 +59,8 @@ def capture(thru: str, every: int) -> list:
         with open(path, "rb") as f:
             calls = pickle.load(f)
     print(f"captured {err.split()[1]} of {err.split()[0]} exact-pass calls", file=sys.stderr)
+    if not calls:
+        raise SystemExit(f"no exact-pass call captured (every {every}-th of {err.split()[0]})")
     return calls
 
 
@@ -282,10 +284,16 @@ def main(argv) -> None:
         raise SystemExit("needs cvxpy (pip install cvxpy); the project does not depend on it")
     share = "--shared" in argv
     argv = [a for a in argv if a != "--shared"]
+    usage = "usage: com_float_relax.py THRU [EVERY [CALLS [ROWS]]] [--shared] (positive integers)"
+    if not 1 <= len(argv) <= 4:
+        raise SystemExit(usage)
     thru = argv[0]
-    every = int(argv[1]) if len(argv) > 1 else 40
-    n_calls = int(argv[2]) if len(argv) > 2 else 40
-    n_rows = int(argv[3]) if len(argv) > 3 else 2
+    try:
+        every, n_calls, n_rows = (int(x) for x in (argv[1:] + ["40", "40", "2"][len(argv) - 1:]))
+    except ValueError:
+        raise SystemExit(usage) from None
+    if min(every, n_calls, n_rows) < 1:
+        raise SystemExit(usage)
     rng = np.random.default_rng(0)
     if share:
         shared(list(visits(capture(thru, every), n_calls, n_rows, rng)))
@@ -300,6 +308,8 @@ def main(argv) -> None:
         vq.append((p["vq"], p["fwx"] - p["fw"], p["fwx"] - p["thr"]))
         gate.append(p["gate"] - p["thr"])
         print(" ".join(f"{x:+.4f}" for x in rows[-1]), flush=True)
+    if not rows:
+        raise SystemExit("no visited sampling time in the sampled rows: more CALLS or ROWS")
     rows = np.array(rows)
     gate_prunes = np.array(gate) < 0
     names = ["span", "dual 1", "dual 2", "dual 3", "dual 4", "box", "box+l1", "pair"]
