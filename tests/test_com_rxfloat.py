@@ -764,12 +764,14 @@ def _pair_row_numpy(S, band, Ct, La, ila, Ea, ga, a, c0, nc, b_lo, b_hi):
     return np.where(bl != t, qc, qf), s, ok, bl != t
 
 
-def test_pair_row_of_the_presets_sizes_equals_the_general_steps_to_the_bit():
+def test_pair_row_of_the_presets_sizes_equals_the_general_steps():
     """_pair_row4 (one vectorized pass over the windows c, windows of 4 taps, one DFE
-    tap) gives the general steps' numbers to the bit (a NumPy replica of them, the same
-    operations in the same order per entry), on random problems from well conditioned
-    to ones where T is not positive definite for some c (ok False there) and the DFE
-    tap is clipped for some c."""
+    tap) gives the general steps' numbers (a NumPy replica of them, the same operations
+    in the same order per entry) up to the rounding its fastmath may reorder and fuse:
+    the same ok, and where q and s are finite and positive (the caller's bound) q within
+    a tenth of _SLACK_DB, the slack the bound is compared through, in dB (s likewise,
+    relative). Random problems from well conditioned to ones where T is not positive
+    definite for some c (ok False there) and the DFE tap is clipped for some c."""
     from serdes.kernels import com_mmse_search as K
 
     rng = np.random.default_rng(17)
@@ -799,8 +801,11 @@ def test_pair_row_of_the_presets_sizes_equals_the_general_steps_to_the_bit():
         q_ref, s_ref, ok_ref, clip = _pair_row_numpy(S, band, Ct, La, ila, Ea, ga, a, c0, nc,
                                                b_lo, b_hi)
         assert np.array_equal(ok, ok_ref)
-        assert np.array_equal(qv, q_ref, equal_nan=True)
-        assert np.array_equal(sv, s_ref, equal_nan=True)
+        good = (q_ref > 0) & (s_ref > 0) & np.isfinite(q_ref) & np.isfinite(s_ref)
+        assert np.array_equal(good, (qv > 0) & (sv > 0) & np.isfinite(qv) & np.isfinite(sv))
+        tol_db = K._SLACK_DB / 10.0
+        assert np.all(np.abs(10.0 * np.log10(qv[good] / q_ref[good])) <= tol_db)
+        assert np.all(np.abs(sv[good] / s_ref[good] - 1.0) <= 10.0 ** (tol_db / 10.0) - 1.0)
         n_bad += int((~ok).sum())
         n_clip += int(clip[ok].sum())
         n_free += int((~clip[ok]).sum())

@@ -26,6 +26,18 @@ from numba import njit, prange
 
 __all__: list[str] = []
 
+# The flags of the pair steps (_pair_row4 and the _q_one_dfe it calls), which only bound
+# a FOM: their sums may be reordered and their multiply-adds fused (not nnan / ninf: the
+# callers read a NaN or inf q as no bound). The bound is compared with a threshold
+# through _SLACK_DB, 1e-9 dB, where these roundings are ~1e-13 dB (test), and the pair
+# steps take about a tenth less time (docs/com.md, "Speed"). Only leaves get them: numba
+# compiles a helper that sets no fastmath of its own with its caller's flags (the first
+# compile of a signature wins), which would reach the Cholesky helpers the exact path
+# shares. Everything an exact FOM, V_qc or the chosen taps come from keeps IEEE order,
+# the same bits on every machine; only which sampling times the bound prunes could
+# differ by rounding, and a pruned one is below the threshold either way.
+_BOUND_MATH = {"reassoc", "contract"}
+
 
 # -- the quantization noise's clipping amplitude (serdes/kernels/com_quant.py: method,
 #    public wrappers) ------------------------------------------------------------------
@@ -1321,7 +1333,7 @@ def _schur_rows(S, Z, r, nfix, m, done, upto):
     return max(done, upto)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_BOUND_MATH)
 def _q_one_dfe(g00, g01, g10, g11, b_lo, b_hi):
     """_gram_fom's steps with one DFE tap (limits b_lo, b_hi) from the 2 x 2 Gram, as
     the normalised MSE q (FOM = 20 log10(rlm / (levels - 1) / sqrt(var_x q)) falls as q
@@ -1341,15 +1353,16 @@ def _q_one_dfe(g00, g01, g10, g11, b_lo, b_hi):
     return (qc if bl != t else qf), s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_BOUND_MATH)
 def _pair_row4(S, band, Ct, La, ila, Ea, ga, a, c0, nc, b_lo, b_hi, qv, sv, ok):
     """The pair steps of window a with every window c in c0 .. c0 + nc - 1 for the
     presets' sizes (windows of 4 taps, one DFE tap): per c the 4 x 4 blocks K, T, the
     factor of T, the solved cursor / DFE block and its 2 x 2 Gram as scalars, then the
     normalised MSE qv[c] (and sv[c], ok[c]) as the general steps of _pair_bound form
-    them: each entry by the same operations in the same order (the same numbers), but
-    one pass over c with every intermediate in registers instead of ~200 short loops
-    over c per window a. error_model="numpy": a division by zero gives inf / NaN
+    them: each entry by the same operations (in the same order but for the sums and
+    multiply-adds _BOUND_MATH lets the compiler reorder and fuse: ~1e-12 dB at most on
+    the test's random problems), but one pass over c with every intermediate in
+    registers instead of ~200 short loops over c per window a. error_model="numpy": a division by zero gives inf / NaN
     instead of raising, as IEEE has it (such a pair's q or s is then not finite and
     positive, and the caller returns +inf: no bound); that is what lets LLVM
     vectorize the loop (with numba's Python model each division carries a zero
