@@ -82,3 +82,50 @@ def test_kernels_are_private_and_cached(path):
             assert isinstance(dec, ast.Call) and any(
                 k.arg == "cache" and getattr(k.value, "value", None) is True
                 for k in dec.keywords), f"{path.name}: {fn.name} is not cache=True"
+
+
+FLAGS = ("fastmath", "error_model")
+
+
+def flag_leaks(source: str) -> list[str]:
+    """'caller (flag=value) -> helper' for each call from an @njit function that sets
+    fastmath or error_model to a same-module @njit helper that does not set it to the
+    same value. numba compiles a helper that sets no such flag of its own with its
+    caller's, and keeps the first compile of each signature: the helper's numbers (and
+    those of every other caller of it) would then depend on which caller compiled first."""
+    tree = ast.parse(source)
+    flags: dict[str, dict[str, str]] = {}
+    bodies: dict[str, ast.FunctionDef] = {}
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and any(map(_is_njit, fn.decorator_list)):
+            dec = next(d for d in fn.decorator_list if _is_njit(d))
+            kws = dec.keywords if isinstance(dec, ast.Call) else []
+            flags[fn.name] = {k.arg: ast.unparse(k.value) for k in kws if k.arg in FLAGS}
+            bodies[fn.name] = fn
+    out = []
+    for name, fl in flags.items():
+        for call in ast.walk(bodies[name]):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                continue
+            callee = call.func.id
+            if callee not in flags or callee == name:
+                continue
+            for flag, value in fl.items():
+                if flags[callee].get(flag) != value:
+                    out.append(f"{name} ({flag}={value}) -> {callee}")
+    return sorted(set(out))
+
+
+def test_the_scan_finds_a_flag_that_would_reach_a_helper():
+    src = ("from numba import njit\n\n"
+           "@njit(cache=True)\ndef _chol(a):\n    return a\n\n"
+           "@njit(cache=True, fastmath=True)\ndef _leaf(a):\n    return a\n\n"
+           "@njit(cache=True, fastmath=True)\ndef _bound(a):\n    return _chol(a) + _leaf(a)\n\n"
+           "@njit(cache=True, error_model='numpy')\ndef _k(a):\n    return _chol(a)\n")
+    assert flag_leaks(src) == ["_bound (fastmath=True) -> _chol",
+                               "_k (error_model='numpy') -> _chol"]
+
+
+@pytest.mark.parametrize("path", KERNEL_FILES, ids=lambda p: p.name)
+def test_no_kernel_flag_reaches_a_helper_that_does_not_set_it(path):
+    assert flag_leaks(path.read_text()) == []

@@ -411,9 +411,11 @@ def _solve_rest(hr, cols, nw, dw, nb, wmin, wmax, bmin, bmax, var_x, rlm, levels
     return -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def _gram_keep(gram, nr, t0, out):
-    """out = the symmetric Gram of the upper triangle of gram, divided by t0."""
+    """out = the symmetric Gram of the upper triangle of gram, divided by t0 (the flags of
+    its caller _toeplitz_gram, which it would get anyway when compiled from there;
+    a division has nothing to fuse)."""
     for r in range(nr):
         for q in range(r, nr):
             out[r, q] = gram[r, q] / t0
