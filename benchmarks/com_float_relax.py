@@ -26,9 +26,20 @@ With --shared, instead: for each sampled row, the first dual step's multipliers 
 of its visited sampling times used at the other (any multipliers give a valid bound, so
 one row's could be reused across its visits), against that visit's own first step.
 
+With --cuts, instead: at the sampled visits the pair bound prunes, the pair steps it
+takes (windows a up to the first suffix F + [a, m) below the threshold, windows c from
+max(a + nwf, e_star - nwf), as the kernel) and how many of them two more tests would
+remove, each a valid bound by the same containment argument (dense solves):
+  window + suffix  F + window a + [c0, m), c0 that first c: every pair (a, c) lies in it
+  interval         F + [a, c + nwf): the pair (a, c) lies in it, and its FOM does not
+                   decrease with c, so the pairs of a start at its first c reaching thr
+                   (counted on what the window + suffix test leaves)
+  union            one test per visit, F + [0, a_stop - 1 + nwf) + [e_star - nwf, m):
+                   every pair the steps visit lies in it (the whole span less a gap)
+
 Run: OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_float_relax.py THRU
-     [EVERY [CALLS [ROWS]]] [--shared]   (defaults 40, 40, 2: two sampling times of ROWS
-     random rows of CALLS random captured calls). Needs cvxpy (pip install cvxpy), which
+     [EVERY [CALLS [ROWS]]] [--shared | --cuts]   (defaults 40, 40, 2: two sampling times of ROWS
+     random rows of CALLS random captured calls). The table needs cvxpy (pip install cvxpy), which
      the project does not depend on.
 """
 
@@ -248,6 +259,57 @@ def shared(probs) -> None:
               f" prunes {100 * (rows[:, j] < 0).mean():.0f} %")
 
 
+def cuts(probs) -> None:
+    """Pair steps of the gate at the visits it prunes, and those the window + suffix and
+    the interval tests would remove (see the module doc)."""
+    def f(p, idx):
+        idx = np.asarray(idx)
+        sub = dict(p, R=p["R"][np.ix_(idx, idx)], h0=p["h0"][idx], h1=p["h1"][idx])
+        return fom(p, inner(sub, np.zeros(len(idx)))[0])
+
+    tot = np.zeros(4, dtype=np.int64)
+    n_vis = n_all = n_union = 0
+    for p in probs:
+        if p["gate"] >= p["thr"]:
+            continue
+        nfix, n, thr, nwf = p["nfix"], len(p["h0"]), p["thr"], 4
+        m = n - nfix
+        fix = list(range(nfix))
+        e_star = next((e for e in range(2 * nwf, m + 1)
+                       if f(p, fix + list(range(nfix, nfix + e))) >= thr), m + 1)
+        pairs = ws = iv = 0
+        a = 0
+        while a <= m - nwf and f(p, fix + list(range(nfix + a, n))) >= thr:
+            c0 = max(a + nwf, e_star - nwf)
+            nc = max(m - nwf + 1 - c0, 0)
+            pairs += nc
+            win = list(range(nfix + a, nfix + a + nwf))
+            if nc and f(p, fix + win + list(range(nfix + c0, n))) < thr:
+                ws += nc
+            else:
+                for c in range(c0, m - nwf + 1):
+                    if f(p, fix + list(range(nfix + a, nfix + c + nwf))) >= thr:
+                        break
+                    iv += 1
+            a += 1
+        hi, cs = a - 1 + nwf, e_star - nwf
+        un = pairs if a > 0 and hi < cs and f(
+            p, fix + list(range(nfix, nfix + hi)) + list(range(nfix + cs, n))) < thr else 0
+        n_vis += 1
+        n_all += int(ws == pairs)
+        n_union += int(un > 0)
+        tot += (pairs, ws, iv, un)
+        print(f"a_stop {a:2d}  e_star {e_star:2d}  pairs {pairs:4d}  window+suffix {ws:4d}"
+              f"  interval {iv:4d}  union {un:4d}", flush=True)
+    if not n_vis:
+        raise SystemExit("no sampled visit that the pair bound prunes: more CALLS or ROWS")
+    print(f"{n_vis} visits the pair bound prunes: {tot[0]} pair steps; the window + suffix"
+          f" test removes {tot[1]} ({100 * tot[1] / max(tot[0], 1):.0f} %; every pair at"
+          f" {n_all} visits), the interval test {tot[2]} more"
+          f" ({100 * tot[2] / max(tot[0], 1):.0f} %); the union test alone {tot[3]}"
+          f" ({100 * tot[3] / max(tot[0], 1):.0f} %; every pair at {n_union} visits)")
+
+
 def dual_steps(p, steps):
     v0, w = inner(p, np.zeros(len(p["h0"])))
     A = constraints(p, w)
@@ -278,13 +340,12 @@ def qp(p, l1):
 
 
 def main(argv) -> None:
-    try:
-        import cvxpy  # noqa: F401
-    except ImportError:
-        raise SystemExit("needs cvxpy (pip install cvxpy); the project does not depend on it")
-    share = "--shared" in argv
-    argv = [a for a in argv if a != "--shared"]
-    usage = "usage: com_float_relax.py THRU [EVERY [CALLS [ROWS]]] [--shared] (positive integers)"
+    share, cut = "--shared" in argv, "--cuts" in argv
+    argv = [a for a in argv if a not in ("--shared", "--cuts")]
+    usage = ("usage: com_float_relax.py THRU [EVERY [CALLS [ROWS]]] [--shared | --cuts]"
+             " (positive integers)")
+    if share and cut:
+        raise SystemExit(usage)
     if not 1 <= len(argv) <= 4:
         raise SystemExit(usage)
     thru = argv[0]
@@ -298,6 +359,13 @@ def main(argv) -> None:
     if share:
         shared(list(visits(capture(thru, every), n_calls, n_rows, rng)))
         return
+    if cut:
+        cuts(visits(capture(thru, every), n_calls, n_rows, rng))
+        return
+    try:                        # the QPs of the table (not --shared or --cuts)
+        import cvxpy  # noqa: F401
+    except ImportError:
+        raise SystemExit("needs cvxpy (pip install cvxpy); the project does not depend on it")
     rows, vq, gate = [], [], []
     print("span-thr  dual1  dual2  dual3  dual4  box  box+l1  pair  (dB)")
     for p in visits(capture(thru, every), n_calls, n_rows, rng):
