@@ -1364,10 +1364,10 @@ def _pair_row4(S, band, Ct, La, ila, Ea, ga, a, c0, nc, b_lo, b_hi, qv, sv, ok):
     them: each entry by the same operations (in the same order but for the sums and
     multiply-adds _BOUND_MATH lets the compiler reorder and fuse: ~1e-12 dB at most on
     the test's random problems), but one pass over c with every intermediate in
-    registers instead of ~200 short loops over c per window a. error_model="numpy": a division by zero gives inf / NaN
-    instead of raising, as IEEE has it (such a pair's q or s is then not finite and
-    positive, and the caller returns +inf: no bound); that is what lets LLVM
-    vectorize the loop (with numba's Python model each division carries a zero
+    registers instead of ~200 short loops over c per window a. error_model="numpy": a
+    division by zero gives inf / NaN instead of raising, as IEEE has it (such a pair's
+    q or s is then not finite and positive, and the caller returns +inf: no bound);
+    that is what lets LLVM vectorize the loop (with numba's Python model each division carries a zero
     check and an exception path, and the loop stays scalar: 78 against ~30 ns per
     pair on a synthetic row of 60 windows, call included)."""
     l10 = La[1, 0]
