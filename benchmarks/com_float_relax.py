@@ -153,7 +153,8 @@ def visits(calls, n_calls, n_rows, rng):
                 yield dict(R=R, h0=hr[0].copy(), h1=hr[1].copy(), wmin=wmin[:nwt].copy(),
                            wmax=wmax[:nwt].copy(), lo=bmin[0], hi=bmax[0], dw=dw, nfix=nfix,
                            l1=nwg * nwf * max(abs(wmin[nfix]), abs(wmax[nfix])),
-                           thr=thr[r], row=(int(ci), int(r)), fw=fw, fwx=fwx, gate=gate,
+                           thr=thr[r], row=(int(ci), int(r)), nwg=nwg, nwf=nwf, fw=fw,
+                           fwx=fwx, gate=gate,
                            vq=(d * qden / 2.0) / v_ex, fp=fp, var_x=var_x, rlm=rlm, L=L)
 
 
@@ -272,7 +273,9 @@ def cuts(probs) -> None:
     for p in probs:
         if p["gate"] >= p["thr"]:
             continue
-        nfix, n, thr, nwf = p["nfix"], len(p["h0"]), p["thr"], 4
+        if p["nwg"] != 2:
+            raise SystemExit("--cuts counts pairs of windows: a preset with 2 floating groups")
+        nfix, n, thr, nwf = p["nfix"], len(p["h0"]), p["thr"], p["nwf"]
         m = n - nfix
         fix = list(range(nfix))
         e_star = next((e for e in range(2 * nwf, m + 1)
