@@ -404,7 +404,7 @@ def test_pruned_exact_pass_equals_the_exhaustive_one(channels_dir):
     every row's FOM and sampling time of the exhaustive pass when the row reaches the
     threshold, and a value below it otherwise: DPO_12in with 1 FEXT and 1 NEXT, floating
     taps and quantization noise on, one CTLE setting x 8 TX settings, thresholds -inf and
-    the median of the exact FOMs."""
+    the median of the exact FOMs; and the same numbers on 1 to 5 threads."""
     from serdes.com import quant
     from serdes.com.fom import ctle_weights
     from serdes.kernels.com_mmse import mmse_block
@@ -458,6 +458,21 @@ def test_pruned_exact_pass_equals_the_exhaustive_one(channels_dir):
     assert np.any(f1 >= thr) and np.all(f4 < thr)
     with pytest.raises(ConfigError, match="fbs"):
         mmse_block(*args, qmode=2, fbs=fb[:, :-1].copy(), **kw)
+    # the same rows, bounds and solve counts on any number of threads and chunk size
+    # (each chunk writes its own rows; a chunk a thread skipped would leave np.empty's
+    # values, one taken twice would count its solves twice)
+    kw.pop("chunk", None)
+    _, _, n1 = mmse_block(*args, qmode=1, chunk=1, threads=1, **kw)
+    _, _, n2 = mmse_block(*args, qmode=2, thr=th, prune=True, chunk=1, threads=1, **kw)
+    for threads, chunk in ((2, 1), (3, 1), (2, 3), (5, 2), (4, 8)):
+        fbt = np.empty_like(fb)
+        ubt, _, m1 = mmse_block(*args, qmode=1, fbs=fbt, chunk=chunk, threads=threads, **kw)
+        assert np.array_equal(ubt, ub) and np.array_equal(fbt, fb) and m1 == n1
+        ft, tt, m2 = mmse_block(*args, qmode=2, thr=th, prune=True, chunk=chunk,
+                                threads=threads, **kw)
+        assert np.array_equal(ft, f1) and np.array_equal(tt, t1) and m2 == n2
+    with pytest.raises(ConfigError, match="threads"):
+        mmse_block(*args, qmode=1, threads=0, **kw)
 
 
 def test_toeplitz_bordered_inverse_equals_numpy():

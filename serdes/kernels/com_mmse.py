@@ -5,6 +5,10 @@ the numba kernel and the helpers it inlines are in :mod:`serdes.kernels.com_mmse
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
 
 from serdes.errors import ConfigError
@@ -13,11 +17,38 @@ from serdes.kernels.com_mmse_search import _mmse_block
 
 __all__ = ["mmse_block"]
 
+_POOL: dict = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The process's pool of ``workers`` threads for the kernel's chunks (made once)."""
+    with _POOL_LOCK:
+        pool = _POOL.get(workers)
+        if pool is None:
+            pool = _POOL[workers] = ThreadPoolExecutor(workers, "serdes-com")
+        return pool
+
+
+def _on_threads(kernel, args: tuple, n_chunks: int, threads: int) -> tuple[int, int]:
+    """Run ``kernel`` (nogil; its last two arguments: the first chunk and the stride) over
+    ``n_chunks`` chunks on ``threads`` threads, thread j taking chunks j, j + T, ...; the
+    sums of its (bad, solves) counts. Each chunk writes its own rows, so the result does
+    not depend on the thread count. The kernel is not compiled with ``parallel=True``:
+    numba's parallel compile of it took about 30 s more on a first run, for the same run
+    time (docs/com.md, "Speed")."""
+    workers = max(1, min(threads, n_chunks))
+    if workers == 1:
+        return kernel(*args, 0, 1)
+    jobs = [_pool(workers).submit(kernel, *args, j, workers) for j in range(workers)]
+    out = [job.result() for job in jobs]
+    return sum(o[0] for o in out), sum(o[1] for o in out)
+
 
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
                wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, chunk=64, n_qb=0,
                p_qc=1e-7, k_rj=0.0, qmode=1, thr=None, npts_q=2001, n_wg=0, n_wf=4, n_span=0,
-               prune=True, t0r=None, fbs=None, a1=None):
+               prune=True, t0r=None, fbs=None, a1=None, threads=None):
     """FOM (best over the sampling times) and sampling time of every row of C, and the
     number of MMSE solves done; see the module doc. With ``n_qb`` > 0 the quantization
     noise of 178A.1.7.6 (``k_rj`` = sigma_X^2 sigma_RJ^2, the RJ part of ``k_j``):
@@ -50,7 +81,10 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     reads them from it instead of computing them again (the same numbers: the rows
     of the same CTLE setting's bound pass).
     ``a1``: the sum of |t0| along each row (M values), when the caller keeps it for
-    several calls (a pass over t0 per call otherwise)."""
+    several calls (a pass over t0 per call otherwise).
+
+    ``threads``: how many threads run the chunks of ``chunk`` rows (default numba's
+    thread count, ``NUMBA_NUM_THREADS``); the result does not depend on it."""
     C = _a.array("C", C, ndim=2, finite=True)
     CC = _a.array("CC", CC, ndim=2, finite=True)
     n, K = C.shape
@@ -125,14 +159,18 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
               and fbs.shape == (n, n_ts) and fbs.flags.c_contiguous and fbs.flags.writeable):
         raise ConfigError(f"fbs: expected a writeable C-contiguous float64 array of shape "
                           f"{(n, n_ts)}")
-    bad, nsolve = _mmse_block(
-        C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw_fix, dw, nb, wmin,
-        wmax,
-        bmin, bmax, _a.real("var_x", var_x, positive=True), _a.real("k_j", k_j, nonneg=True),
-        _a.real("rlm", rlm, positive=True), float(_a.integer("levels", levels, lo=2)), fom,
-        ts, _a.integer("chunk", chunk, lo=1), qmode, float(2 ** n_qb - 1),
-        n_lower(int(levels), p_qc), p_qc / 2.0, _a.integer("npts_q", npts_q, lo=3) | 1,
-        _a.real("k_rj", k_rj, nonneg=True), a1, thr, nw, n_wg, n_wf, bool(prune), fbs)
+    chunk = _a.integer("chunk", chunk, lo=1)
+    args = (C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw_fix, dw, nb,
+            wmin, wmax, bmin, bmax, _a.real("var_x", var_x, positive=True),
+            _a.real("k_j", k_j, nonneg=True), _a.real("rlm", rlm, positive=True),
+            float(_a.integer("levels", levels, lo=2)), fom, ts, chunk, qmode,
+            float(2 ** n_qb - 1), n_lower(int(levels), p_qc), p_qc / 2.0,
+            _a.integer("npts_q", npts_q, lo=3) | 1, _a.real("k_rj", k_rj, nonneg=True), a1,
+            thr, nw, n_wg, n_wf, bool(prune), fbs)
+    if threads is None:
+        threads = numba.get_num_threads()
+    threads = _a.integer("threads", threads, lo=1, hi=1024)
+    bad, nsolve = _on_threads(_mmse_block, args, (n + chunk - 1) // chunk, threads)
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)

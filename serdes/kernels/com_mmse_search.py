@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__: list[str] = []
 
@@ -2038,11 +2038,11 @@ def _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt, k
         _shift_sum(C[r], t0r[ph], noffs, N - 1 - (dh + dw + rr), nwt, hr[rr])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, nw, dw, nb,
                 wmin, wmax, bmin, bmax, var_x, k_j, rlm, levels, fom_out, ts_out, chunk,
                 qmode, qden, m_lb, p_half, npts_q, k_rj, a1, thr, nwt, nwg, nwf, prune,
-                fbs_all):
+                fbs_all, c_first, c_step):
     n = C.shape[0]
     K = C.shape[1]
     P = CC.shape[1]
@@ -2050,9 +2050,9 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
     N = t0.shape[1]
     ns = S.shape[1]
     n_chunks = (n + chunk - 1) // chunk
-    bad = np.zeros(n_chunks, dtype=np.int64)
-    cnt = np.zeros(n_chunks, dtype=np.int64)
-    for ci in prange(n_chunks):
+    bad = 0
+    cnt = 0
+    for ci in range(c_first, n_chunks, c_step):
         R = np.empty((nwt, nwt))
         lo = np.empty((nwt, nwt))
         Y = np.empty((max(nb, 1), nwt))
@@ -2092,7 +2092,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
                     best_s = v
                     kk = s
             if kk == 0 or kk == ns - 1:
-                bad[ci] = 1
+                bad = 1
                 fom_out[r] = -np.inf
                 ts_out[r] = -1
                 continue
@@ -2139,7 +2139,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
                     ph = ts - dh * m
                     _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt,
                                k_j, av, rn, hr)
-                    cnt[ci] += 1
+                    cnt += 1
                     # qmode - 1 (== 1 here) and qmode below: int64 values, not the literals
                     # 1 and 2, so _quant_solve compiles one signature, not three
                     fbs[dt + m // 2] = _quant_solve(
@@ -2180,7 +2180,7 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
                 ph = ts - dh * m
                 _ts_tables(C, CC, gv, gj, r_base, axt, t0r, noffs, r, ph, dh, dw, nb, nwt, k_j,
                            av, rn, hr)
-                cnt[ci] += 1
+                cnt += 1
                 if qmode == 0 and nwg:
                     fo = _float_solve(av, rn, hr, nw, nwt, nwg, nwf, dw, nb, wmin, wmax, bmin,
                                       bmax, var_x, rlm, levels, R, lo, Y, G, y, z, w, b, cols,
@@ -2202,4 +2202,4 @@ def _mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, t0r, S, idx0, offs, m, n
                     tbest = ts
             fom_out[r] = fbest
             ts_out[r] = tbest
-    return bad.sum(), cnt.sum()
+    return bad, cnt
