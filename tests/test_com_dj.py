@@ -396,3 +396,84 @@ def test_ctle_tables_from_parts_equal_the_direct_tables(channels_dir):
             x, y = getattr(a, k), getattr(b, k)
             assert x.shape == y.shape and np.abs(x - y).max() <= 1e-9 * np.abs(x).max(), k
         assert a.idx0 == b.idx0
+
+
+def _chunk_rows(out, c_first, c_step):
+    """A stand-in for the search kernel: each chunk (one row) writes its own row."""
+    n = 0
+    for ci in range(c_first, out.shape[0], c_step):
+        out[ci] = 2.0 * ci + 1.0
+        n += 1
+    return 0, n
+
+
+def _threads_in_child(kernel, conn):
+    from serdes.kernels.com_mmse import _on_threads
+
+    out = np.zeros(9)
+    counts = _on_threads(kernel, (out,), 9, 2)
+    conn.send((counts, out))
+    conn.close()
+
+
+def test_com_kernel_threads_work_in_a_forked_child():
+    """The search kernel's thread pool is made per process: a child forked after the
+    parent used it runs its own chunks (the parent's pool threads do not exist in the
+    child, so a job given to that pool would wait for ever)."""
+    import multiprocessing as mp
+
+    from numba import njit
+
+    from serdes.kernels.com_mmse import _on_threads
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    kernel = njit(nogil=True)(_chunk_rows)
+    out = np.zeros(9)
+    assert _on_threads(kernel, (out,), 9, 2) == (0, 9)
+    assert np.array_equal(out, 2.0 * np.arange(9) + 1.0)
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_threads_in_child, args=(kernel, send))
+    child.start()
+    send.close()             # the child's end: a child that dies gives EOF at once
+    try:
+        got = recv.recv() if recv.poll(120) else None
+    except EOFError:
+        got = None
+    child.join(10)
+    if child.is_alive():
+        child.kill()
+    assert got is not None, "the forked child's kernel threads never ran"
+    assert got[0] == (0, 9) and np.array_equal(got[1], out)
+
+
+def _com_in_child(path, ov, conn):
+    conn.send(compute_com(path, preset="802.3dj-kr", overrides=ov).cases[0].com_db)
+    conn.close()
+
+
+def test_com_runs_in_a_child_forked_after_a_com_run(channels_dir):
+    """A worker forked after a COM run (multiprocessing's default start on Linux) computes
+    the same COM. With the search kernel compiled parallel=True, GNU OpenMP ended such a
+    child ("fork() called from a process already using GNU OpenMP")."""
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    path = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_4in_Meg7_THRU.s4p"
+    ov = {"g_dc": "-12", "g_dc2": "-2", "tx_step": "0,0,0.17,0.1,0,0", "mlsd": "false"}
+    here = compute_com(path, preset="802.3dj-kr", overrides=ov).cases[0].com_db
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_com_in_child, args=(path, ov, send))
+    child.start()
+    send.close()             # the child's end: a child that dies gives EOF at once
+    try:
+        got = recv.recv() if recv.poll(300) else None
+    except EOFError:
+        got = None
+    child.join(10)
+    if child.is_alive():
+        child.kill()
+    assert got == here, f"the forked child gave {got} (exit code {child.exitcode})"

@@ -5,6 +5,7 @@ the numba kernel and the helpers it inlines are in :mod:`serdes.kernels.com_mmse
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,8 +22,21 @@ _POOL: dict = {}
 _POOL_LOCK = threading.Lock()
 
 
+def _forget_pools() -> None:
+    """In a forked child: the parent's pool threads do not exist there (a job given to
+    their pool would wait for ever), and the lock may have been held by one of them."""
+    global _POOL_LOCK
+    _POOL.clear()
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def _pool(workers: int) -> ThreadPoolExecutor:
-    """The process's pool of ``workers`` threads for the kernel's chunks (made once)."""
+    """This process's pool of ``workers`` threads for the kernel's chunks (made once per
+    process: a forked child makes its own)."""
     with _POOL_LOCK:
         pool = _POOL.get(workers)
         if pool is None:
