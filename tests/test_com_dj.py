@@ -408,29 +408,29 @@ def _chunk_rows(out, c_first, c_step):
 
 
 def _threads_in_child(kernel, conn):
-    from serdes.kernels.com_mmse import _on_threads
+    from serdes.kernels.threads import run_chunks
 
     out = np.zeros(9)
-    counts = _on_threads(kernel, (out,), 9, 2)
+    counts = run_chunks(kernel, (out,), 9, 2)
     conn.send((counts, out))
     conn.close()
 
 
 def test_com_kernel_threads_work_in_a_forked_child():
-    """The search kernel's thread pool is made per process: a child forked after the
-    parent used it runs its own chunks (the parent's pool threads do not exist in the
-    child, so a job given to that pool would wait for ever)."""
+    """The COM kernels' thread pool (serdes/kernels/threads.py) is made per process: a
+    child forked after the parent used it runs its own chunks (the parent's pool threads
+    do not exist in the child, so a job given to that pool would wait for ever)."""
     import multiprocessing as mp
 
     from numba import njit
 
-    from serdes.kernels.com_mmse import _on_threads
+    from serdes.kernels.threads import run_chunks
 
     if "fork" not in mp.get_all_start_methods():
         pytest.skip("no fork on this platform")
     kernel = njit(nogil=True)(_chunk_rows)
     out = np.zeros(9)
-    assert _on_threads(kernel, (out,), 9, 2) == (0, 9)
+    assert run_chunks(kernel, (out,), 9, 2) == [(0, 5), (0, 4)]
     assert np.array_equal(out, 2.0 * np.arange(9) + 1.0)
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
@@ -445,28 +445,31 @@ def test_com_kernel_threads_work_in_a_forked_child():
     if child.is_alive():
         child.kill()
     assert got is not None, "the forked child's kernel threads never ran"
-    assert got[0] == (0, 9) and np.array_equal(got[1], out)
+    assert got[0] == [(0, 5), (0, 4)] and np.array_equal(got[1], out)
 
 
-def _com_in_child(path, ov, conn):
-    conn.send(compute_com(path, preset="802.3dj-kr", overrides=ov).cases[0].com_db)
+def _com_in_child(path, name, ov, conn):
+    conn.send(compute_com(path, preset=name, overrides=ov).cases[0].com_db)
     conn.close()
 
 
-def test_com_runs_in_a_child_forked_after_a_com_run(channels_dir):
+@pytest.mark.parametrize("name, ov", [
+    ("802.3dj-kr", {"g_dc": "-12", "g_dc2": "-2", "tx_step": "0,0,0.17,0.1,0,0",
+                    "mlsd": "false"}),
+    ("802.3ck-kr", {"g_dc": "-8", "g_dc2": "-2"})])     # its floating DFE taps' kernel
+def test_com_runs_in_a_child_forked_after_a_com_run(channels_dir, name, ov):
     """A worker forked after a COM run (multiprocessing's default start on Linux) computes
-    the same COM. With the search kernel compiled parallel=True, GNU OpenMP ended such a
+    the same COM. With the kernels compiled parallel=True, GNU OpenMP ended such a
     child ("fork() called from a process already using GNU OpenMP")."""
     import multiprocessing as mp
 
     if "fork" not in mp.get_all_start_methods():
         pytest.skip("no fork on this platform")
     path = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_4in_Meg7_THRU.s4p"
-    ov = {"g_dc": "-12", "g_dc2": "-2", "tx_step": "0,0,0.17,0.1,0,0", "mlsd": "false"}
-    here = compute_com(path, preset="802.3dj-kr", overrides=ov).cases[0].com_db
+    here = compute_com(path, preset=name, overrides=ov).cases[0].com_db
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_com_in_child, args=(path, ov, send))
+    child = ctx.Process(target=_com_in_child, args=(path, name, ov, send))
     child.start()
     send.close()             # the child's end: a child that dies gives EOF at once
     try:

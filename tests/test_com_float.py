@@ -106,6 +106,29 @@ def echo_file(tmp_path_factory):
     return _write_s2p(tmp_path_factory.mktemp("comf") / "echo.s2p", f, h)
 
 
+def test_delta_rows_are_each_rows_taps_on_any_thread_count():
+    """float_delta_rows over 1,000 rows (several chunks of ROW_CHUNK) is each row's
+    sum((h - t h0)^2 - h^2) with t from float_taps, on 1 to 5 threads, to the bit
+    (a chunk a thread skipped would leave np.empty's values)."""
+    from serdes.kernels.com_float import ROW_CHUNK
+
+    rng = np.random.default_rng(11)
+    post = np.array(_rows(rng, 1000, 28))
+    h0 = rng.uniform(0.2, 0.8, len(post))
+    h0[::97] = -0.1                                  # no cursor: 0
+    assert len(post) > 3 * ROW_CHUNK
+    want = np.array([0.0 if c <= 0 else
+                     np.sum((h - float_taps(h, c, 3, 2, 0.05, 12, 0.02) * c) ** 2 - h ** 2)
+                     for h, c in zip(post, h0)])
+    one = float_delta_rows(post, h0, 3, 2, 0.05, 12, 0.02, threads=1)
+    assert np.allclose(one, want, rtol=1e-12, atol=1e-15)
+    for threads in (2, 3, 5):
+        assert np.array_equal(float_delta_rows(post, h0, 3, 2, 0.05, 12, 0.02,
+                                               threads=threads), one)
+    with pytest.raises(ConfigError, match="threads"):
+        float_delta_rows(post, h0, 3, 2, 0.05, threads=0)
+
+
 @pytest.mark.parametrize("bmaxg", [0.03, 0.05, 0.2])
 def test_echo_inside_n_f_is_found_and_reduced(echo_file, bmaxg):
     """An ideal thru with one echo of 0.1 at 20 UI (beyond the 12 fixed taps, inside N_f

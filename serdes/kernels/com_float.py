@@ -21,12 +21,16 @@ equal (``tests/test_com_float.py``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from serdes.errors import ConfigError
 from serdes.kernels import args as _a
+from serdes.kernels.threads import run_chunks
 
 __all__ = ["float_taps", "float_delta_rows"]
+
+# rows per chunk of float_delta_rows (a row is a few microseconds)
+ROW_CHUNK = 256
 
 
 @njit(cache=True)
@@ -188,23 +192,25 @@ def _taps(h, cur, nbf, nbg, bmaxg, tail, b_rss, mask, t):
                 t[i] = t[i] * (b_rss / rss)
 
 
-@njit(cache=True, parallel=True)
-def _delta_rows(post, h0, nbf, nbg, bmaxg, tail, b_rss, out):
+@njit(cache=True, nogil=True)
+def _delta_rows(post, h0, nbf, nbg, bmaxg, tail, b_rss, out, chunk, c_first, c_step):
     rows, ln = post.shape
-    for r in prange(rows):
-        cur = h0[r]
-        if not cur > 0.0:
-            out[r] = 0.0
-            continue
-        mask = np.zeros(ln, dtype=np.uint8)
-        t = np.zeros(ln)
-        h = post[r]
-        _taps(h, cur, nbf, nbg, bmaxg, tail, b_rss, mask, t)
-        d = 0.0
-        for i in range(ln):
-            e = h[i] - t[i] * cur
-            d += e * e - h[i] * h[i]
-        out[r] = d
+    for ci in range(c_first, (rows + chunk - 1) // chunk, c_step):
+        for r in range(ci * chunk, min(rows, (ci + 1) * chunk)):
+            cur = h0[r]
+            if not cur > 0.0:
+                out[r] = 0.0
+                continue
+            mask = np.zeros(ln, dtype=np.uint8)
+            t = np.zeros(ln)
+            h = post[r]
+            _taps(h, cur, nbf, nbg, bmaxg, tail, b_rss, mask, t)
+            d = 0.0
+            for i in range(ln):
+                e = h[i] - t[i] * cur
+                d += e * e - h[i] * h[i]
+            out[r] = d
+    return 0
 
 
 def _check(ln, nbf, nbg, bmaxg, tail, b_rss):
@@ -232,16 +238,23 @@ def float_taps(h, cur: float, nbf: int, nbg: int, bmaxg: float, tail: int = -1,
 
 
 def float_delta_rows(post, h0, nbf: int, nbg: int, bmaxg: float, tail: int = -1,
-                     b_rss: float = 0.0) -> np.ndarray:
+                     b_rss: float = 0.0, threads: int | None = None) -> np.ndarray:
     """Per row of ``post`` (post-cursors of the floating span) with cursor ``h0``: the
     change of ISI energy, sum((h - t h0)^2 - h^2), that its floating taps make (0 for a
-    row whose cursor is not > 0)."""
+    row whose cursor is not > 0). ``threads``: default numba's thread count; the result
+    does not depend on it."""
     post = _a.array("post", post, ndim=2, finite=True)
     h0 = _a.array("h0", h0)
     if h0.shape[0] != post.shape[0]:
         raise ConfigError(f"h0: needs {post.shape[0]} values, got {h0.shape[0]}")
     nbf, nbg, bmaxg, tail, b_rss = _check(post.shape[1], nbf, nbg, bmaxg, tail, b_rss)
+    if threads is not None:
+        threads = _a.integer("threads", threads, lo=1, hi=1024)
     out = np.empty(post.shape[0])
     if post.shape[0]:
-        _delta_rows(post, h0, nbf, nbg, bmaxg, tail, b_rss, out)
+        # rows in chunks on Python threads (the kernel releases the GIL), not numba's
+        # prange: serdes/kernels/threads.py says why
+        n_chunks = (post.shape[0] + ROW_CHUNK - 1) // ROW_CHUNK
+        run_chunks(_delta_rows, (post, h0, nbf, nbg, bmaxg, tail, b_rss, out, ROW_CHUNK),
+                   n_chunks, threads)
     return out

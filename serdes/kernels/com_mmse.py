@@ -5,58 +5,15 @@ the numba kernel and the helpers it inlines are in :mod:`serdes.kernels.com_mmse
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numba
 import numpy as np
 
 from serdes.errors import ConfigError
 from serdes.kernels import args as _a
 from serdes.kernels.com_mmse_search import _mmse_block
+from serdes.kernels.threads import run_chunks
 
 __all__ = ["mmse_block"]
-
-_POOL: dict = {}
-_POOL_LOCK = threading.Lock()
-
-
-def _forget_pools() -> None:
-    """In a forked child: the parent's pool threads do not exist there (a job given to
-    their pool would wait for ever), and the lock may have been held by one of them."""
-    global _POOL_LOCK
-    _POOL.clear()
-    _POOL_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools)
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """This process's pool of ``workers`` threads for the kernel's chunks (made once per
-    process: a forked child makes its own)."""
-    with _POOL_LOCK:
-        pool = _POOL.get(workers)
-        if pool is None:
-            pool = _POOL[workers] = ThreadPoolExecutor(workers, "serdes-com")
-        return pool
-
-
-def _on_threads(kernel, args: tuple, n_chunks: int, threads: int) -> tuple[int, int]:
-    """Run ``kernel`` (nogil; its last two arguments: the first chunk and the stride) over
-    ``n_chunks`` chunks on ``threads`` threads, thread j taking chunks j, j + T, ...; the
-    sums of its (bad, solves) counts. Each chunk writes its own rows, so the result does
-    not depend on the thread count. The kernel is not compiled with ``parallel=True``:
-    numba's parallel compile of it took about 30 s more on a first run, for the same run
-    time (docs/com.md, "Speed")."""
-    workers = max(1, min(threads, n_chunks))
-    if workers == 1:
-        return kernel(*args, 0, 1)
-    jobs = [_pool(workers).submit(kernel, *args, j, workers) for j in range(workers)]
-    out = [job.result() for job in jobs]
-    return sum(o[0] for o in out), sum(o[1] for o in out)
 
 
 def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw, nb,
@@ -184,7 +141,10 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
     if threads is None:
         threads = numba.get_num_threads()
     threads = _a.integer("threads", threads, lo=1, hi=1024)
-    bad, nsolve = _on_threads(_mmse_block, args, (n + chunk - 1) // chunk, threads)
+    # the chunks on Python threads (the kernel releases the GIL), not numba's prange:
+    # serdes/kernels/threads.py says why
+    out = run_chunks(_mmse_block, args, (n + chunk - 1) // chunk, threads)
+    bad, nsolve = sum(o[0] for o in out), sum(o[1] for o in out)
     if bad:
         raise RuntimeError("com: the TX FFE moved the pulse peak out of the search window")
     return fom, ts, int(nsolve)

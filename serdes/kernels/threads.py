@@ -1,0 +1,60 @@
+"""Python threads for nogil numba kernels that work in chunks of rows (the COM search
+kernels), in place of numba's ``parallel=True``.
+
+A kernel made for :func:`run_chunks` takes, as its last two arguments, its first chunk
+and the stride: thread j of T runs chunks j, j + T, ... . Each chunk must write only its
+own rows, so a result does not depend on the thread count. Why not ``prange``: numba's
+parallel compile of the 802.3dj search kernel took about 30 s more on a first run, for
+the same run time, and a process forked after a parallel kernel ran under GNU OpenMP (the
+``omp`` layer) ended as soon as it ran one ("fork() called from a process already using
+GNU OpenMP, this is unsafe"). The pool here is made per process: a forked child makes
+its own (the parent's threads do not exist there, and a job given to their pool would
+wait for ever). See docs/com.md, "Speed".
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["run_chunks"]
+
+_POOL: dict = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _forget_pools() -> None:
+    """In a forked child: drop the parent's pools (their threads are not here) and the
+    lock one of them may have held at the fork."""
+    global _POOL_LOCK
+    _POOL.clear()
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """This process's pool of ``workers`` threads (made once per process)."""
+    with _POOL_LOCK:
+        pool = _POOL.get(workers)
+        if pool is None:
+            pool = _POOL[workers] = ThreadPoolExecutor(workers, "serdes-kernel")
+        return pool
+
+
+def run_chunks(kernel, args: tuple, n_chunks: int, threads: int | None = None) -> list:
+    """``kernel(*args, j, T)`` on T = min(``threads``, ``n_chunks``) threads (default
+    numba's thread count, ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``); the
+    kernels' return values, in thread order. One thread: called in this thread."""
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()
+    workers = max(1, min(int(threads), n_chunks))
+    if workers == 1:
+        return [kernel(*args, 0, 1)]
+    jobs = [_pool(workers).submit(kernel, *args, j, workers) for j in range(workers)]
+    return [job.result() for job in jobs]
