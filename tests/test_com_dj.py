@@ -407,6 +407,28 @@ def _chunk_rows(out, c_first, c_step):
     return 0, n
 
 
+def _in_forked_child(target, args, timeout):
+    """``target(*args, conn)`` in a forked child, which sends one value on conn: (the
+    value, or None when the child died or sent nothing within ``timeout`` s, its exit
+    code)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=target, args=(*args, send))
+    child.start()
+    send.close()             # the child's end: a child that dies gives EOF at once
+    try:
+        got = recv.recv() if recv.poll(timeout) else None
+    except EOFError:
+        got = None
+    child.join(10)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    return got, child.exitcode
+
+
 def _threads_in_child(kernel, conn):
     from serdes.kernels.threads import run_chunks
 
@@ -432,18 +454,7 @@ def test_com_kernel_threads_work_in_a_forked_child():
     out = np.zeros(9)
     assert run_chunks(kernel, (out,), 9, 2) == [(0, 5), (0, 4)]
     assert np.array_equal(out, 2.0 * np.arange(9) + 1.0)
-    ctx = mp.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_threads_in_child, args=(kernel, send))
-    child.start()
-    send.close()             # the child's end: a child that dies gives EOF at once
-    try:
-        got = recv.recv() if recv.poll(120) else None
-    except EOFError:
-        got = None
-    child.join(10)
-    if child.is_alive():
-        child.kill()
+    got, _ = _in_forked_child(_threads_in_child, (kernel,), 120)
     assert got is not None, "the forked child's kernel threads never ran"
     assert got[0] == [(0, 5), (0, 4)] and np.array_equal(got[1], out)
 
@@ -467,16 +478,5 @@ def test_com_runs_in_a_child_forked_after_a_com_run(channels_dir, name, ov):
         pytest.skip("no fork on this platform")
     path = channels_dir / "ieee8023ck_KR_ortho_tracy_3ck_02_0119" / "DPO_4in_Meg7_THRU.s4p"
     here = compute_com(path, preset=name, overrides=ov).cases[0].com_db
-    ctx = mp.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_com_in_child, args=(path, name, ov, send))
-    child.start()
-    send.close()             # the child's end: a child that dies gives EOF at once
-    try:
-        got = recv.recv() if recv.poll(300) else None
-    except EOFError:
-        got = None
-    child.join(10)
-    if child.is_alive():
-        child.kill()
-    assert got == here, f"the forked child gave {got} (exit code {child.exitcode})"
+    got, code = _in_forked_child(_com_in_child, (path, name, ov), 300)
+    assert got == here, f"the forked child gave {got} (exit code {code})"
