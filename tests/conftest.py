@@ -13,11 +13,11 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-# Each xdist worker is one process on one core: numba's parallel kernels (prange, the COM
-# searches) get the worker's share of the cores instead of a thread per core in every
-# worker (2 workers x 2 threads on 2 cores only add switches). Set before serdes (and
-# numba) is imported below; a value the user set is kept. The kernels' prange
-# iterations are independent rows, so the thread count changes no result.
+# Each xdist worker is one process on one core: the COM searches' kernel threads
+# (numba's thread count, serdes/kernels/threads.py) get the worker's share of the cores
+# instead of a thread per core in every worker (2 workers x 2 threads on 2 cores only add
+# switches). Set before serdes (and numba) is imported below; a value the user set is
+# kept. The kernels' chunks are independent rows, so the thread count changes no result.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "NUMBA_NUM_THREADS" not in os.environ:
     _share = _cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     os.environ["NUMBA_NUM_THREADS"] = str(max(1, _share))
