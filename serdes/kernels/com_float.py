@@ -248,8 +248,6 @@ def float_delta_rows(post, h0, nbf: int, nbg: int, bmaxg: float, tail: int = -1,
     if h0.shape[0] != post.shape[0]:
         raise ConfigError(f"h0: needs {post.shape[0]} values, got {h0.shape[0]}")
     nbf, nbg, bmaxg, tail, b_rss = _check(post.shape[1], nbf, nbg, bmaxg, tail, b_rss)
-    if threads is not None:
-        threads = _a.integer("threads", threads, lo=1, hi=1024)
     out = np.empty(post.shape[0])
     if post.shape[0]:
         # rows in chunks on Python threads (the kernel releases the GIL), not numba's

@@ -5,7 +5,6 @@ the numba kernel and the helpers it inlines are in :mod:`serdes.kernels.com_mmse
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from serdes.errors import ConfigError
@@ -138,9 +137,6 @@ def mmse_block(C, CC, gv, gj, gf, r_base, acf_xt0, t0, S, idx0, offs, m, nw, dw,
             float(2 ** n_qb - 1), n_lower(int(levels), p_qc), p_qc / 2.0,
             _a.integer("npts_q", npts_q, lo=3) | 1, _a.real("k_rj", k_rj, nonneg=True), a1,
             thr, nw, n_wg, n_wf, bool(prune), fbs)
-    if threads is None:
-        threads = numba.get_num_threads()
-    threads = _a.integer("threads", threads, lo=1, hi=1024)
     # the chunks on Python threads (the kernel releases the GIL), not numba's prange:
     # serdes/kernels/threads.py says why
     out = run_chunks(_mmse_block, args, (n + chunk - 1) // chunk, threads)

@@ -18,6 +18,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from serdes.kernels import args as _a
+
 __all__ = ["run_chunks"]
 
 _POOL: dict = {}
@@ -47,13 +49,16 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 def run_chunks(kernel, args: tuple, n_chunks: int, threads: int | None = None) -> list:
     """``kernel(*args, j, T)`` on T = min(``threads``, ``n_chunks``) threads (default
-    numba's thread count, ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``); the
-    kernels' return values, in thread order. One thread: called in this thread."""
+    numba's thread count, ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``; another
+    value must be an integer in [1, 1024]); the kernels' return values, in thread order.
+    One thread: called in this thread."""
     if threads is None:
         import numba
 
         threads = numba.get_num_threads()
-    workers = max(1, min(int(threads), n_chunks))
+    else:
+        threads = _a.integer("threads", threads, lo=1, hi=1024)
+    workers = max(1, min(threads, n_chunks))
     if workers == 1:
         return [kernel(*args, 0, 1)]
     jobs = [_pool(workers).submit(kernel, *args, j, workers) for j in range(workers)]
