@@ -1,0 +1,41 @@
+"""Compile and cache the COM kernels ahead of the first ``serdes com`` (``serdes precompile
+--com``).
+
+The COM kernels (``serdes/kernels/com_mmse_search.py``, ``com_quant.py``,
+``com_float.py``) are numba JIT functions with ``cache=True``: the first COM run on a
+machine compiles them (about 50 s for ``802.3dj-kr``, 3 s for the 802.3ck presets) and
+numba keeps them in its cache (``NUMBA_CACHE_DIR``, or ``__pycache__`` beside the
+sources). Numba keys a cached kernel by its argument types, not the arrays' sizes, so
+COM on a small synthetic channel with one CTLE setting compiles the same kernels a full
+run calls; the presets below cover every kernel signature of every preset
+(``tests/test_com_warm.py`` checks that against runs with crosstalk of each preset).
+"""
+
+from __future__ import annotations
+
+import time
+
+#: (preset, overrides): a 20 dB loss line at the preset's symbol rate, one CTLE setting.
+#: 802.3dj-kr compiles the MMSE search with the floating taps and the quantization
+#: noise; 802.3ck-kr the floating DFE taps' kernel the other 802.3ck presets share.
+WORKLOAD = (("802.3dj-kr", ("g_dc=-10", "g_dc2=0")),
+            ("802.3ck-kr", ("g_dc=-8",)))
+
+
+def compile_kernels(progress=None) -> list[tuple[str, float]]:
+    """Run :data:`WORKLOAD`; returns (preset, seconds) of each. ``progress(preset)`` is
+    called before each."""
+    from serdes.com.columns import channel_set
+    from serdes.com.core import compute_com
+    from serdes.com.params import preset as get_preset
+
+    out = []
+    for name, overrides in WORKLOAD:
+        if progress is not None:
+            progress(name)
+        t = time.perf_counter()
+        fb = get_preset(name).fb_gbd * 1e9
+        thru, _, _ = channel_set("loss", "", "12,34", 20.0, 0.24, fb)
+        compute_com(thru, preset=name, overrides=list(overrides))
+        out.append((name, time.perf_counter() - t))
+    return out

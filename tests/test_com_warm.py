@@ -1,0 +1,81 @@
+"""``serdes precompile --com`` (serdes/com/warm.py): its small workload compiles every COM
+kernel signature that COM runs of every preset call, so a first ``serdes com`` after it
+compiles nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+# in a fresh process: the workload, then every preset with a FEXT and a NEXT aggressor
+# (synthetic loss lines) on a small grid; prints the kernels' signatures after each
+_CODE = r"""
+import json, sys
+import numba
+from serdes.com.columns import channel_set
+from serdes.com.core import compute_com
+from serdes.com.params import preset
+from serdes.com.pulse import Channel
+from serdes.com.warm import WORKLOAD, compile_kernels
+from serdes.kernels import com_float, com_mmse_search, com_quant
+
+def signatures():
+    out = {}
+    for mod in (com_float, com_mmse_search, com_quant):
+        for name, f in vars(mod).items():
+            if isinstance(f, numba.core.registry.CPUDispatcher):
+                out[f"{mod.__name__}.{name}"] = sorted(str(s) for s in f.signatures)
+    return out
+
+skip = sys.argv[1:]
+compile_kernels() if not skip else [compute_com(channel_set("loss", "", "12,34", 20.0, 0.24,
+    preset(n).fb_gbd * 1e9)[0], preset=n, overrides=list(o)) for n, o in WORKLOAD if n not in skip]
+after_workload = signatures()
+runs = {"802.3dj-kr": ["g_dc=-12", "g_dc2=-2", "tx_max=0,0.02,0,0,0,0"],
+        "802.3ck-kr": ["g_dc=-6"], "802.3ck-cr": ["g_dc=-6"], "802.3ck-c2c": ["g_dc=-6"],
+        "802.3ck-c2m": [], "100gbase-kr4": ["g_dc=-6"]}
+for name, ov in runs.items():
+    fb = preset(name).fb_gbd * 1e9
+    thru = channel_set("loss", "", "12,34", 18.0, 0.24, fb)[0]
+    agg = channel_set("loss", "", "12,34", 30.0, 0.24, fb)[0]
+    agg = Channel("aggressor", "fext", agg.f_hz, agg.sdd * 0.02)
+    compute_com(thru, [agg], [agg], name, ov)
+print(json.dumps({"workload": after_workload, "runs": signatures()}))
+"""
+
+
+def _signatures(*skip):
+    out = subprocess.run([sys.executable, "-c", _CODE, *skip], capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_the_workload_compiles_every_signature_the_presets_runs_call():
+    s = _signatures()
+    new = {k: sorted(set(v) - set(s["workload"].get(k, []))) for k, v in s["runs"].items()}
+    assert not {k: v for k, v in new.items() if v}
+    # the big kernels are among them (the test would pass on an empty module list)
+    assert s["workload"]["serdes.kernels.com_mmse_search._mmse_block"]
+    assert s["workload"]["serdes.kernels.com_float._delta_rows"]
+
+
+def test_without_the_802_3ck_run_a_preset_run_compiles_more():
+    """The check above has teeth: the workload without its 802.3ck run leaves the floating
+    DFE taps' kernel for the 802.3ck presets' runs to compile."""
+    s = _signatures("802.3ck-kr")
+    assert not s["workload"]["serdes.kernels.com_float._delta_rows"]
+    assert s["runs"]["serdes.kernels.com_float._delta_rows"]
+
+
+def test_precompile_com_command():
+    out = subprocess.run([sys.executable, "-m", "serdes.cli", "precompile", "--com"],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.strip()
+    assert line.startswith("COM kernels compiled into numba's cache, or found there, in ")
+    assert "802.3dj-kr" in line and "802.3ck-kr" in line
+    out = subprocess.run([sys.executable, "-m", "serdes.cli", "precompile", "--com", "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
