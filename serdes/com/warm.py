@@ -22,17 +22,14 @@ WORKLOAD = (("802.3dj-kr", ("g_dc=-10", "g_dc2=0")),
             ("802.3ck-kr", ("g_dc=-8",)))
 
 
-def compile_kernels(progress=None) -> list[tuple[str, float]]:
-    """Run :data:`WORKLOAD`; returns (preset, seconds) of each. ``progress(preset)`` is
-    called before each."""
+def compile_kernels(workload=WORKLOAD) -> list[tuple[str, float]]:
+    """Run ``workload`` ((preset, overrides) pairs); returns (preset, seconds) of each."""
     from serdes.com.columns import channel_set
     from serdes.com.core import compute_com
     from serdes.com.params import preset as get_preset
 
     out = []
-    for name, overrides in WORKLOAD:
-        if progress is not None:
-            progress(name)
+    for name, overrides in workload:
         t = time.perf_counter()
         fb = get_preset(name).fb_gbd * 1e9
         thru, _, _ = channel_set("loss", "", "12,34", 20.0, 0.24, fb)
