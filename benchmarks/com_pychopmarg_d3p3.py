@@ -16,10 +16,19 @@ PyChOpMarg's ``kr_c2c_device("B", test, ...)``); class A without it.
 ``--float``: both with the floating RX FFE taps of the D3.3 set (2 groups of 4 taps within
 +-0.05 up to N_max 87; ours ``rx_ffe_n_wg=2``, PyChOpMarg's Nfix / Nwg / Nwf of its set);
 ``--one``: the one candidate g_DC -12, g_DC2 -2, TX FFE off instead of the grid (see ONE).
+``--mlsd``: both with the MLSD reference receiver (ours ``mlsd=true``, PyChOpMarg's
+``mlsd=True``); each row then also has the MLSD parts of both (COM_DFE, gain, DER_MLSD,
+g_an). With ``--quant`` too, ``--ours-search-delta`` gives our MLSD noise
+autocorrelation the search's quantization step at the chosen candidate, as PyChOpMarg
+does, instead of the final budget's (:func:`search_delta_for_mlsd`).
+Sets: ``dpo4``, ``dpo12``, ``ca`` (../shared/channels) and ``lineNN``: a synthetic
+Annex 93A line of NN dB at 53.125 GHz (``LossLine``, 1 ns delay, 0 - 100 GHz in 0.01 GHz,
+written as a 4-port file with ports 1 -> 2 and 3 -> 4, no crosstalk), where the eye is
+open at 106.25 GBd and the MLSD gains (the 802.3ck channels' eyes are closed there).
 
 Run: PYTHONPATH=. python3 benchmarks/com_pychopmarg_d3p3.py [--quant] [--float] [--one] [--class B]
-        [--test 1|2] [dpo4|dpo12|ca]
-(needs pychopmarg and ../shared/channels).
+        [--mlsd [--ours-search-delta]] [--test 1|2] [dpo4|dpo12|ca|line20 ...]
+(needs pychopmarg; dpo4, dpo12, ca need ../shared/channels).
 """
 
 from __future__ import annotations
@@ -55,7 +64,7 @@ ONE = {"g_dc": [-12.0], "g_dc2": [-2.0], "tx_min": [0.0] * 6, "tx_max": [0.0] * 
        "tx_step": [0.0] * 6}
 
 
-def pcm_params(grid, quant=False, floating=False):
+def pcm_params(grid, quant=False, floating=False, mlsd=False):
     cp = com_params("KR")
     nfix = cp.Nfix
     if floating:
@@ -63,37 +72,99 @@ def pcm_params(grid, quant=False, floating=False):
             cp, g_DC=list(grid["g_dc"]), g_DC2=list(grid["g_dc2"]),
             tx_taps_min=list(grid["tx_min"]), tx_taps_max=list(grid["tx_max"]),
             tx_taps_step=list(grid["tx_step"]), fstep=float(grid.get("f_step_ghz", cp.fstep)),
-            N_qb=cp.N_qb if quant else 0, mlsd=False)
+            N_qb=cp.N_qb if quant else 0, mlsd=mlsd)
     return dataclasses.replace(
         cp, g_DC=list(grid["g_dc"]), g_DC2=list(grid["g_dc2"]), tx_taps_min=list(grid["tx_min"]),
         tx_taps_max=list(grid["tx_max"]), tx_taps_step=list(grid["tx_step"]),
         fstep=float(grid.get("f_step_ghz", cp.fstep)),
         rx_taps_min=np.asarray(cp.rx_taps_min[:nfix]), rx_taps_max=np.asarray(cp.rx_taps_max[:nfix]),
-        Nfix=None, Nwg=0, Nwf=0, N_qb=cp.N_qb if quant else 0, mlsd=False)
+        Nfix=None, Nwg=0, Nwf=0, N_qb=cp.N_qb if quant else 0, mlsd=mlsd)
 
 
-def pcm_run(thru, fext, nxt, grid, test, quant=False, pkg_class="A", floating=False):
-    cp = pcm_params(grid, quant, floating)
+def pcm_run(thru, fext, nxt, grid, test, quant=False, pkg_class="A", floating=False,
+            mlsd=False):
+    cp = pcm_params(grid, quant, floating, mlsd)
     com, val, el = pcm_com(cp, thru, fext, nxt,
                            tx_device=kr_c2c_device(pkg_class, test, False),
                            rx_device=kr_c2c_device(pkg_class, test, True))
-    return {**pcm_fields(com, val), "elapsed_s": el,
-            "sigma_quant_v": float(com.com_rslts.get("sigma_Q", 0.0))}
+    out = {**pcm_fields(com, val), "elapsed_s": el,
+           "sigma_quant_v": float(com.com_rslts.get("sigma_Q", 0.0))}
+    if mlsd:
+        r = com.com_rslts
+        out["mlsd"] = {"com_dfe_db": float(r["COM_DFE"]), "gain_db": float(r["delta_COM_mlsd"]),
+                       "der_mlsd": float(r["DER_MLSD"]), "g_an": float(r["g_an"]),
+                       "terms": int(r["mlsd_terms"])}
+    return out
 
 
-def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=False):
+def write_line_s4p(path: Path, loss_db: float) -> Path:
+    """A synthetic Annex 93A line (LossLine, loss_db at 53.125 GHz, 1 ns delay) as a 4-port
+    Touchstone file, ports 1 -> 2 and 3 -> 4 (two equal lines, no coupling, matched), as
+    the IEEE channel files are laid out."""
+    from serdes.channel.loss import LossLine
+
+    f = np.arange(0.0, 100.0 + 1e-9, 0.01)
+    h = LossLine(loss_db=loss_db, f_ref_hz=53.125e9).response(f * 1e9)
+    h = h * np.exp(-2j * np.pi * f * 1.0)
+    z = "0 0"
+    with open(path, "w") as fh:
+        fh.write("# GHz S RI R 50\n")
+        for fi, hi in zip(f, h):
+            t = f"{hi.real:.10e} {hi.imag:.10e}"
+            rows = [[z, t, z, z], [t, z, z, z], [z, z, z, t], [z, z, t, z]]
+            fh.write(f"{fi:.4f} " + "\n".join(" ".join(r) for r in rows) + "\n")
+    return path
+
+
+def search_delta_for_mlsd():
+    """From now on in this process, our MLSD noise autocorrelation takes the quantization
+    step of the search's V_qc at the chosen candidate (the last one computed before the
+    MLSD: the reference solve of the chosen taps), as PyChOpMarg's does, instead of the
+    final budget's."""
+    import serdes.com.core as core
+    import serdes.com.quant as quant
+
+    seen = {}
+    v_qc, mlsd_com = quant.search_v_qc, core._mlsd.mlsd_com
+
+    def rec(*a, **k):
+        seen["v"] = v_qc(*a, **k)
+        return seen["v"]
+
+    def swap(p, budget, *a, **k):
+        if budget.parts.get("q_acf") is not None:
+            step = 2 * seen["v"] / (2 ** p.n_qb - 1)
+            budget.parts["q_acf"] = (budget.parts["q_acf"][0], step ** 2 / 12)
+        return mlsd_com(p, budget, *a, **k)
+
+    quant.search_v_qc = rec
+    core._mlsd.mlsd_com = swap
+
+
+def channel_set(key):
+    if key.startswith("line"):
+        import tempfile
+        path = Path(tempfile.mkdtemp()) / f"{key}.s4p"
+        return str(write_line_s4p(path, float(key[4:]))), [], []
     thru, fext, nxt = SETS[key]
-    thru, fext, nxt = str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
+    return str(CH / thru), [str(CH / f) for f in fext], [str(CH / f) for f in nxt]
+
+
+def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=False,
+            mlsd=False, search_delta=False):
+    thru, fext, nxt = channel_set(key)
     ov = {k: ",".join(str(x) for x in v) if isinstance(v, list) else str(v) for k, v in grid.items()}
-    ov["mlsd"] = "false"
+    ov["mlsd"] = "true" if mlsd else "false"
     ov["package_class"] = pkg_class
     if not quant:
         ov["n_qb"] = "0"
     ov["rx_ffe_n_wg"] = "2" if floating else "0"
+    if search_delta:
+        search_delta_for_mlsd()
     ours = compute_com(thru, fext, nxt, "802.3dj-kr", ov)
     for test in tests:
         c = ours.cases[test - 1]
-        ref = pcm_run(thru, fext, nxt, grid, test, quant, pkg_class, floating)
+        ref = pcm_run(thru, fext, nxt, grid, test, quant, pkg_class, floating, mlsd)
         tx = [x for i, x in enumerate(c.tx_taps) if i != 3]
         rx = list(c.rx_ffe_taps)
         fl = c.rx_ffe_float
@@ -112,6 +183,9 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=F
                      "rx_ffe_taps": c.rx_ffe_taps, "dfe_taps": c.dfe_taps,
                      "elapsed_s_all_cases": ours.elapsed_s},
             "sigma_quant_v": c.sigmas_v.get("quant"),
+            "mlsd": {"ours": {k: c.mlsd[k] for k in ("com_dfe_db", "gain_db", "der_mlsd", "g_an",
+                                                     "terms")} if c.mlsd else None,
+                     "pychopmarg": ref.get("mlsd")},
             "pychopmarg": ref, "delta_com_db": c.com_db - ref["com_db"],
             "delta_fom_db": c.fom_db - ref["fom_db"],
             "max_rx_tap_diff": float(np.max(np.abs(np.subtract(rx, ref["rx_ffe_taps"]))))}
@@ -119,12 +193,14 @@ def compare(key, grid=GRID, tests=(1, 2), quant=False, pkg_class="A", floating=F
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    q, fl = "--quant" in args, "--float" in args
+    q, fl, ml, sd = ("--quant" in args, "--float" in args, "--mlsd" in args,
+                     "--ours-search-delta" in args)
     g = ONE if "--one" in args else GRID
     cls = args[args.index("--class") + 1] if "--class" in args else "A"
     tests = tuple(int(t) for t in args[args.index("--test") + 1].split(",")) if "--test" in args else (1, 2)
-    keys = [a for i, a in enumerate(args) if a not in ("--quant", "--float", "--one", "--class", "--test")
+    keys = [a for i, a in enumerate(args) if not a.startswith("--")
             and not (i and args[i - 1] in ("--class", "--test"))]
     for key in keys or ["dpo4", "dpo12", "ca"]:
-        for row in compare(key, grid=g, quant=q, pkg_class=cls, tests=tests, floating=fl):
+        for row in compare(key, grid=g, quant=q, pkg_class=cls, tests=tests, floating=fl,
+                           mlsd=ml, search_delta=sd):
             print(json.dumps(row, default=float), flush=True)
