@@ -132,12 +132,6 @@ def _main(argv: list[str]) -> int:
 # Commands whose every output is written and closed when main returns (stdout and
 # stderr aside): their process may end without the interpreter's teardown.
 QUICK_EXIT = ("run",)
-# Commands whose process ends the same way after a Ctrl-C (exit code 130): the
-# interpreter's teardown waits for every worker thread, and on a first run those of
-# `serdes com` and `serdes precompile --com` are compiling the COM search kernels with
-# numba, which does not stop for a signal: the one line "serdes: interrupted" came at
-# once, the process ended 37-48 s later.
-QUICK_EXIT_INTERRUPTED = ("com", "precompile")
 
 
 def console() -> None:
@@ -145,12 +139,10 @@ def console() -> None:
     :func:`main`, then, for the commands in :data:`QUICK_EXIT`, the process ends at once
     with the flushed output instead of through the interpreter's teardown (freeing
     numba's compiled libraries, its registries and our modules, about 120k objects: 0.55-0.75
-    s CPU after a 1.8 s short ``serdes run``, a third of it). So do the commands in
-    :data:`QUICK_EXIT_INTERRUPTED` after a Ctrl-C (exit code 130). Other commands, and
-    a command that raised, exit as usual."""
+    s CPU after a 1.8 s short ``serdes run``, a third of it). Other commands, and a
+    command that raised, exit as usual."""
     rc = main()
-    if sys.argv[1:2] and (sys.argv[1] in QUICK_EXIT
-                          or (rc == 130 and sys.argv[1] in QUICK_EXIT_INTERRUPTED)):
+    if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
         import os
 
         for stream in (sys.stdout, sys.stderr):

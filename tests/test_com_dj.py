@@ -459,6 +459,39 @@ def test_com_kernel_threads_work_in_a_forked_child():
     assert got[0] == [(0, 5), (0, 4)] and np.array_equal(got[1], out)
 
 
+# a kernel whose chunk 0 is interrupted while chunk 1 is still running (for an hour, as
+# a first run's numba compile is deaf to a Ctrl-C for up to a minute)
+_STUCK = """
+import sys, time
+from serdes.kernels.threads import run_chunks
+
+def kernel(j, step):
+    if j == 0:
+        time.sleep(0.5)
+        raise KeyboardInterrupt
+    time.sleep(3600)
+
+try:
+    run_chunks(kernel, (), 2, 2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_an_interrupted_caller_does_not_wait_for_the_kernel_threads():
+    """The pool's threads are daemons: a caller stopped by a Ctrl-C ends while a chunk is
+    still running (a ThreadPoolExecutor's threads are joined at exit: the process waited
+    for the chunk, 37-48 s for a first serdes com's compile). The time limit only guards
+    against that hang."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _STUCK], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 130 and out.stdout == "interrupted\n", out.stderr
+
+
 def _com_in_child(path, name, ov, conn):
     conn.send(compute_com(path, preset=name, overrides=ov).cases[0].com_db)
     conn.close()

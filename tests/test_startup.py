@@ -233,31 +233,6 @@ def test_serdes_run_ends_without_the_interpreters_teardown():
     assert keys.returncode == 0 and "teardown ran" in keys.stderr
 
 
-@pytest.mark.parametrize("args", [["com", "thru.s4p"], ["precompile", "--com"]])
-def test_an_interrupted_com_ends_without_waiting_for_its_worker_threads(args):
-    """``serdes com`` and ``serdes precompile --com`` interrupted end at once (exit code
-    130, the one line) instead of through the teardown, which waits for every worker
-    thread: on a first run those compile the COM kernels, deaf to the signal for up to a
-    minute. Here the command leaves a worker asleep for an hour, then is interrupted;
-    without the quick exit the process would wait for it (the time limit below only
-    guards against that hang)."""
-    from serdes.cli import QUICK_EXIT_INTERRUPTED
-
-    assert args[0] in QUICK_EXIT_INTERRUPTED
-    code = ("import atexit, sys, threading, time, importlib, serdes.cli\n"
-            "atexit.register(lambda: print('teardown ran', file=sys.stderr))\n"
-            "def stuck(args):\n"
-            "    threading.Thread(target=time.sleep, args=(3600,)).start()\n"
-            "    raise KeyboardInterrupt\n"
-            f"importlib.import_module('serdes.commands.{args[0]}').main = stuck\n"
-            f"sys.argv[1:] = {args!r}\n"
-            "serdes.cli.console()")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 130 and out.stdout == ""
-    assert out.stderr == "serdes: interrupted\n"
-
-
 def test_the_top_selection_equals_numpys_sort_of_the_top():
     """_rj_classes' selection (instead of numba's np.partition, costly to compile):
     the same values as np.sort(vs)[first:], ties and presorted input included."""

@@ -9,14 +9,16 @@ the same run time, and a process forked after a parallel kernel ran under GNU Op
 ``omp`` layer) ended as soon as it ran one ("fork() called from a process already using
 GNU OpenMP, this is unsafe"). The pool here is made per process: a forked child makes
 its own (the parent's threads do not exist there, and a job given to their pool would
-wait for ever). See docs/com.md, "Speed".
+wait for ever). Its threads are daemons, so a caller stopped by a Ctrl-C ends without
+waiting for a chunk still running (see :class:`_DaemonPool`). See docs/com.md, "Speed".
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 
 from serdes.kernels import args as _a
 
@@ -38,12 +40,37 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools)
 
 
-def _pool(workers: int) -> ThreadPoolExecutor:
+class _DaemonPool:
+    """``workers`` daemon threads taking jobs from one queue. Not ThreadPoolExecutor:
+    its threads are joined when the interpreter exits, so a Ctrl-C that stopped the
+    caller still waited for the jobs running (on a first run, numba compiling the COM
+    kernels for up to a minute, deaf to the signal)."""
+
+    def __init__(self, workers: int):
+        self._jobs = queue.SimpleQueue()
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"serdes-kernel-{i}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            fn, args, fut = self._jobs.get()
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as exc:  # handed to the caller, as the executor does
+                fut.set_exception(exc)
+
+    def submit(self, fn, *args) -> Future:
+        fut = Future()
+        self._jobs.put((fn, args, fut))
+        return fut
+
+
+def _pool(workers: int) -> _DaemonPool:
     """This process's pool of ``workers`` threads (made once per process)."""
     with _POOL_LOCK:
         pool = _POOL.get(workers)
         if pool is None:
-            pool = _POOL[workers] = ThreadPoolExecutor(workers, "serdes-kernel")
+            pool = _POOL[workers] = _DaemonPool(workers)
         return pool
 
 
