@@ -5,8 +5,12 @@ compiles nothing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+from serdes.commands.com import first_run_note
+from serdes.com.warm import WORKLOAD, compile_kernels, mmse_kernel_cached
 
 # in a fresh process: the workload, then every preset with a FEXT and a NEXT aggressor
 # (synthetic loss lines) on a small grid; prints the kernels' signatures after each
@@ -78,3 +82,43 @@ def test_precompile_com_command():
     out = subprocess.run([sys.executable, "-m", "serdes.cli", "precompile", "--com", "--check"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_kernel_cache_check_sees_an_empty_and_a_filled_cache(tmp_path):
+    """mmse_kernel_cached: False with an empty numba cache (the next 802.3dj-kr run
+    compiles for about a minute, and `serdes com` says so), True once the kernel is in it."""
+    code = ("from serdes.com.warm import mmse_kernel_cached as c\n"
+            "from serdes.commands.com import first_run_note as n\n"
+            "print(c(), n('802.3dj-kr'), n('802.3ck-kr'), n('nope'), sep='|')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, timeout=300)
+    assert out.returncode == 0, out.stderr
+    cached, dj, ck, bad = out.stdout.strip().split("|")
+    assert cached == "False" and "serdes precompile --com" in dj and "802.3dj-kr" in dj
+    assert ck == bad == "None"      # no RX FFE kernel to compile; an unknown preset
+    compile_kernels(WORKLOAD[:1])   # the 802.3dj-kr run: compiled, or loaded from the cache
+    assert mmse_kernel_cached() is True and first_run_note("802.3dj-kr") is None
+
+
+def test_serdes_com_tells_a_terminal_about_the_first_runs_compile(monkeypatch, capsys):
+    """The note is printed where the progress line is drawn, only when the kernel is not
+    in the cache and the preset has an RX FFE; never into a log (no progress line)."""
+    import serdes.com.core
+    import serdes.com.warm
+    from serdes.cli import main as cli_main
+    from serdes.errors import ConfigError
+
+    def stop(*a, **k):     # the run itself is not what this checks
+        raise ConfigError("stopped here")
+
+    monkeypatch.setattr(serdes.com.core, "compute_com", stop)
+    for cached, preset_name, bar, noted in ((False, "802.3dj-kr", "--progress", True),
+                                            (False, "802.3dj-kr", "--no-progress", False),
+                                            (True, "802.3dj-kr", "--progress", False),
+                                            (False, "802.3ck-kr", "--progress", False)):
+        monkeypatch.setattr(serdes.com.warm, "mmse_kernel_cached", lambda c=cached: c)
+        assert cli_main(["com", "thru.s4p", "--preset", preset_name, bar]) == 2
+        err = capsys.readouterr().err
+        noted_now = "compiles its COM kernels on this first run" in err
+        assert noted_now == noted, (cached, preset_name, bar)
+        assert "stopped here" in err

@@ -36,3 +36,19 @@ def compile_kernels(workload=WORKLOAD) -> list[tuple[str, float]]:
         compute_com(thru, preset=name, overrides=list(overrides))
         out.append((name, time.perf_counter() - t))
     return out
+
+
+def mmse_kernel_cached() -> bool | None:
+    """Whether numba's cache holds the MMSE search kernel (the RX FFE presets', e.g.
+    ``802.3dj-kr``) compiled for this machine and these sources: False means the next such
+    run compiles it first, for about a minute. None when the cache cannot be read (its
+    layout is numba's and may change)."""
+    try:
+        from serdes.kernels.com_mmse_search import _mmse_block as kernel
+
+        magic = kernel.targetctx.codegen().magic_tuple()
+        # the index numba keeps beside the cached code: one key (signature, target
+        # machine, ...) per entry, empty when the sources changed since
+        return any(key[1] == magic for key in kernel._cache._cache_file._load_index())
+    except Exception:  # numba's internals: no answer rather than a wrong one
+        return None
