@@ -9,8 +9,9 @@ import os
 import subprocess
 import sys
 
-from serdes.commands.com import first_run_note
-from serdes.com.warm import WORKLOAD, compile_kernels, mmse_kernel_cached
+import pytest
+
+from serdes.com.warm import WORKLOAD, compile_kernels, first_run_note, mmse_kernel_cached
 
 # in a fresh process: the workload, then every preset with a FEXT and a NEXT aggressor
 # (synthetic loss lines) on a small grid; prints the kernels' signatures after each
@@ -88,7 +89,7 @@ def test_the_kernel_cache_check_sees_an_empty_and_a_filled_cache(tmp_path):
     """mmse_kernel_cached: False with an empty numba cache (the next 802.3dj-kr run
     compiles for about a minute, and `serdes com` says so), True once the kernel is in it."""
     code = ("from serdes.com.warm import mmse_kernel_cached as c\n"
-            "from serdes.commands.com import first_run_note as n\n"
+            "from serdes.com.warm import first_run_note as n\n"
             "print(c(), n('802.3dj-kr'), n('802.3ck-kr'), n('nope'), sep='|')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, timeout=300)
@@ -108,7 +109,8 @@ def test_serdes_com_tells_a_terminal_about_the_first_runs_compile(monkeypatch, c
     from serdes.cli import main as cli_main
     from serdes.errors import ConfigError
 
-    def stop(*a, **k):     # the run itself is not what this checks
+    def stop(*a, progress=None, **k):   # the checks passed, the search would start
+        progress(0, 2)
         raise ConfigError("stopped here")
 
     monkeypatch.setattr(serdes.com.core, "compute_com", stop)
@@ -122,3 +124,37 @@ def test_serdes_com_tells_a_terminal_about_the_first_runs_compile(monkeypatch, c
         noted_now = "compiles its COM kernels on this first run" in err
         assert noted_now == noted, (cached, preset_name, bar)
         assert "stopped here" in err
+    # a file or value the run refuses: its error alone, no word of a compile
+    monkeypatch.setattr(serdes.com.warm, "mmse_kernel_cached", lambda: False)
+    monkeypatch.setattr(serdes.com.core, "compute_com",
+                        lambda *a, **k: (_ for _ in ()).throw(ConfigError("bad file")))
+    assert cli_main(["com", "thru.s4p", "--preset", "802.3dj-kr", "--progress"]) == 2
+    err = capsys.readouterr().err
+    assert "bad file" in err and "compiles its COM kernels" not in err
+
+
+def test_serdes_sweep_com_tells_a_terminal_about_the_first_runs_compile(monkeypatch, capsys,
+                                                                       tmp_path):
+    """`serdes sweep --com 802.3dj-kr`: the same line where its progress bar is drawn, as
+    the points start (not with --no-progress, nor after a refused command line)."""
+    import serdes.com.warm
+    import serdes.sweep.runner as runner
+    from serdes.cli import main as cli_main
+
+    class Stop(Exception):
+        pass
+
+    def stop(*a, **k):          # the points would start here
+        raise Stop
+
+    monkeypatch.setattr(runner, "_com_sets", stop)
+    monkeypatch.setattr(serdes.com.warm, "mmse_kernel_cached", lambda: False)
+    base = ["sweep", "--grid", "channel.loss_db=20,24", "--com", "802.3dj-kr", "--workers", "0"]
+    for n, (extra, noted) in enumerate(((["--progress"], True), (["--no-progress"], False))):
+        with pytest.raises(Stop):
+            cli_main(base + ["--out", str(tmp_path / f"s{n}.csv")] + extra)
+        err = capsys.readouterr().err
+        assert ("compiles its COM kernels on this first run" in err) == noted, extra
+    assert cli_main(base + ["--out", str(tmp_path / "no" / "s.csv"), "--progress"]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "compiles its COM kernels" not in err

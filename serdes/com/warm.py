@@ -52,3 +52,14 @@ def mmse_kernel_cached() -> bool | None:
         return any(key[1] == magic for key in kernel._cache._cache_file._load_index())
     except Exception:  # numba's internals: no answer rather than a wrong one
         return None
+
+
+def first_run_note(name: str) -> str | None:
+    """One line for a terminal when a run of preset ``name`` will first compile the MMSE
+    search kernel (a preset with an RX FFE, the kernel not in numba's cache), else None."""
+    from serdes.com.params import preset, preset_names
+
+    if name in preset_names() and preset(name).rx_ffe_max and mmse_kernel_cached() is False:
+        return (f"serdes: {name} compiles its COM kernels on this first run (about a "
+                "minute, once; `serdes precompile --com` does it ahead)")
+    return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from serdes.commands.common import (ItemProgress, add_dpi_option, add_progress_options,
                                     check_dpi, check_figure_path, json_safe)
@@ -82,33 +81,30 @@ def erl_line(erl) -> str:
     return "ERL (Annex 93A.5, IEEE COM code's TDR): " + ", ".join(one(e) for e in erl)
 
 
-def first_run_note(name: str) -> str | None:
-    """One line for the terminal when this run will first compile the MMSE search kernel
-    (a preset with an RX FFE whose kernel is not yet in numba's cache), else None."""
-    from serdes.com.params import preset, preset_names
-    from serdes.com.warm import mmse_kernel_cached
-
-    if name in preset_names() and preset(name).rx_ffe_max and mmse_kernel_cached() is False:
-        return (f"serdes: {name} compiles its COM kernels on this first run (about a "
-                "minute, once; `serdes precompile --com` does it ahead)")
-    return None
-
-
 def main(args) -> int:
     from serdes.com.core import compute_com
+    from serdes.com.warm import first_run_note
 
     if args.output:
         check_dpi(args.dpi)
         check_figure_path(args.output)
     bar = ItemProgress(None, "package cases", label=f"com {args.preset}",
                        enabled=args.progress)
+    # where the progress line is drawn, a first run's compile is explained once the
+    # files and values have passed their checks (compute_com's first progress call)
     note = first_run_note(args.preset) if bar.enabled else None
-    if note:        # where the progress line is drawn: the wait is explained
-        print(note, file=sys.stderr)
+
+    def progress(done, total=None):
+        nonlocal note
+        if note:
+            bar.note(note)
+            note = None
+        bar(done, total)
+
     bar.start_ticker()      # a case's search can take a minute: the time moves meanwhile
     try:
         res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides,
-                          progress=bar)
+                          progress=progress)
     finally:
         bar.close()
     erl = None

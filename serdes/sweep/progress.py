@@ -121,6 +121,16 @@ class Progress:
             self._ticker[1].join()
         self._ticker = None
 
+    def note(self, text: str) -> None:
+        """One line of ``text`` above the bar (which is drawn again below it); nothing
+        where the bar is not drawn."""
+        if not self.enabled or os.getpid() != self._pid:
+            return
+        with _DRAW:
+            self.stream.write("\r\x1b[K" + text + "\n")
+            self.stream.flush()
+        self.draw(force=True)
+
     def close(self) -> None:
         self.stop_ticker()
         if self.enabled and self._shown:

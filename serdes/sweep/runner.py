@@ -158,6 +158,12 @@ def run_sweep(config, grid: Grid, out: str | os.PathLike | None = None, *,
             if note and todo:
                 print(f"serdes: {note}", file=sys.stderr)
             executor = _LocalExecutor(n_workers)
+            if com is not None and todo and bar.enabled:   # a cluster's caches are its own
+                from serdes.com.warm import first_run_note
+
+                compile_note = first_run_note(com[0])
+                if compile_note:
+                    print(compile_note, file=sys.stderr)
         bar.draw(force=True)
         try:
             with executor:
