@@ -164,6 +164,25 @@ def test_count_progress_line():
     assert s.getvalue().endswith("\r\x1b[K")
 
 
+def test_count_progress_line_without_a_total():
+    """No total (`serdes eye`, `serdes bathtub`, `serdes com` before its first case): the
+    count alone. It was drawn as a bar one short of its end, N/N+1, with an ETA of 0:00."""
+    import io
+
+    from serdes.commands.common import ItemProgress
+
+    s = io.StringIO()
+    bar = ItemProgress(None, "distributions", label="bathtub", enabled=True, stream=s)
+    bar(5)
+    bar.draw(force=True)
+    line = s.getvalue().split("\r")[-1].removesuffix("\x1b[K")
+    assert line.startswith("bathtub: 5 distributions  ") and "[" not in line
+    assert "ETA" not in line and bar.total is None
+    bar(2, 4)                    # a total given later: the bar
+    bar.draw(force=True)
+    assert "bathtub: [" in s.getvalue().split("\r")[-1] and "2/4 distributions" in s.getvalue()
+
+
 def test_commands_release_their_figures(tmp_path, capsys):
     """`serdes eye` and `serdes bathtub` run in one process (a notebook, the tests) close
     the figure they wrote: they stayed open, and past 20 pyplot's warning came out as a

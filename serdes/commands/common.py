@@ -197,11 +197,13 @@ class ItemProgress(Progress):
 
     def draw(self, force: bool = False) -> None:
         if self.total is None:
-            total, self.total = None, self.done + 1   # never "finished": rate-limited
+            # never "finished" (so rate-limited), and drawn as the count alone: the
+            # stand-in total is not a bar's end
+            self.total, self._count_only = self.done + 1, True
             try:
                 super().draw(force)
             finally:
-                self.total = total
+                self.total, self._count_only = None, False
         else:
             super().draw(force)
 
@@ -210,7 +212,7 @@ class ItemProgress(Progress):
 
         elapsed = time.monotonic() - self._t0
         head = f"{self.label}: " if self.label else ""
-        if not self.total:
+        if not self.total or getattr(self, "_count_only", False):
             return f"{head}{self.done:,} {self.unit}  {_clock(elapsed)} elapsed"
         frac = min(self.done / self.total, 1.0)
         fill = int(round(frac * self.width))
