@@ -4,6 +4,7 @@ an independent minimisation, and the whole COM against PyChOpMarg 3.4's own 802.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -513,3 +514,29 @@ def test_com_runs_in_a_child_forked_after_a_com_run(channels_dir, name, ov):
     here = compute_com(path, preset=name, overrides=ov).cases[0].com_db
     got, code = _in_forked_child(_com_in_child, (path, name, ov), 300)
     assert got == here, f"the forked child gave {got} (exit code {code})"
+
+
+@pytest.mark.parametrize("quant", [True, False])
+def test_the_search_reports_where_it_is(quant):
+    """compute_com(stage=...): the RX FFE search names its CTLE setting in the bound pass
+    (and without the quantization noise, its one pass), then the candidates evaluated
+    exactly against those still open; the result is the run's without it."""
+    from serdes.com.columns import channel_set
+
+    thru = channel_set("loss", "", "12,34", 20.0, 0.24, preset("802.3dj-kr").fb_gbd * 1e9)[0]
+    ov = ["g_dc=-12,-10", "g_dc2=-2", "tx_step=0,0,0.17,0.1,0,0", "mlsd=false"]
+    ov += [] if quant else ["n_qb=0"]
+    seen = []
+    res = compute_com(thru, preset="802.3dj-kr", overrides=ov, stage=seen.append)
+    ref = compute_com(thru, preset="802.3dj-kr", overrides=ov)
+    a, b = res.as_dict(), ref.as_dict()
+    a.pop("elapsed_s"), b.pop("elapsed_s")
+    assert json.dumps(a) == json.dumps(b)
+    ctle = [s for s in seen if "CTLE" in s]
+    head = "bounds " if quant else ""
+    assert ctle == [f"{head}0/2 CTLE", f"{head}1/2 CTLE"] * 2     # per package case
+    exact = [s for s in seen if s.startswith("exact ")]
+    assert bool(exact) == quant and len(seen) == len(ctle) + len(exact)
+    for s in exact:
+        done, most = (int(x.replace(",", "")) for x in s[6:].split("/<="))
+        assert 1 <= done <= most <= 9 * 2        # 9 TX x 2 CTLE settings per case

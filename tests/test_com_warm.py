@@ -109,8 +109,11 @@ def test_serdes_com_tells_a_terminal_about_the_first_runs_compile(monkeypatch, c
     from serdes.cli import main as cli_main
     from serdes.errors import ConfigError
 
-    def stop(*a, progress=None, **k):   # the checks passed, the search would start
+    stages = []
+
+    def stop(*a, progress=None, stage=None, **k):   # the checks passed, the search starts
         progress(0, 2)
+        stages.append(stage)
         raise ConfigError("stopped here")
 
     monkeypatch.setattr(serdes.com.core, "compute_com", stop)
@@ -124,6 +127,8 @@ def test_serdes_com_tells_a_terminal_about_the_first_runs_compile(monkeypatch, c
         noted_now = "compiles its COM kernels on this first run" in err
         assert noted_now == noted, (cached, preset_name, bar)
         assert "stopped here" in err
+        # the search's stage reaches the progress line, where one is drawn
+        assert callable(stages[-1]) == (bar == "--progress"), (preset_name, bar)
     # a file or value the run refuses: its error alone, no word of a compile
     monkeypatch.setattr(serdes.com.warm, "mmse_kernel_cached", lambda: False)
     monkeypatch.setattr(serdes.com.core, "compute_com",

@@ -183,6 +183,24 @@ def test_count_progress_line_without_a_total():
     assert "bathtub: [" in s.getvalue().split("\r")[-1] and "2/4 distributions" in s.getvalue()
 
 
+def test_progress_line_shows_the_stage_of_a_long_item():
+    """`serdes com`'s line names where a package case's search is (its stage), after the
+    count, in both forms."""
+    import io
+
+    from serdes.commands.common import ItemProgress
+
+    s = io.StringIO()
+    bar = ItemProgress(2, "package cases", label="com 802.3dj-kr", enabled=True, stream=s)
+    bar.stage = "bounds 3/147 CTLE"
+    bar.draw(force=True)
+    assert "0/2 package cases  bounds 3/147 CTLE  0:00 elapsed" in s.getvalue()
+    bar.total = None
+    bar.stage = "exact 64/<=900"
+    bar.draw(force=True)
+    assert "com 802.3dj-kr: 0 package cases  exact 64/<=900  0:00 elapsed" in s.getvalue()
+
+
 def test_commands_release_their_figures(tmp_path, capsys):
     """`serdes eye` and `serdes bathtub` run in one process (a notebook, the tests) close
     the figure they wrote: they stayed open, and past 20 pyplot's warning came out as a

@@ -107,10 +107,11 @@ def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.
 
 
 def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
-                overrides=None, progress=None) -> ComResult:
+                overrides=None, progress=None, stage=None) -> ComResult:
     """COM of ``thru`` with its aggressors per package case of ``preset`` (see
     docs/com.md); ``progress(done, total)``: called before the first package case and
-    as each ends."""
+    as each ends; ``stage(text)``: where the RX FFE presets' search is within a case
+    (its bound pass by CTLE setting, then its exact pass by candidates)."""
     t0 = time.perf_counter()
     p = _preset(preset) if isinstance(preset, str) else preset
     p = apply_overrides(p, overrides)
@@ -141,7 +142,7 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             shift = np.exp(-2j * np.pi * grid.f * d * grid.ui / m)
             vtfs = [v * shift for v in vtfs]
         if len(p.rx_ffe_max):
-            best, pv, ix, b, rx_all = _case_mmse(p, grid, vtfs, kinds, offs, xs)
+            best, pv, ix, b, rx_all = _case_mmse(p, grid, vtfs, kinds, offs, xs, stage)
             rx_taps = rx_all[:len(p.rx_ffe_max)]
         else:
             best, pv, ix, b = _case_93a(p, grid, vtfs, kinds, offs, xs)
@@ -233,12 +234,12 @@ def _case_93a(p, grid, vtfs, kinds, offs, xs):
     return best, pv, ix, b
 
 
-def _case_mmse(p, grid, vtfs, kinds, offs, xs):
+def _case_mmse(p, grid, vtfs, kinds, offs, xs, stage=None):
     """Annex 178A: MMSE RX FFE/DFE FOM search; A_s, A_ni at the best, with the RX FFE
     (normalised to a unit cursor tap) applied to the victim and aggressor pulses and the
     noise, TX noise per 178A-21 and each aggressor at its phase at the FFE input."""
     m = grid.m
-    best = _mmse_grid.search_grid_numba(p, grid, vtfs, kinds)
+    best = _mmse_grid.search_grid_numba(p, grid, vtfs, kinds, stage=stage)
     basis = _fom.ctle_basis(p, grid.f)
     hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
     dw = p.rx_ffe_pre

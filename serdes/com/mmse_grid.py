@@ -123,10 +123,12 @@ class _CtleParts:
         return t
 
 
-def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _m.MmseBest:
+def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536,
+                      stage=None) -> _m.MmseBest:
     """Best MMSE FOM over g_DC x g_DC2 x the TX FFE grid (``vtfs[0]`` the thru, the rest
     aggressors of ``kinds``): the result of mmse.search_grid_fast (same fields; the best
-    candidate's RX FFE and DFE taps are solved again by mmse.solve_rows_batch)."""
+    candidate's RX FFE and DFE taps are solved again by mmse.solve_rows_batch).
+    ``stage(text)``: called as the search moves on (CTLE settings, exact candidates)."""
     from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
     from serdes.com.pulse import h_r, xsinc
     import scipy.fft as sf
@@ -161,11 +163,16 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     n_eval = 0
     parts = _CtleParts(p, pulses, basis, kinds, hr_f, grid.f, m, offs, iu, mult)
     if p.n_qb:       # quantization noise: branch and bound (quant.py)
-        return _search_quant(p, parts, C, C_all, CC, offs, kw, landscape)
+        return _search_quant(p, parts, C, C_all, CC, offs, kw, landscape, stage)
+    n_ctle = sum(p.ctle_allowed(a, b) for a in p.g_dc for b in p.g_dc2)
+    k_ctle = 0
     for i, gdc in enumerate(p.g_dc):
         for j, gdc2 in enumerate(p.g_dc2):
             if not p.ctle_allowed(gdc, gdc2):   # the sheet's G_Qual pairs
                 continue
+            if stage is not None:
+                stage(f"{k_ctle}/{n_ctle} CTLE")
+            k_ctle += 1
             t = parts.at(ctle_weights(gdc, gdc2))
             foms = np.empty(len(C))
             tss = np.empty(len(C), dtype=np.int64)
@@ -186,13 +193,14 @@ def search_grid_numba(p, grid, vtfs: list, kinds: list, block: int = 65536) -> _
     return best
 
 
-def _search_quant(p, parts, C, C_all, CC, offs, kw, landscape):
+def _search_quant(p, parts, C, C_all, CC, offs, kw, landscape, stage=None):
     from serdes.com import quant
     from serdes.com.fom import ctle_weights
 
     ctles = [(i, j, float(a), float(b)) for i, a in enumerate(p.g_dc)
              for j, b in enumerate(p.g_dc2) if p.ctle_allowed(a, b)]
-    fom, n, r, ts, ub, n_exact = quant.search_quant(p, parts, ctles, C, CC, offs, kw)
+    fom, n, r, ts, ub, n_exact = quant.search_quant(p, parts, ctles, C, CC, offs, kw,
+                                                    stage)
     for k, (i, j, _, _) in enumerate(ctles):
         landscape[i, j] = ub[k].max()             # upper bounds (exact at the best)
     i, j, gdc, gdc2 = ctles[n]

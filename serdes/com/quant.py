@@ -36,10 +36,11 @@ BATCH = 64          # candidates evaluated exactly at a time (in descending boun
 BOUND_CHUNK = 16
 
 
-def search_quant(p, parts, ctles, C, CC, offs, kw):
+def search_quant(p, parts, ctles, C, CC, offs, kw, stage=None):
     """Best (exact) FOM with quantization noise over ``ctles`` [(i, j, g_dc, g_dc2, wt)]
     x the TX settings C. Returns (fom, ctle index, TX row, ts, per-CTLE upper bounds, the
-    number of candidates evaluated exactly)."""
+    number of candidates evaluated exactly). ``stage(text)``: called as the bound pass
+    moves from one CTLE setting to the next and before each exact batch."""
     from serdes.com.fom import ctle_weights
 
     qkw = dict(kw, n_qb=p.n_qb, p_qc=p.p_qc, k_rj=kw["var_x"] * p.sigma_rj ** 2)
@@ -50,6 +51,8 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
     n_ts = 2 * (kw["m"] // 2) + 1
     fbs = [np.empty((len(C), n_ts)) for _ in ctles] if kw.get("n_wg") else None
     for n, (_, _, gdc, gdc2) in enumerate(ctles):
+        if stage is not None:
+            stage(f"bounds {n}/{len(ctles)} CTLE")
         t = parts.at(ctle_weights(gdc, gdc2))
         ub[n], _, _ = mmse_block(C, CC, t.gv, t.gj, t.gf, t.r_base, t.acf_next, t.t0, t.S,
                                  t.idx0, offs, qmode=1, t0r=t.t0r, a1=t.a1,
@@ -86,6 +89,8 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
     # is evaluated with a threshold at most that best, so the result is that of
     # evaluating every candidate (ties to the lower (CTLE, TX) index).
     ubo = np.where(done, -np.inf, flat).reshape(ub.shape)
+    # at most this many candidates are evaluated (fewer as the incumbent rises)
+    n_open = 1 + int(np.count_nonzero(ubo >= best[0]))
     for n in np.argsort(-ubo.max(axis=1), kind="stable"):
         rows = np.flatnonzero(ubo[n] >= best[0])
         if not len(rows):
@@ -96,6 +101,8 @@ def search_quant(p, parts, ctles, C, CC, offs, kw):
             batch = rows[s0:s0 + BATCH]
             batch = np.sort(batch[ubo[n, batch] >= best[0]])
             if len(batch):
+                if stage is not None:
+                    stage(f"exact {n_exact:,}/<={n_open:,}")
                 evaluate(n, batch, t)
     return best[0], best[1], best[2], best[3], ub, n_exact
 

@@ -99,12 +99,16 @@ def main(args) -> int:
         if note:
             bar.note(note)
             note = None
+        bar.stage = ""          # a case begins or ends: its search's stage is not yet known
         bar(done, total)
+
+    def stage(text):            # within a case: the RX FFE search's bound and exact passes
+        bar.stage = text
 
     bar.start_ticker()      # a case's search can take a minute: the time moves meanwhile
     try:
         res = compute_com(args.thru, args.fext, args.next, args.preset, args.overrides,
-                          progress=progress)
+                          progress=progress, stage=stage if bar.enabled else None)
     finally:
         bar.close()
     erl = None

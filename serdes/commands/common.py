@@ -212,15 +212,16 @@ class ItemProgress(Progress):
 
         elapsed = time.monotonic() - self._t0
         head = f"{self.label}: " if self.label else ""
+        stage = f"  {self.stage}" if self.stage else ""    # where a long item is
         if not self.total or getattr(self, "_count_only", False):
-            return f"{head}{self.done:,} {self.unit}  {_clock(elapsed)} elapsed"
+            return f"{head}{self.done:,} {self.unit}{stage}  {_clock(elapsed)} elapsed"
         frac = min(self.done / self.total, 1.0)
         fill = int(round(frac * self.width))
         bar = "#" * fill + "-" * (self.width - fill)
         eta = ("ETA 0:00" if frac >= 1 else
                f"ETA {_clock(elapsed * (1 - frac) / frac)}" if frac > 0 and elapsed > 0
                else "ETA --:--")
-        return (f"{head}[{bar}] {self.done:,}/{self.total:,} {self.unit}  "
+        return (f"{head}[{bar}] {self.done:,}/{self.total:,} {self.unit}{stage}  "
                 f"{_clock(elapsed)} elapsed  {eta}")
 
 
