@@ -68,7 +68,7 @@ def test_final_step_is_2_v_qc_over_2_to_the_n_qb_minus_1():
     assert final_step(apply_overrides(p, {"n_qb": "0"}), sig, dd, xt, 1e-6) == 0.0
 
 
-def _exhaustive(p, parts, ctles, C, CC, offs, kw):
+def _exhaustive(p, parts, ctles, C, CC, offs, kw, stage=None):
     """Every candidate evaluated exactly (and its bound), no pruning."""
     from serdes.com.fom import ctle_weights
     from serdes.kernels.com_mmse import mmse_block

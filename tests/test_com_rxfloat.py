@@ -416,7 +416,7 @@ def test_pruned_exact_pass_equals_the_exhaustive_one(channels_dir):
     g, v, kinds = _dpo12_vtfs(p, channels_dir, n_fext=1, n_next=1)
     seen = {}
 
-    def spy(p_, parts, ctles, C, CC, offs, kw):
+    def spy(p_, parts, ctles, C, CC, offs, kw, stage=None):
         seen.update(parts=parts, ctles=ctles, C=C, CC=CC, offs=offs, kw=kw)
         return real(p_, parts, ctles, C, CC, offs, kw)
 

@@ -239,9 +239,7 @@ def _case_mmse(p, grid, vtfs, kinds, offs, xs, stage=None):
     (normalised to a unit cursor tap) applied to the victim and aggressor pulses and the
     noise, TX noise per 178A-21 and each aggressor at its phase at the FFE input."""
     m = grid.m
-    # stage only when asked for: the search stays replaceable by one without it (tests)
-    best = _mmse_grid.search_grid_numba(p, grid, vtfs, kinds,
-                                        **({} if stage is None else {"stage": stage}))
+    best = _mmse_grid.search_grid_numba(p, grid, vtfs, kinds, stage=stage)
     basis = _fom.ctle_basis(p, grid.f)
     hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
     dw = p.rx_ffe_pre

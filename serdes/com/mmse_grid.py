@@ -199,8 +199,7 @@ def _search_quant(p, parts, C, C_all, CC, offs, kw, landscape, stage=None):
 
     ctles = [(i, j, float(a), float(b)) for i, a in enumerate(p.g_dc)
              for j, b in enumerate(p.g_dc2) if p.ctle_allowed(a, b)]
-    fom, n, r, ts, ub, n_exact = quant.search_quant(
-        p, parts, ctles, C, CC, offs, kw, **({} if stage is None else {"stage": stage}))
+    fom, n, r, ts, ub, n_exact = quant.search_quant(p, parts, ctles, C, CC, offs, kw, stage)
     for k, (i, j, _, _) in enumerate(ctles):
         landscape[i, j] = ub[k].max()             # upper bounds (exact at the best)
     i, j, gdc, gdc2 = ctles[n]

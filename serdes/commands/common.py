@@ -185,6 +185,7 @@ class ItemProgress(Progress):
         self.total = total
         self.unit = unit
         self.label = label
+        self._count_only = False     # drawing with no total (see draw)
 
     def __call__(self, done: int, total: int | None = None) -> None:
         if total is not None:
@@ -213,7 +214,7 @@ class ItemProgress(Progress):
         elapsed = time.monotonic() - self._t0
         head = f"{self.label}: " if self.label else ""
         stage = f"  {self.stage}" if self.stage else ""    # where a long item is
-        if not self.total or getattr(self, "_count_only", False):
+        if not self.total or self._count_only:
             return f"{head}{self.done:,} {self.unit}{stage}  {_clock(elapsed)} elapsed"
         frac = min(self.done / self.total, 1.0)
         fill = int(round(frac * self.width))
