@@ -373,6 +373,32 @@ def test_cli_writes_the_report_figure(echo_file, capsys, tmp_path):
     assert 500 <= width <= 600 and 330 <= height <= 400     # 12 x 8 inches at 50 dpi
 
 
+def test_report_figure_says_when_its_landscape_holds_bounds(echo_file, monkeypatch, tmp_path):
+    """The figure's FOM landscape is each CTLE setting's best FOM where the search
+    evaluates every candidate, and its best upper bound under the quantization noise's
+    branch and bound (CaseResult.landscape_bound): the colour bar and title say which."""
+    import serdes.plot.eye as ploteye
+    from serdes.plot.com import report_figure
+
+    res = compute_com(echo_file, overrides={"g_dc": "-1,0", "g_dc2": "0",
+                                            "tx_min": "0,0,-0.1,0", "tx_max": "0,0,0,0",
+                                            "f_step_ghz": "0.1"})
+    assert not any(c.landscape_bound for c in res.cases)
+    seen = []
+    monkeypatch.setattr(ploteye, "save_figure",
+                        lambda fig, path, dpi=None: seen.append(
+                            [a.get_ylabel() for a in fig.axes] + [a.get_title() for a in fig.axes]))
+    report_figure(res, tmp_path / "a.png")
+    for c in res.cases:
+        c.landscape_bound = True
+    report_figure(res, tmp_path / "b.png")
+    exact, bounds = seen
+    assert "best FOM over TX settings (dB)" in exact and "FOM landscape" in exact
+    assert not any("bound" in t for t in exact)
+    assert "FOM upper bound over TX settings (dB)" in bounds
+    assert "FOM landscape (bounds; exact at +)" in bounds
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--preset", "nope"], "--preset = 'nope'"),
     (["--set", "der0=abc"], "der0 = 'abc'"),

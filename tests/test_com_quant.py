@@ -107,9 +107,20 @@ def test_pruned_search_picks_the_candidate_of_the_exhaustive_one(monkeypatch, ch
     assert (pruned.g_dc, pruned.g_dc2, pruned.sol.ts) == (full.g_dc, full.g_dc2, full.sol.ts)
     assert np.array_equal(pruned.tx_taps, full.tx_taps) and pruned.fom_db == full.fom_db
     assert np.all(ub >= ex) and pruned.n_exact < ex.size
+    # the landscape: each CTLE setting's best bound, at least its best exact FOM, and
+    # that FOM at the chosen setting (the figure says so: landscape_bound)
+    cells = [(i, j) for i in range(len(p.g_dc)) for j in range(len(p.g_dc2))]
+    assert len(cells) == ex.shape[0] and pruned.landscape_bound
+    chosen = (list(p.g_dc).index(pruned.g_dc), list(p.g_dc2).index(pruned.g_dc2))
+    for (i, j), ub_k, ex_k in zip(cells, ub, ex):
+        assert pruned.landscape[i, j] >= ex_k.max()
+        if (i, j) != chosen:
+            assert pruned.landscape[i, j] == pytest.approx(ub_k.max(), abs=1e-9)
+    assert pruned.landscape[chosen] == pruned.fom_db == ex.max()
     monkeypatch.undo()
     off = mmse_grid.search_grid_numba(apply_overrides(p, {"n_qb": "0"}), g, v, kinds)
     assert np.all(off.landscape >= full.landscape - 1e-12) and off.fom_db > full.fom_db
+    assert not off.landscape_bound    # every candidate evaluated: the landscape is exact
     # the chosen candidate's FOM from the NumPy solve with the same quantization noise
     from serdes.com.fom import _pairs, ctle_basis, ctle_weights, full_taps, tx_offsets
     from serdes.com.pulse import h_r, xsinc

@@ -53,6 +53,8 @@ class CaseResult:
     pulse_eq: np.ndarray = field(repr=False, default=None)
     cursor_ix: int = 0
     landscape: np.ndarray = field(repr=False, default=None)
+    #: landscape holds upper bounds of the FOM, exact only at the chosen CTLE setting
+    landscape_bound: bool = False
     tx_fom: np.ndarray = field(repr=False, default=None)
     y: np.ndarray = field(repr=False, default=None)
     pdf: np.ndarray = field(repr=False, default=None)
@@ -172,6 +174,7 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
                       **({"quant": float(np.sqrt(np.sum(np.square(rx_all)) / 12)
                                          * b.parts["quant_step_v"])} if p.n_qb else {})},
             pulse_uneq=uneq, pulse_eq=pv, cursor_ix=ix, landscape=best.landscape,
+            landscape_bound=best.landscape_bound,
             tx_fom=best.tx_fom_at_best, y=b.y, pdf=b.pdf))
         if progress is not None:
             progress(n, len(p.cases))

@@ -43,6 +43,7 @@ class FomBest:
     tx_fom_at_best: np.ndarray  # FOM of every TX setting at the best CTLE
     n_evaluated: int
     parts: dict
+    landscape_bound: bool = False   # every FOM of this search is exact
 
 
 def tx_offsets(p: ComParams) -> np.ndarray:

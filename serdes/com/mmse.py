@@ -273,6 +273,9 @@ class MmseBest:
     landscape: np.ndarray    # best FOM (dB) per (g_dc, g_dc2)
     tx_fom_at_best: np.ndarray
     n_evaluated: int
+    #: the landscape holds each CTLE setting's best upper bound, exact only at the chosen
+    #: one (the branch and bound of the quantization noise evaluates no more)
+    landscape_bound: bool = False
 
 
 def _circ_acf_rows(t: np.ndarray, nlag: int) -> np.ndarray:

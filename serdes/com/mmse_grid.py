@@ -209,7 +209,8 @@ def _search_quant(p, parts, C, C_all, CC, offs, kw, landscape, stage=None):
     sol = _m.MmseSolution(fom, float("nan"), w_k, b_k, ts)
     tx = ub[n].copy()
     tx[r] = fom
-    best = _m.MmseBest(fom, gdc, gdc2, C_all[r].copy(), sol, landscape, tx, len(ctles) * len(C))
+    best = _m.MmseBest(fom, gdc, gdc2, C_all[r].copy(), sol, landscape, tx, len(ctles) * len(C),
+                       landscape_bound=True)
     best.n_exact = n_exact
     return best
 

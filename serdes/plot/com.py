@@ -55,11 +55,14 @@ def report_figure(res, path, dpi: int = 120) -> None:
     a = ax[1, 1]
     im = a.imshow(case.landscape, aspect="auto", origin="lower",
                   extent=[min(p.g_dc2) - 0.5, max(p.g_dc2) + 0.5, min(p.g_dc) - 0.5, max(p.g_dc) + 0.5])
-    fig.colorbar(im, ax=a, label="best FOM over TX settings (dB)")
+    # the quantization noise's branch and bound evaluates only the candidates it must:
+    # there each cell is the best upper bound over its TX settings, the FOM at the chosen
+    fig.colorbar(im, ax=a, label=("FOM upper bound over TX settings (dB)" if case.landscape_bound
+                                  else "best FOM over TX settings (dB)"))
     a.plot([case.g_dc2_db], [case.g_dc_db], "r+", ms=12)
     a.set_xlabel("g_DC2 (dB)")
     a.set_ylabel("g_DC (dB)")
-    a.set_title("FOM landscape")
+    a.set_title("FOM landscape" + (" (bounds; exact at +)" if case.landscape_bound else ""))
     fig.suptitle(f"{res.preset}: {res.thru.split('/')[-1]}")
     fig.tight_layout()
     try:
