@@ -330,3 +330,22 @@ def test_mlsd_with_quantization_noise_against_pychopmarg():
         assert o["g_an"] == pytest.approx(ref["g_an"], rel=0.02)
         assert abs(r["delta_com_db"]) < 0.02
         assert r["sigma_quant_v"] > 0
+
+
+def test_text_summary_names_the_mlsd_com_beside_the_dfe_one(one_plus_d_file):
+    """With the MLSD on, a case's COM is the MLSD receiver's while A_s, A_ni, the eye and
+    VEC are the DFE receiver's: the text summary gives both COMs, so that 20 log10(A_s /
+    A_ni) is read as the DFE one; without the MLSD there is no such line."""
+    from serdes.commands.com import summary
+
+    p = _one_plus_d_params()
+    res = compute_com(one_plus_d_file, preset=p)
+    (case,) = res.cases
+    ml = case.mlsd
+    text = summary(res)
+    assert (f"MLSD (178A.1.10): COM {ml['com_db']:.2f} dB, the DFE receiver's "
+            f"{ml['com_dfe_db']:.2f} dB") in text
+    assert f"COM {case.com_db:.2f} dB  A_s" in text
+    assert ml["com_dfe_db"] == pytest.approx(20 * math.log10(case.a_s_v / case.a_ni_v))
+    off = compute_com(one_plus_d_file, preset=dataclasses.replace(p, mlsd=False))
+    assert off.cases[0].mlsd is None and "MLSD" not in summary(off)

@@ -57,6 +57,9 @@ def summary(res) -> str:
                 f"{k}: {t:+.4f}" for k, t in zip(c.rx_ffe_float["ui_after_cursor"],
                                                  c.rx_ffe_float["taps"]))]
               if c.rx_ffe_float else []),
+            *([f"  MLSD (178A.1.10): COM {c.mlsd['com_db']:.2f} dB, the DFE receiver's "
+               f"{c.mlsd['com_dfe_db']:.2f} dB (A_s, A_ni, eye and VEC are its), DER_MLSD "
+               f"{c.mlsd['der_mlsd']:.2g}"] if c.mlsd else []),
             "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
             f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC "
             + (f"{c.vec_db:.2f} dB" if c.vec_db is not None else "- (eye closed)"),
