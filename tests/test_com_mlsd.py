@@ -349,3 +349,25 @@ def test_text_summary_names_the_mlsd_com_beside_the_dfe_one(one_plus_d_file):
     assert ml["com_dfe_db"] == pytest.approx(20 * math.log10(case.a_s_v / case.a_ni_v))
     off = compute_com(one_plus_d_file, preset=dataclasses.replace(p, mlsd=False))
     assert off.cases[0].mlsd is None and "MLSD" not in summary(off)
+
+
+def test_report_figure_titles_the_mlsd_com_beside_the_dfe_one(one_plus_d_file, monkeypatch,
+                                                              tmp_path):
+    """The figure's distribution panel draws the DFE receiver's A_s and A_ni: with the
+    MLSD its title gives both COMs."""
+    import serdes.plot.eye as ploteye
+    from serdes.plot.com import report_figure
+
+    titles = []
+    monkeypatch.setattr(ploteye, "save_figure",
+                        lambda fig, path, dpi=None: titles.append([a.get_title() for a in fig.axes]))
+    p = _one_plus_d_params()
+    res = compute_com(one_plus_d_file, preset=p)
+    ml = res.cases[0].mlsd
+    report_figure(res, tmp_path / "a.png")
+    report_figure(compute_com(one_plus_d_file, preset=dataclasses.replace(p, mlsd=False)),
+                  tmp_path / "b.png")
+    on, off = titles
+    assert (f"COM {ml['com_db']:.2f} dB (MLSD; the DFE's {ml['com_dfe_db']:.2f} dB, drawn)"
+            in on)
+    assert not any("MLSD" in t for t in off)

@@ -50,7 +50,9 @@ def report_figure(res, path, dpi: int = 120) -> None:
     a.set_xlim(-1.5 * max(case.a_s_v, case.a_ni_v) * 1e3, 0)
     a.set_xlabel("noise + interference (mV)")
     a.set_ylabel("cumulative probability")
-    a.set_title(f"COM {case.com_db:.2f} dB")
+    # with the MLSD, COM is its receiver's; A_s, A_ni and this distribution the DFE's
+    a.set_title(f"COM {case.com_db:.2f} dB" + (
+        f" (MLSD; the DFE's {case.mlsd['com_dfe_db']:.2f} dB, drawn)" if case.mlsd else ""))
     a.legend(fontsize=8)
     a = ax[1, 1]
     im = a.imshow(case.landscape, aspect="auto", origin="lower",
