@@ -174,3 +174,22 @@ def test_gaussian_window_weights_follow_sigma_r():
         warnings.simplefilter("error")
         w = window_weights(dataclasses.replace(p, eye_sigma_r_ui=1e-300))
     assert np.array_equal(w, (k == 0).astype(float))
+
+
+@pytest.mark.parametrize("name, t_o, off", [
+    ("802.3ck-c2m", None, False), ("802.3ck-c2m", 0.0, True),
+    ("802.3ck-kr", None, False), ("802.3dj-kr", None, False), ("100gbase-kr4", None, False)])
+def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t_o, off):
+    """The JSON's not_modelled (and the text's last line) lists the C2M timing window only
+    when a preset that judges its eye over T_O ran with T_O = 0; KR, CR, C2C and the
+    Clause 93 set have no such window (it was listed for every one of them)."""
+    from types import SimpleNamespace
+
+    from serdes.com.core import ComResult
+
+    p = preset(name)
+    if t_o is not None:
+        p = dataclasses.replace(p, eye_t_o_mui=t_o)
+    case = SimpleNamespace(com_db=1.0, as_dict=lambda: {})
+    text = ComResult(name, p, "thru.s4p", [], [], [case], 0.0).as_dict()["not_modelled"]
+    assert ("C2M eye timing window" in text) == off

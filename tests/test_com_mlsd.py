@@ -349,6 +349,7 @@ def test_text_summary_names_the_mlsd_com_beside_the_dfe_one(one_plus_d_file):
     assert ml["com_dfe_db"] == pytest.approx(20 * math.log10(case.a_s_v / case.a_ni_v))
     off = compute_com(one_plus_d_file, preset=dataclasses.replace(p, mlsd=False))
     assert off.cases[0].mlsd is None and "MLSD" not in summary(off)
+    assert "not modelled" not in text     # nothing of this preset's method left out
 
 
 def test_report_figure_titles_the_mlsd_com_beside_the_dfe_one(one_plus_d_file, monkeypatch,

@@ -89,6 +89,14 @@ class ComResult:
     def com_db(self) -> float:
         return min(c.com_db for c in self.cases)
 
+    def _window_off(self) -> bool:
+        """The named preset judges its eye over the C2M timing window T_O and this run set
+        T_O = 0 (the other presets have no such window: nothing is left out there)."""
+        from serdes.com.params import PRESETS
+
+        base = PRESETS.get(self.params.name)
+        return base is not None and base.eye_t_o_mui > 0 and self.params.eye_t_o_mui <= 0
+
     def as_dict(self) -> dict:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 **({"package_class": self.params.package_class} if self.params.package_class else {}),
@@ -96,7 +104,7 @@ class ComResult:
                 "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
                 "not_modelled": ", ".join(
-                    (["C2M eye timing window (T_O = 0)"] if self.params.eye_t_o_mui <= 0 else [])
+                    (["C2M eye timing window (T_O = 0)"] if self._window_off() else [])
                     + (["RX FFE floating taps (rx_ffe_n_wg = 0)"] if len(self.params.rx_ffe_max)
                        and not self.params.rx_ffe_n_wg else [])
                     + (["quantization noise (n_qb = 0)"] if len(self.params.rx_ffe_max)

@@ -64,7 +64,9 @@ def summary(res) -> str:
             f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC "
             + (f"{c.vec_db:.2f} dB" if c.vec_db is not None else "- (eye closed)"),
         ]
-    lines.append("not modelled: " + res.as_dict()["not_modelled"])
+    left_out = res.as_dict()["not_modelled"]
+    if left_out:
+        lines.append("not modelled: " + left_out)
     return "\n".join(lines)
 
 
