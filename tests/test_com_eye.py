@@ -193,3 +193,25 @@ def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t
     case = SimpleNamespace(com_db=1.0, as_dict=lambda: {})
     text = ComResult(name, p, "thru.s4p", [], [], [case], 0.0).as_dict()["not_modelled"]
     assert ("C2M eye timing window" in text) == off
+
+
+def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):
+    """The text summary prints the eye over T_s +- T_O (the C2M criteria) under the eye at
+    T_s, with pass / FAIL against the preset's limits where it has them (the JSON's
+    eye_window had it, the text did not)."""
+    from serdes.commands.com import summary
+
+    p = _rc_params(100.0)
+    res = compute_com(rc_file, preset=p)
+    ew = res.cases[0].eye_window
+    line = (f"  over T_s +- 100 mUI (rectangle window, 21 offsets): eye height "
+            f"{ew['eye_height_v'] * 1e3:.2f} mV, VEC {ew['vec_db']:.2f} dB")
+    assert line + "\n" in summary(res) + "\n"          # no limits: no verdict
+    eh_mv = ew["eye_height_v"] * 1e3
+    for lim, word in ((0.5 * eh_mv, "pass"), (2 * eh_mv, "FAIL")):
+        r = compute_com(rc_file, preset=dataclasses.replace(p, eye_eh_min_mv=lim,
+                                                            eye_vec_max_db=30.0))
+        assert r.cases[0].eye_window["passes"] == (word == "pass")
+        assert f"{line}: {word} (eye height >= {lim:g} mV, VEC <= 30 dB)" in summary(r)
+    assert "over T_s" not in summary(compute_com(rc_file, preset=dataclasses.replace(
+        p, eye_t_o_mui=0.0)))
