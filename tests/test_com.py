@@ -345,6 +345,45 @@ def test_cli_json_interface(echo_file, capsys):
             assert k in c
         assert len(c["tx_taps"]) == 5 and len(c["dfe_taps"]) == 40   # N_f: floating taps
         assert c["com_db"] == pytest.approx(20 * math.log10(c["a_s_v"] / c["a_ni_v"]))
+    # the parameters it ran with, every --set key: on the preset they make the same set
+    assert out["params"]["g_dc"] == [-1.0, 0.0] and out["params"]["f_step_ghz"] == 0.1
+    same = apply_overrides(preset("802.3ck-kr"), out["params"])
+    assert same == apply_overrides(preset("802.3ck-kr"), {
+        "g_dc": "-1,0", "g_dc2": "0", "tx_min": "0,0,-0.1,0", "tx_max": "0,0,0,0",
+        "f_step_ghz": "0.1"})
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_settings_of_a_preset_make_it_again(name):
+    """ComParams.settings() (the JSON's params, serdes com --params) holds every --set
+    key; applied to the preset it gives the same set, also with a package class or an
+    override on top."""
+    p = preset(name)
+    st = p.settings()
+    allowed = {f.name for f in dataclasses.fields(p)} - {"name", "source", "cases"}
+    assert set(st) == allowed - ({"package_class"} if not p.package_class else set())
+    assert apply_overrides(p, st) == p
+    q = apply_overrides(p, {"der0": "3e-5", "eta0": "1e-8"})
+    assert apply_overrides(p, q.settings()) == q and q.settings()["der0"] == 3e-5
+    if p.package_class:
+        b = apply_overrides(p, {"package_class": "B"})
+        assert apply_overrides(p, b.settings()) == b and b.cases != p.cases
+
+
+def test_cli_params_prints_the_effective_set(capsys):
+    """serdes com --params: the preset with its --set overrides as key = value lines (or
+    JSON), no THRU needed; without THRU and without --params: one line, exit code 2."""
+    assert cli_main(["com", "--preset", "802.3dj-kr", "--set", "der0=1e-5", "--params"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# 802.3dj-kr: 106.25 GBd") and "\nder0 = 1e-05\n" in out
+    assert "\ng_dc2 = -6,-5,-4,-3,-2,-1,0\n" in out and "\nmlsd = true\n" in out
+    assert cli_main(["com", "--preset", "802.3ck-c2m", "--params", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["preset"] == "802.3ck-c2m" and d["params"]["eye_t_o_mui"] == 50.0
+    assert apply_overrides(preset("802.3ck-c2m"), d["params"]) == preset("802.3ck-c2m")
+    assert cli_main(["com"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["serdes: error: com: a THRU channel file is required (or --params)"]
 
 
 def test_cli_draws_its_progress_per_package_case(echo_file, capsys):

@@ -103,6 +103,7 @@ class ComResult:
                 "thru": self.thru, "thru_inverted": self.thru_inverted,
                 "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
+                "params": self.params.settings(),
                 "not_modelled": ", ".join(
                     (["C2M eye timing window (T_O = 0)"] if self._window_off() else [])
                     + (["RX FFE floating taps (rx_ffe_n_wg = 0)"] if len(self.params.rx_ffe_max)

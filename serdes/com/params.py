@@ -122,9 +122,9 @@ SOURCES = {
     "EH 10 mV)",
     "802.3dj-kr": "IEEE P802.3dj/D3.3 Table 178-15 (KR COM parameters) and Table 178-14 "
                   "(package class A, Test 1 and Test 2), draft values, as transcribed in "
-                  "PyChOpMarg 3.4 config/ieee_8023dj_d3p3.py com_params(\"KR\"); verified. "
-                  "Not modelled: floating RX FFE taps (N_wg 2 x N_wf 4 up to N_max 87), "
-                  "quantization noise (N_qb 6)",
+                  "PyChOpMarg 3.4 config/ieee_8023dj_d3p3.py com_params(\"KR\"); verified; "
+                  "with its floating RX FFE taps (N_wg 2 x N_wf 4 up to N_max 87), "
+                  "quantization noise (N_qb 6, P_qc 1e-7) and MLSD COM (178A.1.10)",
 }
 
 def _rng(lo, hi, step=1.0):

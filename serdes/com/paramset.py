@@ -178,6 +178,20 @@ class ComParams:
                     return True
         return False
 
+    def settings(self) -> dict:
+        """Every ``--set`` key with this set's value (lists for the tuples): given back to
+        :func:`apply_overrides` on the named preset it makes this set again, so a JSON
+        result (its ``params``) says what it was computed with."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name in _SKIP:
+                continue
+            v = getattr(self, f.name)
+            out[f.name] = [float(x) for x in v] if isinstance(v, tuple) else v
+        if not out.get("package_class"):
+            out.pop("package_class", None)    # no class: the preset's own packages
+        return out
+
     def describe(self) -> str:
         return (f"{self.name}: {self.fb_gbd:g} GBd, PAM{self.levels}, DER_0 {self.der0:g}, "
                 f"{len(self.g_dc)}x{len(self.g_dc2)} CTLE x {len(self.tx_grid)} TX settings, "

@@ -16,7 +16,8 @@ def add_parser(sub):
                                    "packages, TX FFE x CTLE search, DFE (and the 802.3dj "
                                    "MMSE RX FFE), noise and "
                                    "crosstalk distributions, per package case.")
-    p.add_argument("thru", help="thru channel (Touchstone .s4p, ports 1->2 and 3->4)")
+    p.add_argument("thru", nargs="?",
+                   help="thru channel (Touchstone .s4p, ports 1->2 and 3->4)")
     p.add_argument("--fext", action="append", default=[], metavar="FILE",
                    help="far-end crosstalk aggressor (repeatable)")
     p.add_argument("--next", action="append", default=[], metavar="FILE",
@@ -27,6 +28,9 @@ def add_parser(sub):
                    help="override one COM parameter, e.g. der0=1e-5 or g_dc=-10,-9,-8 (repeatable)")
     p.add_argument("--erl", action="store_true",
                    help="also the effective return loss (Annex 93A.5) of both ports of THRU")
+    p.add_argument("--params", action="store_true",
+                   help="print the preset's parameters with the --set overrides (every key "
+                        "--set takes) and stop; no THRU needed")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("-o", "--output", default=None, help="write the report figure (PNG) here")
     add_dpi_option(p)
@@ -100,9 +104,34 @@ def erl_line(erl) -> str:
     return "ERL (Annex 93A.5, IEEE COM code's TDR): " + ", ".join(one(e) for e in erl)
 
 
+def show_params(args) -> int:
+    """``--params``: the effective parameter set, as ``key = value`` lines or JSON."""
+    from serdes.com.params import apply_overrides, preset
+
+    p = apply_overrides(preset(args.preset), args.overrides)
+    settings = p.settings()
+    if args.json:
+        print(json.dumps(json_safe({"preset": p.name, "source": p.source, "params": settings})))
+        return 0
+    print(f"# {p.describe()}")
+    if p.source:
+        print(f"# source: {p.source}")
+    for k, v in settings.items():
+        text = ",".join(f"{x:g}" for x in v) if isinstance(v, list) else (
+            str(v).lower() if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v))
+        print(f"{k} = {text}")
+    return 0
+
+
 def main(args) -> int:
     from serdes.com.core import compute_com
     from serdes.com.warm import first_run_note
+    from serdes.errors import ConfigError
+
+    if args.params:
+        return show_params(args)
+    if not args.thru:
+        raise ConfigError("com: a THRU channel file is required (or --params)")
 
     if args.output:
         check_dpi(args.dpi)
