@@ -372,3 +372,17 @@ def test_report_figure_titles_the_mlsd_com_beside_the_dfe_one(one_plus_d_file, m
     assert (f"COM {ml['com_db']:.2f} dB (MLSD; the DFE's {ml['com_dfe_db']:.2f} dB, drawn)"
             in on)
     assert not any("MLSD" in t for t in off)
+
+
+def test_sweep_columns_carry_the_dfe_com_beside_the_mlsd_one(one_plus_d_file):
+    """serdes sweep --com's columns: com_db is the MLSD COM and com_dfe_db the DFE
+    receiver's, which com_a_s_mv / com_a_ni_mv give; without the MLSD they are equal."""
+    from serdes.com.columns import COM_COLUMNS, com_columns
+
+    p = _one_plus_d_params()
+    on = com_columns((one_plus_d_file, [], []), p)
+    off = com_columns((one_plus_d_file, [], []), dataclasses.replace(p, mlsd=False))
+    assert list(on) == list(COM_COLUMNS) == list(off)
+    assert on["com_dfe_db"] == pytest.approx(20 * math.log10(on["com_a_s_mv"] / on["com_a_ni_mv"]))
+    assert on["com_db"] > on["com_dfe_db"] + 1.0        # the 1 + D thru's MLSD gain, 2-3 dB
+    assert off["com_db"] == off["com_dfe_db"] == pytest.approx(on["com_dfe_db"])
