@@ -18,10 +18,17 @@ from serdes.com.params import preset
 from serdes.com.paramset import apply_overrides
 
 
+def line_response(loss_db, f_ref_ghz, f_max_ghz=60.0, delay_ns=1.0):
+    """(f in GHz on a 10 MHz grid from 0, S21) of a matched Annex 93A line (``LossLine``,
+    ``loss_db`` at ``f_ref_ghz``) with ``delay_ns`` of delay: the synthetic line of the
+    COM benchmarks, written as a 2-port here and as a 4-port by com_pychopmarg_d3p3.py."""
+    f = np.arange(0.0, f_max_ghz + 1e-9, 0.01)
+    h = LossLine(loss_db=loss_db, f_ref_hz=f_ref_ghz * 1e9).response(f * 1e9)
+    return f, h * np.exp(-2j * np.pi * f * delay_ns)
+
+
 def write_line(path, loss_db, fb_gbd=53.125, delay_ns=1.0):
-    f = np.arange(0.0, 60.0 + 1e-9, 0.01)
-    h = LossLine(loss_db=loss_db, f_ref_hz=fb_gbd / 2 * 1e9).response(f * 1e9)
-    h = h * np.exp(-2j * np.pi * f * delay_ns)
+    f, h = line_response(loss_db, fb_gbd / 2, 60.0, delay_ns)
     with open(path, "w") as fh:
         fh.write("# GHz S RI R 50\n")
         for fi, hi in zip(f, h):
