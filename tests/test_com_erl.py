@@ -166,6 +166,7 @@ def test_cli_erl_json_pass_and_errors(tmp_path, capsys):
     assert cli_main(["com", str(fn), "--erl", "--set", "erl_limit_db=0"] + fast) == 0
     line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("ERL")][0]
     assert "pass" not in line and "FAIL" not in line
+    assert line.count("(no limit set)") == 2       # said, not left blank
     assert cli_main(["com", str(fn), "--erl"] + fast) == 0
     line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("ERL")][0]
     assert "port 1" in line and "pass (limit 9.7 dB)" in line and "FAIL" in line

@@ -99,7 +99,7 @@ def erl_line(erl) -> str:
         s = f"port {e.port} {e.erl_db:.2f} dB"
         if not e.judged:
             return s + " (not rated by the preset)"
-        return s + ("" if e.passed is None else
+        return s + (" (no limit set)" if e.passed is None else
                     f" {'pass' if e.passed else 'FAIL'} (limit {e.limit_db:g} dB)")
     return "ERL (Annex 93A.5, IEEE COM code's TDR): " + ", ".join(one(e) for e in erl)
 
