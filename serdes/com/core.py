@@ -104,13 +104,17 @@ class ComResult:
                 "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],
                 "params": self.params.settings(),
-                "not_modelled": ", ".join(
-                    (["C2M eye timing window (T_O = 0)"] if self._window_off() else [])
-                    + (["RX FFE floating taps (rx_ffe_n_wg = 0)"] if len(self.params.rx_ffe_max)
-                       and not self.params.rx_ffe_n_wg else [])
-                    + (["quantization noise (n_qb = 0)"] if len(self.params.rx_ffe_max)
-                       and not self.params.n_qb else [])
-                    + (["MLSD (mlsd = false)"] if len(self.params.rx_ffe_max) and not self.params.mlsd else []))}
+                "not_modelled": self.not_modelled()}
+
+    def not_modelled(self) -> str:
+        """What of the preset's method this run left out ("" when nothing)."""
+        p = self.params
+        rx_ffe = len(p.rx_ffe_max) > 0
+        return ", ".join(
+            (["C2M eye timing window (T_O = 0)"] if self._window_off() else [])
+            + (["RX FFE floating taps (rx_ffe_n_wg = 0)"] if rx_ffe and not p.rx_ffe_n_wg else [])
+            + (["quantization noise (n_qb = 0)"] if rx_ffe and not p.n_qb else [])
+            + (["MLSD (mlsd = false)"] if rx_ffe and not p.mlsd else []))
 
 
 def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
