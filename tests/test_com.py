@@ -384,6 +384,15 @@ def test_cli_params_prints_the_effective_set(capsys):
     assert cli_main(["com"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["serdes: error: com: a THRU channel file is required (or --params)"]
+    # --params prints and stops: a channel or an output given with it is refused, not
+    # silently dropped
+    assert cli_main(["com", "thru.s4p", "--erl", "--params"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["serdes: error: com: --params prints the parameter set and stops; it takes "
+                   "no THRU, --fext, --next, --erl or -o (given: THRU, --erl)"]
+    for extra in (["--fext", "f.s4p"], ["--next", "n.s4p"], ["-o", "r.png"]):
+        assert cli_main(["com", "--params", *extra]) == 2
+        assert f"(given: {extra[0]})" in capsys.readouterr().err
 
 
 def test_cli_draws_its_progress_per_package_case(echo_file, capsys):

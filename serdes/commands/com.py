@@ -30,7 +30,7 @@ def add_parser(sub):
                    help="also the effective return loss (Annex 93A.5) of both ports of THRU")
     p.add_argument("--params", action="store_true",
                    help="print the preset's parameters with the --set overrides (every key "
-                        "--set takes) and stop; no THRU needed")
+                        "--set takes) and stop; takes no THRU, aggressors, --erl or -o")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("-o", "--output", default=None, help="write the report figure (PNG) here")
     add_dpi_option(p)
@@ -131,6 +131,13 @@ def main(args) -> int:
     from serdes.errors import ConfigError
 
     if args.params:
+        given = [name for name, on in (("THRU", args.thru), ("--fext", args.fext),
+                                       ("--next", args.next), ("--erl", args.erl),
+                                       ("-o", args.output)) if on]
+        if given:
+            raise ConfigError("com: --params prints the parameter set and stops; it takes no "
+                              "THRU, --fext, --next, --erl or -o (given: "
+                              + ", ".join(given) + ")")
         return show_params(args)
     if not args.thru:
         raise ConfigError("com: a THRU channel file is required (or --params)")
