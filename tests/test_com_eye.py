@@ -149,9 +149,21 @@ def test_eye_over_the_c2m_window_closed_form(rc_file, sigma_r):
     assert ew["eye_height_min_v"] == pytest.approx(each, abs=2 * bound)
     assert ew["eye_height_v"] < case.eye_height_v - 4 * bound      # the window costs height
     assert ew["vec_db"] == pytest.approx(20 * np.log10(2 * case.a_s_v / ew["eye_height_v"]))
+    # the COM the IEEE code reports with T_O set, 20 log10(2 A_s / (2 A_s - EH)), of the
+    # closed-form EH: its slope, 20 / ln 10 / (2 A_s - EH) dB per volt, carries EH's
+    # tolerance
+    a_ni_w = 2 * case.a_s_v - want
+    assert ew["com_db"] == pytest.approx(20 * np.log10(2 * case.a_s_v / a_ni_w),
+                                         abs=20 / np.log(10) * 2 * bound / (a_ni_w - 2 * bound))
+    assert ew["com_db"] < case.com_db           # the window's eye is the smaller one
     (c0,) = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=5.0)).cases
     assert c0.eye_window["offsets"] == 1
-    assert c0.eye_window["eye_height_v"] == pytest.approx(c0.eye_height_v, abs=2 * min(c0.a_s_v / 1000, 1e-5))
+    step = min(c0.a_s_v / 1000, 1e-5)
+    assert c0.eye_window["eye_height_v"] == pytest.approx(c0.eye_height_v, abs=2 * step)
+    # one offset: EH = 2 (A_s - A_ni), so the IEEE form is the COM at T_s (two grid steps
+    # of EH through the same slope)
+    assert c0.eye_window["com_db"] == pytest.approx(
+        c0.com_db, abs=20 / np.log(10) * 2 * step / (2 * c0.a_ni_v - 2 * step))
 
 
 def test_gaussian_window_weights_follow_sigma_r():
@@ -193,6 +205,9 @@ def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t
     case = SimpleNamespace(com_db=1.0, as_dict=lambda: {})
     text = ComResult(name, p, "thru.s4p", [], [], [case], 0.0).as_dict()["not_modelled"]
     assert ("C2M eye timing window" in text) == off
+    # with the window on, the IEEE code's C2M-mode search (candidate by the window's COM)
+    # is what is left out
+    assert ("C2M-mode search" in text) == (name == "802.3ck-c2m" and not off)
 
 
 def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):
@@ -207,6 +222,8 @@ def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):
     line = (f"  over T_s +- 100 mUI (rectangle window, 21 offsets): eye height "
             f"{ew['eye_height_v'] * 1e3:.2f} mV, VEC {ew['vec_db']:.2f} dB")
     assert line + "\n" in summary(res) + "\n"          # no limits: no verdict
+    assert (f"\n    COM over the window as the IEEE code defines it with T_O, 20 log10(2 A_s "
+            f"/ (2 A_s - EH)): {ew['com_db']:.2f} dB at this candidate\n") in summary(res) + "\n"
     eh_mv = ew["eye_height_v"] * 1e3
     for lim, word in ((0.5 * eh_mv, "pass"), (2 * eh_mv, "FAIL")):
         r = compute_com(rc_file, preset=dataclasses.replace(p, eye_eh_min_mv=lim,

@@ -80,7 +80,9 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     C2M sheet's Histogram_Window_Weight, else equal) and normalized; eye k's top is the
     lower DER_0 quantile of level k+1, its bottom the upper quantile of level k, EH is
     that of the worst of the L - 1 eyes, VEC = 20 log10(2 A_s / EH) with A_s at T_s. Also
-    the smallest EH of any single offset and eye (``eye_height_min_v``)."""
+    the smallest EH of any single offset and eye (``eye_height_min_v``) and ``com_db``,
+    the COM the IEEE code reports when T_O is set: 20 log10(2 A_s / (2 A_s - EH)) (equal
+    to 20 log10(A_s / A_ni) for a window of one offset; None if EH >= 2 A_s)."""
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     wts = window_weights(p)
@@ -129,13 +131,17 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     eh = min(_lower_q(y, pooled[n + 1], p.der0) - _upper_q(y, pooled[n], p.der0)
              for n in range(L - 1))
     vec = 20.0 * math.log10(2.0 * budget.a_s / eh) if eh > 0 else None
+    # the IEEE code's COM with T_O set (4.50, after COM_eye_width): A_ni = 2 A_s - EH of
+    # the window, COM = 20 log10(2 A_s / A_ni); at T_O = 0 it is 20 log10(A_s / A_ni)
+    a_ni = 2.0 * budget.a_s - eh
+    com = 20.0 * math.log10(2.0 * budget.a_s / a_ni) if a_ni > 0 else None
     judged = p.eye_eh_min_mv > 0 or p.eye_vec_max_db > 0
     ok = (vec is not None and eh * 1e3 >= p.eye_eh_min_mv
           and (p.eye_vec_max_db <= 0 or vec <= p.eye_vec_max_db))
     return {"t_o_mui": float(p.eye_t_o_mui), "offsets": int(len(rows)),
             "window": "gaussian" if p.eye_sigma_r_ui > 0 and nw > 0 else "rectangle",
             "eye_height_v": float(eh), "vec_db": vec, "eye_height_min_v": float(min(eh_each)),
-            "passes": bool(ok) if judged else None}
+            "passes": bool(ok) if judged else None, "com_db": com}
 
 
 def _lower_q(y, w, q):

@@ -87,6 +87,9 @@ def _window_line(ew: dict, p) -> str:
         lim = ([f"eye height >= {p.eye_eh_min_mv:g} mV"] if p.eye_eh_min_mv > 0 else []) \
             + ([f"VEC <= {p.eye_vec_max_db:g} dB"] if p.eye_vec_max_db > 0 else [])
         out += f": {'pass' if ew['passes'] else 'FAIL'} ({', '.join(lim)})"
+    if ew.get("com_db") is not None:
+        out += (f"\n    COM over the window as the IEEE code defines it with T_O, "
+                f"20 log10(2 A_s / (2 A_s - EH)): {ew['com_db']:.2f} dB at this candidate")
     return out
 
 
