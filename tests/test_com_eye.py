@@ -232,3 +232,21 @@ def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):
         assert f"{line}: {word} (eye height >= {lim:g} mV, VEC <= 30 dB)" in summary(r)
     assert "over T_s" not in summary(compute_com(rc_file, preset=dataclasses.replace(
         p, eye_t_o_mui=0.0)))
+
+
+def test_sweep_columns_carry_the_window_eye(rc_file):
+    """serdes sweep --com: the eye over the C2M window, its verdict and the IEEE code's COM
+    there are columns of the worst case (the C2M criteria were only in compute_com's
+    result); null where the preset has no window."""
+    from serdes.com.columns import COM_COLUMNS, com_columns
+
+    p = dataclasses.replace(_rc_params(100.0), eye_eh_min_mv=1.0, eye_vec_max_db=30.0)
+    on = com_columns((rc_file, [], []), p)
+    (case,) = compute_com(rc_file, preset=p).cases
+    ew = case.eye_window
+    assert list(on) == list(COM_COLUMNS)
+    assert on["com_window_eye_height_mv"] == pytest.approx(1e3 * ew["eye_height_v"])
+    assert (on["com_window_vec_db"], on["com_window_passes"], on["com_window_db"]) == (
+        pytest.approx(ew["vec_db"]), True, pytest.approx(ew["com_db"]))
+    off = com_columns((rc_file, [], []), dataclasses.replace(p, eye_t_o_mui=0.0))
+    assert [off[k] for k in COM_COLUMNS if k.startswith("com_window")] == [None] * 4

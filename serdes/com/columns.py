@@ -13,9 +13,12 @@ __all__ = ["COM_COLUMNS", "channel_set", "com_columns"]
 
 # com_dfe_db: the DFE receiver's COM, 20 log10(A_s / A_ni) of the columns beside it; with
 # the MLSD (802.3dj-kr) com_db is the MLSD receiver's, otherwise the two are equal
+# com_window_*: the eye over the C2M timing window T_s +- T_O (802.3ck-c2m; null without
+# it), its pass / FAIL against the preset's limits and the COM the IEEE code reports there
 COM_COLUMNS = ("com_db", "com_dfe_db", "com_case", "com_a_s_mv", "com_a_ni_mv",
-               "com_eye_height_mv", "com_vec_db", "com_fom_db", "com_g_dc_db", "com_g_dc2_db",
-               "com_elapsed_s")
+               "com_eye_height_mv", "com_vec_db", "com_window_eye_height_mv",
+               "com_window_vec_db", "com_window_passes", "com_window_db", "com_fom_db",
+               "com_g_dc_db", "com_g_dc2_db", "com_elapsed_s")
 
 
 def channel_set(model: str, file: str, ports: str, loss_db: float, skin_fraction: float,
@@ -68,11 +71,15 @@ def com_columns(channels, preset: str, overrides=()) -> dict[str, Any]:
     thru, fext, nxt = channels
     res = compute_com(thru, fext, nxt, preset, list(overrides))
     c = min(res.cases, key=lambda c: c.com_db)
+    ew = c.eye_window or {}
     return {"com_db": float(c.com_db),
             "com_dfe_db": float(c.mlsd["com_dfe_db"] if c.mlsd else c.com_db),
             "com_case": int(c.package_case),
             "com_a_s_mv": 1e3 * c.a_s_v, "com_a_ni_mv": 1e3 * c.a_ni_v,
             "com_eye_height_mv": 1e3 * c.eye_height_v,
             "com_vec_db": None if c.vec_db is None else float(c.vec_db),
+            "com_window_eye_height_mv": (1e3 * ew["eye_height_v"]) if ew else None,
+            "com_window_vec_db": ew.get("vec_db"), "com_window_passes": ew.get("passes"),
+            "com_window_db": ew.get("com_db"),
             "com_fom_db": float(c.fom_db), "com_g_dc_db": float(c.g_dc_db),
             "com_g_dc2_db": float(c.g_dc2_db), "com_elapsed_s": float(res.elapsed_s)}
