@@ -202,7 +202,7 @@ def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t
     p = preset(name)
     if t_o is not None:
         p = dataclasses.replace(p, eye_t_o_mui=t_o)
-    case = SimpleNamespace(com_db=1.0, as_dict=lambda: {})
+    case = SimpleNamespace(com_db=1.0, eye_window=None, as_dict=lambda: {})
     text = ComResult(name, p, "thru.s4p", [], [], [case], 0.0).as_dict()["not_modelled"]
     assert ("C2M eye timing window" in text) == off
     # with the window on, the IEEE code's C2M-mode search (candidate by the window's COM)
@@ -225,13 +225,19 @@ def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):
     assert (f"\n    COM over the window as the IEEE code defines it with T_O, 20 log10(2 A_s "
             f"/ (2 A_s - EH)): {ew['com_db']:.2f} dB at this candidate\n") in summary(res) + "\n"
     eh_mv = ew["eye_height_v"] * 1e3
+    assert res.eye_window_passes() is None and "C2M eye over" not in summary(res)
+    assert res.as_dict()["eye_window_passes"] is None
     for lim, word in ((0.5 * eh_mv, "pass"), (2 * eh_mv, "FAIL")):
         r = compute_com(rc_file, preset=dataclasses.replace(p, eye_eh_min_mv=lim,
                                                             eye_vec_max_db=30.0))
         assert r.cases[0].eye_window["passes"] == (word == "pass")
         assert f"{line}: {word} (eye height >= {lim:g} mV, VEC <= 30 dB)" in summary(r)
-    assert "over T_s" not in summary(compute_com(rc_file, preset=dataclasses.replace(
-        p, eye_t_o_mui=0.0)))
+        # the channel's verdict: its second line, and eye_window_passes in the JSON
+        assert r.eye_window_passes() == r.as_dict()["eye_window_passes"] == (word == "pass")
+        assert summary(r).splitlines()[1] == "C2M eye over T_s +- 100 mUI: " + (
+            "pass in every package case" if word == "pass" else "FAIL in package case 1")
+    r0 = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=0.0))
+    assert "over T_s" not in summary(r0) and "eye_window_passes" not in r0.as_dict()
 
 
 def test_sweep_columns_carry_the_window_eye(rc_file):

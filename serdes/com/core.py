@@ -102,9 +102,18 @@ class ComResult:
         T_O = 0 (the other presets have no such window: nothing is left out there)."""
         return self._c2m_sheet() and self.params.eye_t_o_mui <= 0
 
+    def eye_window_passes(self) -> bool | None:
+        """The channel's verdict on the C2M criteria over the timing window: every package
+        case passes (None without a window or without limits to judge by)."""
+        judged = [c.eye_window["passes"] for c in self.cases
+                  if c.eye_window is not None and c.eye_window["passes"] is not None]
+        return all(judged) if judged else None
+
     def as_dict(self) -> dict:
         return {"preset": self.preset, "elapsed_s": self.elapsed_s, "com_db": self.com_db,
                 **({"package_class": self.params.package_class} if self.params.package_class else {}),
+                **({"eye_window_passes": self.eye_window_passes()}
+                   if any(c.eye_window is not None for c in self.cases) else {}),
                 "thru": self.thru, "thru_inverted": self.thru_inverted,
                 "fext": self.fext, "next": self.next,
                 "der0": self.params.der0, "cases": [c.as_dict() for c in self.cases],

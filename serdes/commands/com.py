@@ -42,6 +42,13 @@ def summary(res) -> str:
     p = res.params
     lines = [f"COM {res.com_db:.2f} dB  ({p.name}, DER_0 {p.der0:g}, {len(res.fext)} FEXT, "
              f"{len(res.next)} NEXT, {res.elapsed_s:.1f} s)"]
+    verdict = res.eye_window_passes()
+    if verdict is not None:
+        failed = [str(c.package_case) for c in res.cases
+                  if c.eye_window is not None and c.eye_window["passes"] is False]
+        lines.append(f"C2M eye over T_s +- {p.eye_t_o_mui:g} mUI: "
+                     + ("pass in every package case" if verdict else
+                        "FAIL in package case " + ", ".join(failed)))
     if res.thru_inverted:
         lines.append("thru inverted (its pulse peaks negative: P and N crossed); the receiver "
                      "inverts its input")
