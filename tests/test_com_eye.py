@@ -256,3 +256,23 @@ def test_sweep_columns_carry_the_window_eye(rc_file):
         pytest.approx(ew["vec_db"]), True, pytest.approx(ew["com_db"]))
     off = com_columns((rc_file, [], []), dataclasses.replace(p, eye_t_o_mui=0.0))
     assert [off[k] for k in COM_COLUMNS if k.startswith("com_window")] == [None] * 4
+
+
+def test_report_figure_gives_the_window_eye(rc_file, monkeypatch, tmp_path):
+    """The report figure's title gives the drawn case's eye over the C2M window and its
+    verdict (the figure showed the eye at T_s only)."""
+    import serdes.plot.eye as ploteye
+    from serdes.plot.com import report_figure
+
+    p = dataclasses.replace(_rc_params(100.0), eye_eh_min_mv=1.0, eye_vec_max_db=30.0)
+    res = compute_com(rc_file, preset=p)
+    ew = res.cases[0].eye_window
+    seen = []
+    monkeypatch.setattr(ploteye, "save_figure",
+                        lambda fig, path, dpi=None: seen.append(fig._suptitle.get_text()))
+    report_figure(res, tmp_path / "a.png")
+    assert seen[0].endswith(f"(package case 1); over T_s +- 100 mUI eye height "
+                            f"{ew['eye_height_v'] * 1e3:.2f} mV, VEC {ew['vec_db']:.2f} dB (pass)")
+    report_figure(compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=0.0)),
+                  tmp_path / "b.png")
+    assert seen[1].endswith("(package case 1)")

@@ -65,7 +65,14 @@ def report_figure(res, path, dpi: int = 120) -> None:
     a.set_xlabel("g_DC2 (dB)")
     a.set_ylabel("g_DC (dB)")
     a.set_title("FOM landscape" + (" (bounds; exact at +)" if case.landscape_bound else ""))
-    fig.suptitle(f"{res.preset}: {res.thru.split('/')[-1]}")
+    ew = case.eye_window
+    # the C2M criteria over the timing window: this case's eye there and its verdict
+    win = "" if ew is None else (
+        f"; over T_s +- {ew['t_o_mui']:g} mUI eye height {ew['eye_height_v'] * 1e3:.2f} mV, VEC "
+        + (f"{ew['vec_db']:.2f} dB" if ew["vec_db"] is not None else "- (closed)")
+        + ("" if ew["passes"] is None else f" ({'pass' if ew['passes'] else 'FAIL'})"))
+    fig.suptitle(f"{res.preset}: {res.thru.split('/')[-1]} (package case {case.package_case})"
+                 + win)
     fig.tight_layout()
     try:
         save_figure(fig, path, dpi=dpi)
