@@ -2,9 +2,10 @@
 
 With T_O set and the C2M sheet's Min_VEO_Test, the IEEE COM code picks its candidate by
 the COM over the timing window, 20 log10(2 A_s / (2 A_s - EH)) (docs/com.md, "Method",
-eye.py); ours picks by the FOM of eq. 93A-36 and reports that window COM at its
-candidate (``eye_window.com_db``). This runs COM once per CTLE setting of the preset's
-grid (the TX FFE searched by the FOM within it) and prints each setting's window COM
+eye.py); ours picks by the FOM of eq. 93A-36 (the code's search with Min_VEO_Test = 0)
+and reports that window COM at its candidate (``eye_window.com_db``, the case's COM).
+This runs COM once per CTLE setting of the preset's grid (the TX FFE searched by the FOM
+within it) and prints each setting's window COM
 per package case: their maximum is a lower bound on what a search by the window's COM
 reaches (it would also search the TX settings by it), beside the value at our
 candidate.
@@ -39,8 +40,8 @@ def main(thru: str = str(THRU)) -> None:
             row = []
             for c in res.cases:
                 w = c.eye_window["com_db"]
-                row.append(f"case {c.package_case}: FOM {c.fom_db:.3f} dB, COM {c.com_db:.3f} dB, "
-                           f"window COM {w:.3f} dB")
+                row.append(f"case {c.package_case}: FOM {c.fom_db:.3f} dB, COM at T_s "
+                           f"{c.eye_window['com_t_s_db']:.3f} dB, window COM {w:.3f} dB")
                 if w > best[c.package_case][0]:
                     best[c.package_case] = (w, (g1, g2, c.tx_taps))
             print(f"g_DC {g1:g}, g_DC2 {g2:g}: " + "; ".join(row), flush=True)

@@ -155,15 +155,21 @@ def test_eye_over_the_c2m_window_closed_form(rc_file, sigma_r):
     a_ni_w = 2 * case.a_s_v - want
     assert ew["com_db"] == pytest.approx(20 * np.log10(2 * case.a_s_v / a_ni_w),
                                          abs=20 / np.log(10) * 2 * bound / (a_ni_w - 2 * bound))
-    assert ew["com_db"] < case.com_db           # the window's eye is the smaller one
+    # it is the case's COM, as the code reports it; A_s / A_ni stay those of T_s
+    assert case.com_db == ew["com_db"]
+    assert ew["com_t_s_db"] == pytest.approx(20 * np.log10(case.a_s_v / case.a_ni_v))
+    assert ew["com_db"] < ew["com_t_s_db"]       # the window's eye is the smaller one
     (c0,) = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=5.0)).cases
     assert c0.eye_window["offsets"] == 1
     step = min(c0.a_s_v / 1000, 1e-5)
     assert c0.eye_window["eye_height_v"] == pytest.approx(c0.eye_height_v, abs=2 * step)
     # one offset: EH = 2 (A_s - A_ni), so the IEEE form is the COM at T_s (two grid steps
     # of EH through the same slope)
-    assert c0.eye_window["com_db"] == pytest.approx(
-        c0.com_db, abs=20 / np.log(10) * 2 * step / (2 * c0.a_ni_v - 2 * step))
+    assert c0.com_db == c0.eye_window["com_db"] == pytest.approx(
+        c0.eye_window["com_t_s_db"], abs=20 / np.log(10) * 2 * step / (2 * c0.a_ni_v - 2 * step))
+    # without the window the case's COM is that of T_s
+    (cn,) = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=0.0)).cases
+    assert cn.eye_window is None and cn.com_db == pytest.approx(ew["com_t_s_db"])
 
 
 def test_gaussian_window_weights_follow_sigma_r():
@@ -222,8 +228,10 @@ def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):
     line = (f"  over T_s +- 100 mUI (rectangle window, 21 offsets): eye height "
             f"{ew['eye_height_v'] * 1e3:.2f} mV, VEC {ew['vec_db']:.2f} dB")
     assert line + "\n" in summary(res) + "\n"          # no limits: no verdict
-    assert (f"\n    COM over the window as the IEEE code defines it with T_O, 20 log10(2 A_s "
-            f"/ (2 A_s - EH)): {ew['com_db']:.2f} dB at this candidate\n") in summary(res) + "\n"
+    assert (f"\n    COM over the window (the IEEE code's with T_O), 20 log10(2 A_s / (2 A_s - "
+            f"EH)): {ew['com_db']:.2f} dB; at T_s {ew['com_t_s_db']:.2f} dB (A_s, A_ni and the "
+            f"eye at T_s are its)\n") in summary(res) + "\n"
+    assert f"case 1 (z_p TX/RX 0/0 mm): COM {ew['com_db']:.2f} dB  A_s" in summary(res)
     eh_mv = ew["eye_height_v"] * 1e3
     assert res.eye_window_passes() is None and "C2M eye over" not in summary(res)
     assert res.as_dict()["eye_window_passes"] is None
@@ -251,11 +259,15 @@ def test_sweep_columns_carry_the_window_eye(rc_file):
     (case,) = compute_com(rc_file, preset=p).cases
     ew = case.eye_window
     assert list(on) == list(COM_COLUMNS)
+    # com_db is the window's COM, com_dfe_db that of A_s / A_ni at T_s
+    assert on["com_db"] == on["com_window_db"] == pytest.approx(case.com_db)
+    assert on["com_dfe_db"] == pytest.approx(20 * np.log10(on["com_a_s_mv"] / on["com_a_ni_mv"]))
     assert on["com_window_eye_height_mv"] == pytest.approx(1e3 * ew["eye_height_v"])
     assert (on["com_window_vec_db"], on["com_window_passes"], on["com_window_db"]) == (
         pytest.approx(ew["vec_db"]), True, pytest.approx(ew["com_db"]))
     off = com_columns((rc_file, [], []), dataclasses.replace(p, eye_t_o_mui=0.0))
     assert [off[k] for k in COM_COLUMNS if k.startswith("com_window")] == [None] * 4
+    assert off["com_db"] == off["com_dfe_db"] == pytest.approx(on["com_dfe_db"])
 
 
 def test_report_figure_gives_the_window_eye(rc_file, monkeypatch, tmp_path):
@@ -268,11 +280,16 @@ def test_report_figure_gives_the_window_eye(rc_file, monkeypatch, tmp_path):
     res = compute_com(rc_file, preset=p)
     ew = res.cases[0].eye_window
     seen = []
-    monkeypatch.setattr(ploteye, "save_figure",
-                        lambda fig, path, dpi=None: seen.append(fig._suptitle.get_text()))
+    monkeypatch.setattr(ploteye, "save_figure", lambda fig, path, dpi=None: seen.append(
+        [fig._suptitle.get_text()] + [a.get_title() for a in fig.axes]))
     report_figure(res, tmp_path / "a.png")
-    assert seen[0].endswith(f"(package case 1); over T_s +- 100 mUI eye height "
-                            f"{ew['eye_height_v'] * 1e3:.2f} mV, VEC {ew['vec_db']:.2f} dB (pass)")
-    report_figure(compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=0.0)),
-                  tmp_path / "b.png")
-    assert seen[1].endswith("(package case 1)")
+    assert seen[0][0].endswith(f"(package case 1); over T_s +- 100 mUI eye height "
+                               f"{ew['eye_height_v'] * 1e3:.2f} mV, VEC {ew['vec_db']:.2f} dB "
+                               "(pass)")
+    # the distribution panel draws T_s's distribution under the window's COM
+    assert (f"COM {ew['com_db']:.2f} dB (over the window; at T_s {ew['com_t_s_db']:.2f} dB, "
+            "drawn)") in seen[0]
+    r0 = compute_com(rc_file, preset=dataclasses.replace(p, eye_t_o_mui=0.0))
+    report_figure(r0, tmp_path / "b.png")
+    assert seen[1][0].endswith("(package case 1)")
+    assert f"COM {r0.cases[0].com_db:.2f} dB" in seen[1]

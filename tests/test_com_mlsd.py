@@ -386,3 +386,15 @@ def test_sweep_columns_carry_the_dfe_com_beside_the_mlsd_one(one_plus_d_file):
     assert on["com_dfe_db"] == pytest.approx(20 * math.log10(on["com_a_s_mv"] / on["com_a_ni_mv"]))
     assert on["com_db"] > on["com_dfe_db"] + 1.0        # the 1 + D thru's MLSD gain, 2-3 dB
     assert off["com_db"] == off["com_dfe_db"] == pytest.approx(on["com_dfe_db"])
+
+
+def test_mlsd_com_comes_before_the_window_com(one_plus_d_file):
+    """With the MLSD and a C2M timing window both on, COM is the MLSD receiver's, as the
+    IEEE code (4.50) reports its MLSE COM when T_O is set too; the window's COM stays in
+    eye_window, and without the MLSD it is the case's COM."""
+    p = dataclasses.replace(_one_plus_d_params(), eye_t_o_mui=50.0)
+    (c,) = compute_com(one_plus_d_file, preset=p).cases
+    assert c.com_db == c.mlsd["com_db"] and c.eye_window["com_db"] is not None
+    (d,) = compute_com(one_plus_d_file, preset=dataclasses.replace(p, mlsd=False)).cases
+    assert d.com_db == d.eye_window["com_db"] < d.eye_window["com_t_s_db"]
+    assert d.eye_window["com_t_s_db"] == pytest.approx(c.mlsd["com_dfe_db"])

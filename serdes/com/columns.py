@@ -11,8 +11,9 @@ from typing import Any
 
 __all__ = ["COM_COLUMNS", "channel_set", "com_columns"]
 
-# com_dfe_db: the DFE receiver's COM, 20 log10(A_s / A_ni) of the columns beside it; with
-# the MLSD (802.3dj-kr) com_db is the MLSD receiver's, otherwise the two are equal
+# com_dfe_db: the DFE receiver's COM at T_s, 20 log10(A_s / A_ni) of the columns beside
+# it; with the MLSD (802.3dj-kr) com_db is the MLSD receiver's, with the C2M window
+# (802.3ck-c2m) the window's, otherwise the two are equal
 # com_window_*: the eye over the C2M timing window T_s +- T_O (802.3ck-c2m; null without
 # it), its pass / FAIL against the preset's limits and the COM the IEEE code reports there
 COM_COLUMNS = ("com_db", "com_dfe_db", "com_case", "com_a_s_mv", "com_a_ni_mv",
@@ -73,7 +74,8 @@ def com_columns(channels, preset: str, overrides=()) -> dict[str, Any]:
     c = min(res.cases, key=lambda c: c.com_db)
     ew = c.eye_window or {}
     return {"com_db": float(c.com_db),
-            "com_dfe_db": float(c.mlsd["com_dfe_db"] if c.mlsd else c.com_db),
+            "com_dfe_db": float(c.mlsd["com_dfe_db"] if c.mlsd else
+                                ew["com_t_s_db"] if ew else c.com_db),
             "com_case": int(c.package_case),
             "com_a_s_mv": 1e3 * c.a_s_v, "com_a_ni_mv": 1e3 * c.a_ni_v,
             "com_eye_height_mv": 1e3 * c.eye_height_v,

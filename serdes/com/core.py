@@ -192,6 +192,10 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
             ml = _mlsd.mlsd_com(p, b, float(com), r_rn, b.parts["tx_pulse"],
                                 10 ** (-p.snr_tx_db / 10)).as_dict()
             com = ml["com_db"]
+        elif ew is not None and ew["com_db"] is not None:
+            # with T_O set the IEEE code (4.50) reports COM over the window,
+            # 20 log10(2 A_s / (2 A_s - EH)); with its MLSE on, the MLSE's (as above)
+            com = ew["com_db"]
         cases.append(CaseResult(
             package_case=n, lengths={k: list(v) for k, v in case.items()}, com_db=float(com),
             a_s_v=b.a_s, a_ni_v=b.a_ni, fom_db=best.fom_db,

@@ -80,9 +80,10 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     C2M sheet's Histogram_Window_Weight, else equal) and normalized; eye k's top is the
     lower DER_0 quantile of level k+1, its bottom the upper quantile of level k, EH is
     that of the worst of the L - 1 eyes, VEC = 20 log10(2 A_s / EH) with A_s at T_s. Also
-    the smallest EH of any single offset and eye (``eye_height_min_v``) and ``com_db``,
-    the COM the IEEE code reports when T_O is set: 20 log10(2 A_s / (2 A_s - EH)) (equal
-    to 20 log10(A_s / A_ni) for a window of one offset; None if EH >= 2 A_s)."""
+    the smallest EH of any single offset and eye (``eye_height_min_v``), ``com_db``, the
+    COM the IEEE code reports when T_O is set: 20 log10(2 A_s / (2 A_s - EH)) (equal to
+    20 log10(A_s / A_ni) for a window of one offset; None if EH >= 2 A_s), which is then
+    the case's COM (but with the MLSD), and ``com_t_s_db``, 20 log10(A_s / A_ni) at T_s."""
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     wts = window_weights(p)
@@ -141,7 +142,8 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     return {"t_o_mui": float(p.eye_t_o_mui), "offsets": int(len(rows)),
             "window": "gaussian" if p.eye_sigma_r_ui > 0 and nw > 0 else "rectangle",
             "eye_height_v": float(eh), "vec_db": vec, "eye_height_min_v": float(min(eh_each)),
-            "passes": bool(ok) if judged else None, "com_db": com}
+            "passes": bool(ok) if judged else None, "com_db": com,
+            "com_t_s_db": 20.0 * math.log10(budget.a_s / budget.a_ni)}
 
 
 def _lower_q(y, w, q):

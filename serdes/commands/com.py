@@ -95,8 +95,9 @@ def _window_line(ew: dict, p) -> str:
             + ([f"VEC <= {p.eye_vec_max_db:g} dB"] if p.eye_vec_max_db > 0 else [])
         out += f": {'pass' if ew['passes'] else 'FAIL'} ({', '.join(lim)})"
     if ew.get("com_db") is not None:
-        out += (f"\n    COM over the window as the IEEE code defines it with T_O, "
-                f"20 log10(2 A_s / (2 A_s - EH)): {ew['com_db']:.2f} dB at this candidate")
+        out += (f"\n    COM over the window (the IEEE code's with T_O), 20 log10(2 A_s / "
+                f"(2 A_s - EH)): {ew['com_db']:.2f} dB; at T_s {ew['com_t_s_db']:.2f} dB (A_s, "
+                f"A_ni and the eye at T_s are its)")
     return out
 
 

@@ -51,8 +51,11 @@ def report_figure(res, path, dpi: int = 120) -> None:
     a.set_xlabel("noise + interference (mV)")
     a.set_ylabel("cumulative probability")
     # with the MLSD, COM is its receiver's; A_s, A_ni and this distribution the DFE's
+    # with the C2M window, COM is the window's; this distribution is that of T_s
     a.set_title(f"COM {case.com_db:.2f} dB" + (
-        f" (MLSD; the DFE's {case.mlsd['com_dfe_db']:.2f} dB, drawn)" if case.mlsd else ""))
+        f" (MLSD; the DFE's {case.mlsd['com_dfe_db']:.2f} dB, drawn)" if case.mlsd else
+        f" (over the window; at T_s {case.eye_window['com_t_s_db']:.2f} dB, drawn)"
+        if case.eye_window is not None and case.eye_window["com_db"] is not None else ""))
     a.legend(fontsize=8)
     a = ax[1, 1]
     im = a.imshow(case.landscape, aspect="auto", origin="lower",
