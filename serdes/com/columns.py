@@ -74,8 +74,7 @@ def com_columns(channels, preset: str, overrides=()) -> dict[str, Any]:
     c = min(res.cases, key=lambda c: c.com_db)
     ew = c.eye_window or {}
     return {"com_db": float(c.com_db),
-            "com_dfe_db": float(c.mlsd["com_dfe_db"] if c.mlsd else
-                                ew["com_t_s_db"] if ew else c.com_db),
+            "com_dfe_db": c.com_t_s_db,
             "com_case": int(c.package_case),
             "com_a_s_mv": 1e3 * c.a_s_v, "com_a_ni_mv": 1e3 * c.a_ni_v,
             "com_eye_height_mv": 1e3 * c.eye_height_v,

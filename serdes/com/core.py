@@ -59,6 +59,12 @@ class CaseResult:
     y: np.ndarray = field(repr=False, default=None)
     pdf: np.ndarray = field(repr=False, default=None)
 
+    @property
+    def com_t_s_db(self) -> float:
+        """20 log10(A_s / A_ni) at T_s: the COM of the DFE receiver, which ``com_db`` is
+        but with the MLSD (its receiver's) or the C2M window (the window's)."""
+        return float(20 * np.log10(self.a_s_v / self.a_ni_v))
+
     def as_dict(self) -> dict:
         return {"package_case": self.package_case, "package_lengths_mm": self.lengths,
                 "com_db": self.com_db, "a_s_v": self.a_s_v, "a_ni_v": self.a_ni_v,
@@ -185,6 +191,8 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
         com = 20 * np.log10(b.a_s / b.a_ni)
         eh, vec = eye_at_der0(b.y, b.pdf, b.a_s, p.der0)
         ew = eye_over_window(p, grid.m, pv, ix, b) if p.eye_t_o_mui > 0 else None
+        if ew is not None:
+            ew["com_t_s_db"] = float(com)
         ml = None
         if p.mlsd:   # 178A.1.10: COM is the MLSD receiver's, the DFE receiver's in "mlsd"
             r_rn = _mlsd.rx_noise_autocorr(p.eta0, grid.f, b.parts["h_rx"], grid.ui,

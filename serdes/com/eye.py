@@ -29,7 +29,12 @@ import numpy as np
 
 from serdes.com.noise import FILTER_REL, conv, delta_pmf
 
-__all__ = ["eye_at_der0", "eye_over_window", "window_weights"]
+__all__ = ["eye_at_der0", "eye_over_window", "vec_text", "window_weights"]
+
+
+def vec_text(vec_db) -> str:
+    """VEC for a reader: in dB, or a dash where the eye is closed (no VEC)."""
+    return f"{vec_db:.2f} dB" if vec_db is not None else "- (eye closed)"
 
 
 def eye_at_der0(y: np.ndarray, pdf: np.ndarray, a_s: float,
@@ -83,7 +88,7 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     the smallest EH of any single offset and eye (``eye_height_min_v``), ``com_db``, the
     COM the IEEE code reports when T_O is set: 20 log10(2 A_s / (2 A_s - EH)) (equal to
     20 log10(A_s / A_ni) for a window of one offset; None if EH >= 2 A_s), which is then
-    the case's COM (but with the MLSD), and ``com_t_s_db``, 20 log10(A_s / A_ni) at T_s."""
+    the case's COM (but with the MLSD; ``core`` adds ``com_t_s_db``, the COM at T_s)."""
     L = p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     wts = window_weights(p)
@@ -142,8 +147,7 @@ def eye_over_window(p, m: int, pv: np.ndarray, ix: int, budget) -> dict:
     return {"t_o_mui": float(p.eye_t_o_mui), "offsets": int(len(rows)),
             "window": "gaussian" if p.eye_sigma_r_ui > 0 and nw > 0 else "rectangle",
             "eye_height_v": float(eh), "vec_db": vec, "eye_height_min_v": float(min(eh_each)),
-            "passes": bool(ok) if judged else None, "com_db": com,
-            "com_t_s_db": 20.0 * math.log10(budget.a_s / budget.a_ni)}
+            "passes": bool(ok) if judged else None, "com_db": com}
 
 
 def _lower_q(y, w, q):

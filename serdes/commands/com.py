@@ -39,6 +39,8 @@ def add_parser(sub):
 
 
 def summary(res) -> str:
+    from serdes.com.eye import vec_text
+
     p = res.params
     lines = [f"COM {res.com_db:.2f} dB  ({p.name}, DER_0 {p.der0:g}, {len(res.fext)} FEXT, "
              f"{len(res.next)} NEXT, {res.elapsed_s:.1f} s)"]
@@ -72,7 +74,7 @@ def summary(res) -> str:
                f"{c.mlsd['com_dfe_db']:.2f} dB (A_s, A_ni, eye and VEC are its), DER_MLSD "
                f"{c.mlsd['der_mlsd']:.2g}"] if c.mlsd else []),
             "  sigma (mV): " + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in s.items()),
-            f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC {_vec(c.vec_db)}",
+            f"  eye height at DER_0 {c.eye_height_v * 1e3:.2f} mV, VEC {vec_text(c.vec_db)}",
             *([_window_line(c.eye_window, p)] if c.eye_window else []),
         ]
     left_out = res.not_modelled()
@@ -81,15 +83,13 @@ def summary(res) -> str:
     return "\n".join(lines)
 
 
-def _vec(vec_db) -> str:
-    return f"{vec_db:.2f} dB" if vec_db is not None else "- (eye closed)"
-
-
 def _window_line(ew: dict, p) -> str:
     """The eye over the C2M timing window T_s +- T_O (com/eye.py), with its verdict against
     the preset's limits where it has them."""
+    from serdes.com.eye import vec_text
+
     out = (f"  over T_s +- {ew['t_o_mui']:g} mUI ({ew['window']} window, {ew['offsets']} "
-           f"offsets): eye height {ew['eye_height_v'] * 1e3:.2f} mV, VEC {_vec(ew['vec_db'])}")
+           f"offsets): eye height {ew['eye_height_v'] * 1e3:.2f} mV, VEC {vec_text(ew['vec_db'])}")
     if ew["passes"] is not None:
         lim = ([f"eye height >= {p.eye_eh_min_mv:g} mV"] if p.eye_eh_min_mv > 0 else []) \
             + ([f"VEC <= {p.eye_vec_max_db:g} dB"] if p.eye_vec_max_db > 0 else [])

@@ -13,6 +13,7 @@ def report_figure(res, path, dpi: int = 120) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from serdes.com.eye import vec_text
     from serdes.plot.eye import save_figure
 
     case = min(res.cases, key=lambda c: c.com_db)
@@ -54,7 +55,7 @@ def report_figure(res, path, dpi: int = 120) -> None:
     # with the C2M window, COM is the window's; this distribution is that of T_s
     a.set_title(f"COM {case.com_db:.2f} dB" + (
         f" (MLSD; the DFE's {case.mlsd['com_dfe_db']:.2f} dB, drawn)" if case.mlsd else
-        f" (over the window; at T_s {case.eye_window['com_t_s_db']:.2f} dB, drawn)"
+        f" (over the window; at T_s {case.com_t_s_db:.2f} dB, drawn)"
         if case.eye_window is not None and case.eye_window["com_db"] is not None else ""))
     a.legend(fontsize=8)
     a = ax[1, 1]
@@ -72,7 +73,7 @@ def report_figure(res, path, dpi: int = 120) -> None:
     # the C2M criteria over the timing window: this case's eye there and its verdict
     win = "" if ew is None else (
         f"; over T_s +- {ew['t_o_mui']:g} mUI eye height {ew['eye_height_v'] * 1e3:.2f} mV, VEC "
-        + (f"{ew['vec_db']:.2f} dB" if ew["vec_db"] is not None else "- (closed)")
+        + vec_text(ew["vec_db"])
         + ("" if ew["passes"] is None else f" ({'pass' if ew['passes'] else 'FAIL'})"))
     fig.suptitle(f"{res.preset}: {res.thru.split('/')[-1]} (package case {case.package_case})"
                  + win)
