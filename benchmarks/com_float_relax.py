@@ -26,6 +26,17 @@ With --shared, instead: for each sampled row, the first dual step's multipliers 
 of its visited sampling times used at the other (any multipliers give a valid bound, so
 one row's could be reused across its visits), against that visit's own first step.
 
+With --removal, instead: a bound on every pair from the whole span's relaxed taps x =
+M^-1 h0 alone (M = R - h1 h1^T, the DFE tap free): removing the floating positions U
+outside a pair lowers h0^T M^-1 h0 by x_U^T ((M^-1)_UU)^-1 x_U, at least
+(x_U^T x_U)^2 / (x_U^T (M^-1)_UU x_U) by Cauchy-Schwarz, a test per pair of a few
+products; against the pair bound's maximum with the DFE tap free and with its limits.
+
+With --collapse, instead: the IEEE placement's FOM itself (kernel _float_solve, no
+pruning) at the gate's noise, against the pair bound's maximum and the threshold: how
+far below every relaxation the exact FOM falls where the IEEE steps clip the fixed taps
+next to the cursor and do not solve again (docs/com.md, "Why the bounds stay flat").
+
 With --cuts, instead: at the sampled visits the pair bound prunes, the pair steps it
 takes (windows a up to the first suffix F + [a, m) below the threshold, windows c from
 max(a + nwf, e_star - nwf), as the kernel) and how many of them two more tests would
@@ -38,7 +49,8 @@ remove, each a valid bound by the same containment argument (dense solves):
                    every pair the steps visit lies in it (the whole span less a gap)
 
 Run: OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_float_relax.py THRU
-     [EVERY [CALLS [ROWS]]] [--shared | --cuts]   (defaults 40, 40, 2: two sampling times of ROWS
+     [EVERY [CALLS [ROWS]]] [--shared | --cuts | --removal | --collapse]   (defaults 40, 40, 2:
+     two sampling times of ROWS
      random rows of CALLS random captured calls). The table needs cvxpy (pip install cvxpy), which
      the project does not depend on.
 """
@@ -150,7 +162,9 @@ def visits(calls, n_calls, n_rows, rng):
                 idx = np.arange(nwt)
                 R = av[np.abs(idx[:, None] - idx[None, :])] + rn[
                     np.abs(idx[:, None] - idx[None, :])] / var_x
-                yield dict(R=R, h0=hr[0].copy(), h1=hr[1].copy(), wmin=wmin[:nwt].copy(),
+                yield dict(av=av.copy(), rn=rn.copy(), hr=hr.copy(), bmin=bmin, bmax=bmax,
+                           wmin_all=wmin, wmax_all=wmax,
+                           R=R, h0=hr[0].copy(), h1=hr[1].copy(), wmin=wmin[:nwt].copy(),
                            wmax=wmax[:nwt].copy(), lo=bmin[0], hi=bmax[0], dw=dw, nfix=nfix,
                            l1=nwg * nwf * max(abs(wmin[nfix]), abs(wmax[nfix])),
                            thr=thr[r], row=(int(ci), int(r)), nwg=nwg, nwf=nwf, fw=fw,
@@ -313,6 +327,74 @@ def cuts(probs) -> None:
           f" ({100 * tot[3] / max(tot[0], 1):.0f} %; every pair at {n_union} visits)")
 
 
+def removal(probs) -> None:
+    """The Cauchy-Schwarz removal bound over the pairs (see the module doc), beside the
+    whole span's and the pair bound's maxima, each less the row's threshold (dB)."""
+    rows = []
+    for p in probs:
+        R, h0, h1, nfix, nwf = p["R"], p["h0"], p["h1"], p["nfix"], p["nwf"]
+        n = len(h0)
+        M = R - np.outer(h1, h1)
+        Mi = np.linalg.inv(M)
+        x = Mi @ h0
+        p_span = h0 @ x
+
+        def f_of(pv):       # the FOM of h0^T M_T^-1 h0 = pv (DFE tap free)
+            return fom(p, 1.0 / pv - 1.0)
+
+        best_pair = best_cs = -np.inf
+        flo = np.arange(nfix, n)
+        for a in range(nfix, n - nwf + 1):
+            for c in range(a + nwf, n - nwf + 1):
+                T = np.r_[np.arange(nfix), np.arange(a, a + nwf), np.arange(c, c + nwf)]
+                best_pair = max(best_pair, h0[T] @ np.linalg.solve(M[np.ix_(T, T)], h0[T]))
+                U = np.setdiff1d(flo, T)
+                xu = x[U]
+                num = xu @ xu
+                best_cs = max(best_cs, p_span - num * num / (xu @ Mi[np.ix_(U, U)] @ xu))
+        rows.append([p["fw"] - p["thr"], f_of(p_span) - p["thr"], p["fp"] - p["thr"],
+                     f_of(best_pair) - p["thr"], f_of(best_cs) - p["thr"]])
+        print(" ".join(f"{v:+.4f}" for v in rows[-1]), flush=True)
+    if not rows:
+        raise SystemExit("no visited sampling time in the sampled rows: more CALLS or ROWS")
+    rows = np.array(rows)
+    print(f"{len(rows)} visits, each bound's FOM less the row's threshold:")
+    for j, name in enumerate(("span (DFE tap in its limits, the kernel's)", "span, DFE tap free",
+                              "pair bound (DFE tap in its limits, the kernel's)",
+                              "pair bound, DFE tap free", "Cauchy-Schwarz removal, DFE tap free")):
+        print(f"  {name:50s} median {np.median(rows[:, j]):+.4f} dB,"
+              f" prunes {100 * (rows[:, j] < 0).mean():.0f} %")
+
+
+def collapse(probs) -> None:
+    """The IEEE placement's FOM at the gate's noise against the pair bound (module doc)."""
+    from serdes.kernels import com_mmse_search as K
+
+    rows = []
+    for p in probs:
+        n, nfix = len(p["h0"]), p["nfix"]
+        R, lo, Y, G = np.empty((n, n)), np.empty((n, n)), np.empty((1, n)), np.empty((1, 2))
+        y, z, w, b = np.empty(n), np.empty(n), np.empty(n), np.empty(1)
+        cols, valid = np.empty(n, np.int64), np.empty(n, np.int64)
+        chosen = np.empty(p["nwg"] * p["nwf"], np.int64)
+        fo = K._float_solve(p["av"], p["rn"], p["hr"], nfix, n, p["nwg"], p["nwf"], p["dw"], 1,
+                            p["wmin_all"], p["wmax_all"], p["bmin"], p["bmax"], p["var_x"],
+                            p["rlm"], p["L"], R, lo, Y, G, y, z, w, b, cols, chosen, valid,
+                            -np.inf, np.empty(0))
+        rows.append([p["fp"] - p["thr"], fo - p["thr"]])
+        print(f"pair {rows[-1][0]:+.3f}  IEEE {rows[-1][1]:+.3f}", flush=True)
+    if not rows:
+        raise SystemExit("no visited sampling time in the sampled rows: more CALLS or ROWS")
+    rows = np.array(rows)
+    d = rows[:, 1] - rows[:, 0]
+    print(f"{len(rows)} visits: the IEEE FOM less the pair bound's maximum, percentiles"
+          f" 10/25/50/75/90: {np.percentile(d, [10, 25, 50, 75, 90]).round(3)} dB")
+    for t in (0.3, 1.0, 3.0):
+        print(f"  more than {t} dB below the pair bound: {100 * (d < -t).mean():.0f} % of the"
+              f" visits; more than {t} dB below the threshold:"
+              f" {100 * (rows[:, 1] < -t).mean():.0f} %")
+
+
 def dual_steps(p, steps):
     v0, w = inner(p, np.zeros(len(p["h0"])))
     A = constraints(p, w)
@@ -343,12 +425,13 @@ def qp(p, l1):
 
 
 def main(argv) -> None:
-    share, cut = "--shared" in argv, "--cuts" in argv
-    argv = [a for a in argv if a not in ("--shared", "--cuts")]
-    usage = ("usage: com_float_relax.py THRU [EVERY [CALLS [ROWS]]] [--shared | --cuts]"
-             " (positive integers)")
-    if share and cut:
+    modes = [a for a in argv if a in ("--shared", "--cuts", "--removal", "--collapse")]
+    argv = [a for a in argv if a not in modes]
+    usage = ("usage: com_float_relax.py THRU [EVERY [CALLS [ROWS]]]"
+             " [--shared | --cuts | --removal | --collapse] (positive integers)")
+    if len(modes) > 1:
         raise SystemExit(usage)
+    share, cut = "--shared" in modes, "--cuts" in modes
     if not 1 <= len(argv) <= 4:
         raise SystemExit(usage)
     thru = argv[0]
@@ -364,6 +447,12 @@ def main(argv) -> None:
         return
     if cut:
         cuts(visits(capture(thru, every), n_calls, n_rows, rng))
+        return
+    if "--removal" in modes:
+        removal(visits(capture(thru, every), n_calls, n_rows, rng))
+        return
+    if "--collapse" in modes:
+        collapse(visits(capture(thru, every), n_calls, n_rows, rng))
         return
     try:                        # the QPs of the table (not --shared or --cuts)
         import cvxpy  # noqa: F401
