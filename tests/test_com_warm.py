@@ -23,11 +23,11 @@ from serdes.com.core import compute_com
 from serdes.com.params import preset
 from serdes.com.pulse import Channel
 from serdes.com.warm import WORKLOAD, compile_kernels
-from serdes.kernels import com_float, com_mmse_search, com_quant
+from serdes.kernels import com_eye_bound, com_float, com_mmse_search, com_pmf, com_quant
 
 def signatures():
     out = {}
-    for mod in (com_float, com_mmse_search, com_quant):
+    for mod in (com_float, com_mmse_search, com_quant, com_pmf, com_eye_bound):
         for name, f in vars(mod).items():
             if isinstance(f, numba.core.registry.CPUDispatcher):
                 out[f"{mod.__name__}.{name}"] = sorted(str(s) for s in f.signatures)
@@ -38,7 +38,8 @@ compile_kernels([(n, o) for n, o in WORKLOAD if n not in skip])
 after_workload = signatures()
 runs = {"802.3dj-kr": ["g_dc=-12", "g_dc2=-2", "tx_max=0,0.02,0,0,0,0"],
         "802.3ck-kr": ["g_dc=-6"], "802.3ck-cr": ["g_dc=-6"], "802.3ck-c2c": ["g_dc=-6"],
-        "802.3ck-c2m": [], "100gbase-kr4": ["g_dc=-6"]}
+        "802.3ck-c2m": ["g_dc=-5", "g_dc2=-2.5", "eye_min_veo_test_mv=5"],
+        "100gbase-kr4": ["g_dc=-6"]}
 for name, ov in runs.items():
     fb = preset(name).fb_gbd * 1e9
     thru = channel_set("loss", "", "12,34", 18.0, 0.24, fb)[0]
@@ -63,6 +64,8 @@ def test_the_workload_compiles_every_signature_the_presets_runs_call():
     # the big kernels are among them (the test would pass on an empty module list)
     assert s["workload"]["serdes.kernels.com_mmse_search._mmse_block"]
     assert s["workload"]["serdes.kernels.com_float._delta_rows"]
+    assert s["workload"]["serdes.kernels.com_eye_bound._eh_bounds"]
+    assert s["workload"]["serdes.kernels.com_pmf._accumulate"]
 
 
 def test_without_the_802_3ck_run_a_preset_run_compiles_more():

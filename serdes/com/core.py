@@ -7,11 +7,13 @@ equalization (``noise.py``); COM of the channel is the lowest over the cases.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from serdes.com import c2m_search as _c2m
 from serdes.com import fom as _fom
 from serdes.com import mmse as _mmse
 from serdes.com import mmse_grid as _mmse_grid
@@ -135,15 +137,16 @@ class ComResult:
             (["C2M eye timing window (T_O = 0)"] if self._window_off() else [])
             # with T_O and the C2M sheet's Min_VEO_Test the IEEE code's search picks the
             # candidate by the window's COM; ours by the FOM (docs/com.md, "Method")
-            + (["the IEEE code's C2M-mode search (its candidate by the window's COM)"]
-               if self._c2m_sheet() and p.eye_t_o_mui > 0 else [])
+            + (["the IEEE code's C2M-mode search (its candidate by the window's COM; "
+                "eye_min_veo_test_mv = 0)"]
+               if self._c2m_sheet() and p.eye_t_o_mui > 0 and p.eye_min_veo_test_mv <= 0
+               else [])
             + (["RX FFE floating taps (rx_ffe_n_wg = 0)"] if rx_ffe and not p.rx_ffe_n_wg else [])
             + (["quantization noise (n_qb = 0)"] if rx_ffe and not p.n_qb else [])
             + (["MLSD (mlsd = false)"] if rx_ffe and not p.mlsd else []))
 
 
-def _apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
-    return sum(c * np.roll(p0, int(k) * m) for c, k in zip(taps, offs))
+_apply_tx = _fom.apply_tx
 
 
 def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
@@ -193,6 +196,13 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
         ew = eye_over_window(p, grid.m, pv, ix, b) if p.eye_t_o_mui > 0 else None
         if ew is not None:
             ew["com_t_s_db"] = float(com)
+            c2m = b.parts.get("c2m_search")
+            if c2m is not None:     # the IEEE code's C2M-mode search chose the candidate
+                ew["c2m_search"] = {
+                    "min_veo_test_mv": c2m.min_veo_test_mv, "com_no_xt_db": c2m.com_db,
+                    "eye_height_no_xt_v": c2m.eye_height_v, "eh_1st_v": c2m.eh_1st_v,
+                    "candidates_first_test": c2m.first_test,
+                    "candidates_bounded": c2m.bounded, "candidates_eye": c2m.eyes}
         ml = None
         if p.mlsd:   # 178A.1.10: COM is the MLSD receiver's, the DFE receiver's in "mlsd"
             r_rn = _mlsd.rx_noise_autocorr(p.eta0, grid.f, b.parts["h_rx"], grid.ui,
@@ -262,9 +272,15 @@ def _channel(c, kind: str) -> Channel:
 
 
 def _case_93a(p, grid, vtfs, kinds, offs, xs):
-    """Annex 93A: FOM search with TX FFE, CTLE and DFE; A_s, A_ni at the best."""
+    """Annex 93A: FOM search with TX FFE, CTLE and DFE; A_s, A_ni at the best (with
+    eye_min_veo_test_mv and T_O set, at the IEEE code's C2M-mode choice, c2m_search)."""
     m = grid.m
     best = _fom.search(p, grid, vtfs, kinds)
+    c2m = None
+    if p.eye_min_veo_test_mv > 0 and p.eye_t_o_mui > 0:
+        c2m = _c2m.search(p, grid, vtfs, kinds)
+        if c2m is not None:
+            best = _fom_at(p, grid, vtfs, kinds, best, c2m)
     basis = _fom.ctle_basis(p, grid.f)
     hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis
     p0 = np.fft.irfft(xs * vtfs[0] * hc) * p.a_v
@@ -278,7 +294,21 @@ def _case_93a(p, grid, vtfs, kinds, offs, xs):
         aggs.append(pa if kind == "next" else _apply_tx(pa, best.tx_taps, offs, m))
     b = _noise.budget(p, grid, pv, aggs, ix, h_r(p, grid.f) * hc)
     b.parts.update(h_rx=h_r(p, grid.f) * hc, tx_pulse=np.array([b.h0]))   # eq. 93A-30: white
+    b.parts["c2m_search"] = c2m
     return best, pv, ix, b
+
+
+def _fom_at(p, grid, vtfs, kinds, full, c2m):
+    """The FOM search's result moved to the C2M-mode choice: its FOM and cursor (a search
+    over that one candidate), every TX setting's FOM at its CTLE setting (the figure's),
+    the landscape of the whole grid."""
+    cell = dataclasses.replace(p, g_dc=(c2m.g_dc,), g_dc2=(c2m.g_dc2,))
+    at_cell = _fom.search(cell, grid, vtfs, kinds)
+    rest = np.delete(c2m.tx_taps, p.tx_n_pre)
+    one = _fom.search(dataclasses.replace(cell, tx_min=tuple(rest), tx_max=tuple(rest)),
+                      grid, vtfs, kinds)
+    return dataclasses.replace(one, landscape=full.landscape, n_evaluated=full.n_evaluated,
+                               tx_fom_at_best=at_cell.tx_fom_at_best)
 
 
 def _case_mmse(p, grid, vtfs, kinds, offs, xs, stage=None):

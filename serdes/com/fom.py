@@ -20,6 +20,7 @@ FFT and one pulse per setting.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -75,6 +76,11 @@ def _gram(q: np.ndarray, offs: np.ndarray) -> np.ndarray:
     return r[:, diff]
 
 
+def apply_tx(p0: np.ndarray, taps: np.ndarray, offs: np.ndarray, m: int) -> np.ndarray:
+    """The pulse with TX FFE taps at UI offsets offs (circular, as the pulses' window)."""
+    return sum(c * np.roll(p0, int(k) * m) for c, k in zip(taps, offs))
+
+
 def locate_cursor(win: np.ndarray, m: int, b1_min: float, b1_max: float) -> np.ndarray:
     """Cursor index in each row of ``win`` (fine pulse windows): the Mueller-Mueller
     condition h(-1) = h(1) - b1 h(0) (eq. 93A-25, b1 clipped as eq. 93A-26) within one
@@ -126,32 +132,84 @@ def _sym(g: np.ndarray, iu, mult) -> np.ndarray:
     return (g[:, iu[0], iu[1]] * mult).T.copy()
 
 
+@dataclass
+class Setup:
+    """What every CTLE setting of a search shares (``setup``)."""
+    m: int
+    L: int
+    var_x: float
+    offs: np.ndarray
+    C: np.ndarray            # every TX setting, all taps
+    iu: tuple
+    mult: np.ndarray
+    CC: np.ndarray           # the products of tap pairs (quadratic forms)
+    nb: int
+    bmin: np.ndarray
+    bmax: np.ndarray
+    n_ui: int
+    w: int                   # half width (samples) of the cursor search window
+    base: list               # per channel, the pulses of the CTLE basis
+    basis: np.ndarray
+    noise_gram: np.ndarray   # w^T N w = the RX noise variance for CTLE weights w
+    kinds: list
+
+
+def setup(p: ComParams, grid: ComGrid, vtfs: list, kinds: list) -> Setup:
+    m = grid.m
+    L = p.levels
+    offs = tx_offsets(p)
+    C = full_taps(p, p.tx_grid)
+    iu, mult = _pairs(len(offs))
+    f = grid.f
+    df_ghz = (f[1] - f[0]) / 1e9
+    basis = ctle_basis(p, f)
+    xs = xsinc(grid)
+    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
+    base = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
+    hrb = h_r(p, f)[None, :] * basis
+    return Setup(m=m, L=L, var_x=(L ** 2 - 1) / (3.0 * (L - 1) ** 2), offs=offs, C=C,
+                 iu=iu, mult=mult, CC=C[:, iu[0]] * C[:, iu[1]], nb=len(p.dfe_max),
+                 bmin=np.asarray(p.dfe_min), bmax=np.asarray(p.dfe_max),
+                 n_ui=-(-grid.n_t // m), w=3 * m, base=base, basis=basis,
+                 noise_gram=np.real(hrb @ np.conj(hrb).T) * df_ghz * p.eta0,
+                 kinds=list(kinds))
+
+
+def cell_tables(su: Setup, gdc: float, gdc2: float):
+    """One CTLE setting's victim pulse p0, its cursor-search windows S (one row per TX
+    tap offset around the peak, sample idx), phase table q, the ISI and jitter Grams,
+    the RX noise variance and the crosstalk (NEXT energy, FEXT Grams)."""
+    m, offs, n_ui, w = su.m, su.offs, su.n_ui, su.w
+    wt = ctle_weights(gdc, gdc2)
+    p0 = wt @ su.base[0]
+    pk = int(np.argmax(p0))
+    idx = pk + np.arange(-w, w + 1)
+    S = np.stack([p0[np.clip(idx - k * m, 0, len(p0) - 1)] for k in offs])
+    q = _phase_table(p0, m, n_ui)
+    dp = (np.roll(p0, -1) - np.roll(p0, 1)) * (m / 2.0)
+    xt_next = 0.0
+    g_fext = []
+    for bv, kind in zip(su.base[1:], su.kinds):
+        qa = _phase_table(wt @ bv, m, n_ui)
+        if kind == "next":
+            xt_next += float(np.max(np.sum(qa ** 2, axis=1)))
+        else:
+            g_fext.append(_sym(_gram(qa, offs), su.iu, su.mult))
+    return SimpleNamespace(
+        wt=wt, p0=p0, idx=idx, S=S, q=q, g_isi=_sym(_gram(q, offs), su.iu, su.mult),
+        g_j=_sym(_gram(_phase_table(dp, m, n_ui), offs), su.iu, su.mult),
+        var_n=float(wt @ su.noise_gram @ wt), xt_next=xt_next, g_fext=g_fext)
+
+
 def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 8192,
            prune: bool = True) -> FomBest:
     """Best FOM over g_DC x g_DC2 x the TX grid. ``vtfs[0]`` is the thru, the rest
     aggressors of ``kinds`` ("fext"/"next"). ``prune=False``: with floating DFE taps,
     place them for every setting (the same result, slower; for the tests)."""
-    m = grid.m
-    L = p.levels
-    var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
-    offs = tx_offsets(p)
-    C = full_taps(p, p.tx_grid)
-    iu, mult = _pairs(len(offs))
-    CC = C[:, iu[0]] * C[:, iu[1]]
-    nb = len(p.dfe_max)
-    bmin, bmax = np.asarray(p.dfe_min), np.asarray(p.dfe_max)
-    f = grid.f
-    hr = h_r(p, f)
-    df_ghz = (f[1] - f[0]) / 1e9
-    n_ui = -(-grid.n_t // m)
-    w = 3 * m
+    su = setup(p, grid, vtfs, kinds)
+    m, L, var_x, offs, C, iu, mult, CC = su.m, su.L, su.var_x, su.offs, su.C, su.iu, su.mult, su.CC
+    nb, bmin, bmax, n_ui, w = su.nb, su.bmin, su.bmax, su.n_ui, su.w
     npre_x = 0 if p.fom_precursors else 40
-    basis = ctle_basis(p, f)
-    xs = xsinc(grid)
-    amps = [p.a_v] + [p.a_ne if k == "next" else p.a_fe for k in kinds]
-    base = [np.fft.irfft(xs * v * basis, axis=1) * a for v, a in zip(vtfs, amps)]
-    hrb = hr[None, :] * basis
-    noise_gram = np.real(hrb @ np.conj(hrb).T) * df_ghz * p.eta0   # w^T N w = var_n
     flo = _floating.enabled(p)
     ns = _floating.span(p)      # DFE span: N_b, or N_f with floating taps
     placed = [0]                # candidates whose floating taps were placed
@@ -161,24 +219,9 @@ def search(p: ComParams, grid: ComGrid, vtfs: list, kinds: list, chunk: int = 81
         ``prune``, a setting whose FOM cannot reach the best of the cell (bounded by
         removing every tap's floating-clipped ISI, sum h^2 - max(0, |h| - bmaxg h0)^2)
         keeps its FOM without them (a lower bound); the cell's best is exact."""
-        wt = ctle_weights(gdc, gdc2)
-        p0 = wt @ base[0]
-        pk = int(np.argmax(p0))
-        idx = pk + np.arange(-w, w + 1)
-        S = np.stack([p0[np.clip(idx - k * m, 0, len(p0) - 1)] for k in offs])
-        q = _phase_table(p0, m, n_ui)
-        dp = (np.roll(p0, -1) - np.roll(p0, 1)) * (m / 2.0)
-        g_isi = _sym(_gram(q, offs), iu, mult)
-        g_j = _sym(_gram(_phase_table(dp, m, n_ui), offs), iu, mult)
-        var_n = float(wt @ noise_gram @ wt)
-        xt_next = 0.0
-        g_fext = []
-        for bv, kind in zip(base[1:], kinds):
-            qa = _phase_table(wt @ bv, m, n_ui)
-            if kind == "next":
-                xt_next += float(np.max(np.sum(qa ** 2, axis=1)))
-            else:
-                g_fext.append(_sym(_gram(qa, offs), iu, mult))
+        t = cell_tables(su, gdc, gdc2)
+        idx, S, q, g_isi, g_j, var_n = t.idx, t.S, t.q, t.g_isi, t.g_j, t.var_n
+        xt_next, g_fext = t.xt_next, t.g_fext
         foms = np.empty(len(C))
         curs = np.empty(len(C), dtype=int)
         cell_best = -np.inf

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serdes.com import floating as _floating
+from serdes.kernels import com_pmf as _pmf
 
 __all__ = ["Budget", "a_ni", "budget", "conv", "delta_pmf", "fft_convolve", "quant_pmf"]
 
@@ -52,23 +53,12 @@ def delta_pmf(h: np.ndarray, levels: int, npts: int, ystep: float) -> np.ndarray
     """PMF on the centred grid of ``npts`` bins of sum_i h_i x_i, x_i uniform on the L
     levels (2l/(L-1) - 1); each sample's values rounded to the grid."""
     lv = 2.0 * np.arange(levels) / (levels - 1) - 1.0
-    c = npts // 2
-    pmf = np.zeros(npts)
-    pmf[c] = 1.0
-    lo = hi = c
-    for x in np.asarray(h, dtype=float):
-        sh = np.round(x * lv / ystep).astype(int)
-        new_lo, new_hi = lo + sh.min(), hi + sh.max()
-        if new_lo < 0 or new_hi >= npts:
-            raise ValueError("voltage grid too small for the distribution")
-        out = np.zeros(new_hi - new_lo + 1)
-        seg = pmf[lo:hi + 1]
-        for s in sh:
-            a = lo + s - new_lo
-            out[a:a + len(seg)] += seg
-        pmf[lo:hi + 1] = 0.0
-        pmf[new_lo:new_hi + 1] = out / levels
-        lo, hi = new_lo, new_hi
+    h = np.asarray(h, dtype=float)
+    # every sample's values rounded as x * lv / ystep, then accumulated in numba
+    sh = np.round(h[:, None] * lv[None, :] / ystep).astype(np.int64)
+    pmf = _pmf.accumulate(sh, levels, npts)
+    if pmf is None:
+        raise ValueError("voltage grid too small for the distribution")
     return pmf
 
 

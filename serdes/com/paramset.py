@@ -89,6 +89,10 @@ class ComParams:
     #: pass limits on the window eye (C2M sheet: EH_min 10 mV, VEC 12 dB; 0: not judged)
     eye_eh_min_mv: float = 0.0
     eye_vec_max_db: float = 0.0
+    #: the IEEE code's Min_VEO_Test (mV; 0: off): with T_O set, its C2M-mode search,
+    #: the candidate with the largest COM over the window without crosstalk
+    #: (``c2m_search``), instead of the largest FOM
+    eye_min_veo_test_mv: float = 0.0
     erl_t_fx2_ns: float = -1.0
     #: ERL as the IEEE code computes it (``erl.py``): the TDR source's Gaussian 20-80 %
     #: time (ns), the Tukey window from f_r f_b to f_b, the TX package in port 2's TDR
@@ -381,6 +385,11 @@ def check(p: ComParams) -> None:
             bad(k, "a number >= 0 (0: not judged)")
     if not 0 <= p.eye_t_o_mui <= 500:
         bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
+    if not 0 <= p.eye_min_veo_test_mv <= 1000:
+        bad("eye_min_veo_test_mv", "a number in [0, 1000] mV (0: the search by the FOM)")
+    if p.eye_min_veo_test_mv > 0 and (p.eye_t_o_mui <= 0 or len(p.rx_ffe_max)):
+        bad("eye_min_veo_test_mv", "0 unless eye_t_o_mui > 0 and the receiver has no RX FFE "
+            "(the IEEE code's C2M-mode search, DFE receivers only)")
     if not 0 <= p.eye_sigma_r_ui <= 1:
         bad("eye_sigma_r_ui", "a number in [0, 1] UI (0: equal weights over T_O)")
     if not 8 <= p.eye_samples_per_ui <= 1000:

@@ -2,7 +2,7 @@
 --com``).
 
 The COM kernels (``serdes/kernels/com_mmse_search.py``, ``com_quant.py``,
-``com_float.py``) are numba JIT functions with ``cache=True``: the first COM run on a
+``com_float.py``, ``com_pmf.py``, ``com_eye_bound.py``) are numba JIT functions with ``cache=True``: the first COM run on a
 machine compiles them (about 50 s for ``802.3dj-kr``, 3 s for the 802.3ck presets) and
 numba keeps them in its cache (``NUMBA_CACHE_DIR``, or ``__pycache__`` beside the
 sources). Numba keys a cached kernel by its argument types, not the arrays' sizes, so
@@ -17,9 +17,11 @@ import time
 
 #: (preset, overrides): a 20 dB loss line at the preset's symbol rate, one CTLE setting.
 #: 802.3dj-kr compiles the MMSE search with the floating taps and the quantization
-#: noise; 802.3ck-kr the floating DFE taps' kernel the other 802.3ck presets share.
+#: noise; 802.3ck-kr the floating DFE taps' kernel the other 802.3ck presets share;
+#: 802.3ck-c2m with Min_VEO_Test the eye-height bound of the C2M-mode search.
 WORKLOAD = (("802.3dj-kr", ("g_dc=-10", "g_dc2=0")),
-            ("802.3ck-kr", ("g_dc=-8",)))
+            ("802.3ck-kr", ("g_dc=-8",)),
+            ("802.3ck-c2m", ("g_dc=-5", "g_dc2=-2.5", "eye_min_veo_test_mv=5")))
 
 
 def compile_kernels(workload=WORKLOAD) -> list[tuple[str, float]]:

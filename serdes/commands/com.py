@@ -98,6 +98,12 @@ def _window_line(ew: dict, p) -> str:
         out += (f"\n    COM over the window (the IEEE code's with T_O), 20 log10(2 A_s / "
                 f"(2 A_s - EH)): {ew['com_db']:.2f} dB; at T_s {ew['com_t_s_db']:.2f} dB (A_s, "
                 f"A_ni and the eye at T_s are its)")
+    cs = ew.get("c2m_search")
+    if cs is not None:
+        out += (f"\n    chosen by the IEEE code's C2M-mode search (Min_VEO_Test "
+                f"{cs['min_veo_test_mv']:g} mV): window COM without crosstalk "
+                f"{cs['com_no_xt_db']:.2f} dB, the largest of {cs['candidates_first_test']} "
+                f"candidates past its first test ({cs['candidates_eye']} window eyes formed)")
     return out
 
 
