@@ -194,13 +194,18 @@ def test_gaussian_window_weights_follow_sigma_r():
     assert np.array_equal(w, (k == 0).astype(float))
 
 
-@pytest.mark.parametrize("name, t_o, off", [
-    ("802.3ck-c2m", None, False), ("802.3ck-c2m", 0.0, True),
-    ("802.3ck-kr", None, False), ("802.3dj-kr", None, False), ("100gbase-kr4", None, False)])
-def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t_o, off):
+@pytest.mark.parametrize("name, t_o, veo, off, search_off", [
+    ("802.3ck-c2m", None, None, False, False), ("802.3ck-c2m", 0.0, None, True, False),
+    ("802.3ck-c2m", None, 0.0, False, True),
+    ("802.3ck-kr", None, None, False, False), ("802.3dj-kr", None, None, False, False),
+    ("100gbase-kr4", None, None, False, False)])
+def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t_o, veo, off,
+                                                                         search_off):
     """The JSON's not_modelled (and the text's last line) lists the C2M timing window only
     when a preset that judges its eye over T_O ran with T_O = 0; KR, CR, C2C and the
-    Clause 93 set have no such window (it was listed for every one of them)."""
+    Clause 93 set have no such window (it was listed for every one of them). The IEEE
+    code's C2M-mode search is listed when the C2M preset runs with the window but
+    Min_VEO_Test = 0 (the sheet's 5 mV is the preset's)."""
     from types import SimpleNamespace
 
     from serdes.com.core import ComResult
@@ -208,12 +213,12 @@ def test_not_modelled_names_the_c2m_window_only_where_the_preset_has_one(name, t
     p = preset(name)
     if t_o is not None:
         p = dataclasses.replace(p, eye_t_o_mui=t_o)
+    if veo is not None:
+        p = dataclasses.replace(p, eye_min_veo_test_mv=veo)
     case = SimpleNamespace(com_db=1.0, eye_window=None, as_dict=lambda: {})
     text = ComResult(name, p, "thru.s4p", [], [], [case], 0.0).as_dict()["not_modelled"]
     assert ("C2M eye timing window" in text) == off
-    # with the window on, the IEEE code's C2M-mode search (candidate by the window's COM)
-    # is what is left out
-    assert ("C2M-mode search" in text) == (name == "802.3ck-c2m" and not off)
+    assert ("C2M-mode search" in text) == search_off
 
 
 def test_text_summary_gives_the_window_eye_and_its_verdict(rc_file):

@@ -38,6 +38,7 @@ from serdes.com import fom as _fom
 from serdes.com.eye import eye_over_window, window_weights
 from serdes.com.noise import FILTER_REL
 from serdes.kernels.com_eye_bound import eye_height_bound
+from serdes.kernels.threads import run_chunks
 
 __all__ = ["C2mChoice", "search"]
 
@@ -187,9 +188,13 @@ def _eye(p, su, t, row, ix, h0, dfe, var_tx):
     return eye_over_window(p, su.m, pv, int(ix), stub)
 
 
-def search(p, grid, vtfs: list, kinds: list) -> C2mChoice | None:
+def search(p, grid, vtfs: list, kinds: list, threads: int | None = None) -> C2mChoice | None:
     """The C2M-mode choice (see the module doc); None when no candidate is left even
-    with Min_VEO_Test = 0."""
+    with Min_VEO_Test = 0. ``threads``: for the bounds and the eyes (default numba's
+    thread count); the choice is the same on any count."""
+    import numba
+
+    n_thr = numba.get_num_threads() if threads is None else max(1, int(threads))
     su = _fom.setup(p, grid, vtfs, kinds)
     cells = [(a, b) for a in p.g_dc for b in p.g_dc2 if p.ctle_allowed(a, b)]
     for veo_mv in (p.eye_min_veo_test_mv, 0.0):
@@ -214,17 +219,15 @@ def search(p, grid, vtfs: list, kinds: list) -> C2mChoice | None:
         cand.sort(key=lambda c: -c[0])
         best, best_w, n_b2, n_eye = None, -np.inf, 0, 0
 
-        def evaluate(c):
+        def take(c, ew):
             nonlocal best, best_w, n_eye
-            _, ci, row, ix, h0, dfe, var_tx, eh1 = c
-            ew = _eye(p, su, tabs[ci], row, ix, h0, dfe, var_tx)
             n_eye += 1
             if ew["eye_height_v"] > veo and ew["com_db"] is not None and ew["com_db"] > best_w:
                 best_w = ew["com_db"]
-                best = (ci, row, ew["eye_height_v"], c[7])
+                best = (c[1], c[2], ew["eye_height_v"], c[7])
 
         for c in cand[:N_SEED]:         # a first best from the highest first bounds
-            evaluate(c)
+            take(c, _eye(p, su, tabs[c[1]], *c[2:7]))
         # the second bound of every candidate whose first still reaches the best, by
         # CTLE setting (one call each), then the eyes in the order of the second bound
         second = []
@@ -241,10 +244,23 @@ def search(p, grid, vtfs: list, kinds: list) -> C2mChoice | None:
             w2 = _window_com(eh2, p.rlm * np.array([c[4] for c in cs]) / (su.L - 1))
             second += [(float(w2[k]), c) for k, c in enumerate(cs) if eh2[k] > veo]
         second.sort(key=lambda x: -x[0])
-        for w2, c in second:
-            if not w2 > best_w:
-                break
-            evaluate(c)
+        # the eyes in that order, as many at a time as there are threads (the FFTs and
+        # the PMFs' numba kernel let go of the GIL), each batch's results taken in order;
+        # a batch may form an eye the one-by-one loop would not, never miss one it would
+        k = 0
+        while k < len(second) and second[k][0] > best_w:
+            batch = [c for w2, c in second[k:k + n_thr] if w2 > best_w]
+            k += n_thr
+            eyes = [None] * len(batch)
+
+            def chunk(first, stride, batch=batch, eyes=eyes):
+                for i in range(first, len(batch), stride):
+                    _, ci, row, ix, h0, dfe, var_tx, _ = batch[i]
+                    eyes[i] = _eye(p, su, tabs[ci], row, ix, h0, dfe, var_tx)
+
+            run_chunks(chunk, (), len(batch), n_thr)
+            for c, ew in zip(batch, eyes):
+                take(c, ew)
         if best is not None:
             ci, row, eh, eh1 = best
             return C2mChoice(g_dc=float(cells[ci][0]), g_dc2=float(cells[ci][1]),

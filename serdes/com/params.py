@@ -83,7 +83,9 @@ Sources and standing (``SOURCES`` below; each preset's ``source``):
   the cursor), so the positive b_min(1) = 0.3 and b_min(2) = 0.05 are lower bounds. The
   CR sheet's host boards (Include PCB = 1) are ``include_pcb`` / ``board_*`` (board.py);
   the C2M eye over T_O = 50 mUI with the Gaussian window (sigma_r 0.02 UI) is judged
-  against EH 10 mV, VEC 12 dB (``eye_*``, eye.py). The floating DFE taps of KR and CR
+  against EH 10 mV, VEC 12 dB (``eye_*``, eye.py), and the sheet's Min_VEO_Test of 5 mV
+  (``eye_min_veo_test_mv``) puts the search in the IEEE code's C2M mode (c2m_search.py;
+  ``--set eye_min_veo_test_mv=0`` searches by the FOM as the other presets). The floating DFE taps of KR and CR
   (N_bg 3 groups of N_bf 3 taps among taps 13..N_f = 40, bmaxg KR 0.05 / CR 0.03, the
   taps from N_tail_start 25 on with RSS <= B_float_RSS_MAX 0.02) are ``dfe_n_bg``,
   ``dfe_n_bf``, ``dfe_n_f``, ``dfe_bmaxg``, ``dfe_tail_start``, ``dfe_b_rss_max``
@@ -168,7 +170,7 @@ def _c2m():
                erl_n_bx=0, erl_n_ui=800, erl_t_fx_ns=0.0, erl_t_fx2_ns=0.2,
                erl_tdr_w_txpkg=True, erl_limit_db=7.3,
                eye_t_o_mui=50.0, eye_sigma_r_ui=0.02, eye_eh_min_mv=10.0,
-               eye_vec_max_db=12.0, source=SOURCES["802.3ck-c2m"])
+               eye_vec_max_db=12.0, eye_min_veo_test_mv=5.0, source=SOURCES["802.3ck-c2m"])
 
 
 def _kr4():

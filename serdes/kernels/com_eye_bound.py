@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from serdes.kernels import args as _a
+from serdes.kernels.threads import run_chunks
 
 __all__ = ["eye_height_bound"]
 
@@ -172,20 +173,22 @@ def _eh_bound(sh, nterms, ls, var, w, der, levels, half, ng, c):
     return best
 
 
-@njit(cache=True)
-def _eh_bounds(sh, nterms, ls, var, w, der, levels, half, ng, c, out):
-    for r in range(sh.shape[0]):
+@njit(cache=True, nogil=True)
+def _eh_bounds(sh, nterms, ls, var, w, der, levels, half, ng, c, out, first, stride):
+    """Rows first, first + stride, ... (threads.run_chunks: each writes its own)."""
+    for r in range(first, sh.shape[0], stride):
         out[r] = _eh_bound(sh[r], nterms[r], ls[r], var[r], w, der, levels, half, ng, c)
 
 
 def eye_height_bound(sh, nterms, ls, var, w, der: float, levels: int,
-                     coarse: int = 1) -> np.ndarray:
+                     coarse: int = 1, threads: int | None = None) -> np.ndarray:
     """Bounds (grid steps, int64) for R candidates: sh (R, J, K, L) the chosen terms'
     rounded level values (grid steps), nterms (R, J) how many of the K are used, ls (R,
     J, L) the rounded level means, var (R, J) Gaussian variances (steps^2), w (J,) the
     window's weights (normalised here). ``coarse`` > 1: each term's values are taken
     down to a multiple of that many steps (a smaller sum: smaller tails, still a bound,
-    a little looser) and the sums run over that coarser lattice."""
+    a little looser) and the sums run over that coarser lattice. ``threads``: as
+    :func:`serdes.kernels.threads.run_chunks` (the same bounds on any count)."""
     c = _a.integer("coarse", coarse, lo=1)
     sh = np.floor_divide(_a.array("sh", sh, dtype=np.int64, ndim=4), c)
     nterms = _a.array("nterms", nterms, dtype=np.int64, ndim=2)
@@ -197,6 +200,6 @@ def eye_height_bound(sh, nterms, ls, var, w, der: float, levels: int,
     reach = int(np.abs(sh).max(axis=3).sum(axis=2).max()) if sh.size else 0
     ng = int(12.0 * math.sqrt(max(float(var.max()), 0.0))) + 3 if var.size else 3
     out = np.empty(sh.shape[0], dtype=np.int64)
-    _eh_bounds(sh, nterms, ls, var, w, _a.real("der", der, positive=True), levels, reach,
-               ng, c, out)
+    run_chunks(_eh_bounds, (sh, nterms, ls, var, w, _a.real("der", der, positive=True),
+                            levels, reach, ng, c, out), sh.shape[0], threads)
     return out

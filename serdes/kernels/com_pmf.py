@@ -11,7 +11,7 @@ from numba import njit
 __all__ = ["accumulate"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _accumulate(sh, levels, pmf):
     """pmf (centred, odd length, a delta on entry) <- the PMF of sum_t x_t, x_t taking
     the grid values sh[t, :] with equal probability. False (pmf undefined) when the
