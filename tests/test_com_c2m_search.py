@@ -213,12 +213,17 @@ def test_min_veo_test_checked(over, msg):
         apply_overrides(preset("802.3ck-c2m"), over)
 
 
-def test_min_veo_test_refused_with_an_rx_ffe():
+@pytest.mark.parametrize("name", ["802.3dj-kr", "802.3ck-kr"])
+def test_min_veo_test_refused_with_an_rx_ffe_or_floating_dfe_taps(name):
+    """The C2M-mode search models the C2M sheet's receiver (fixed DFE taps): with the RX
+    FFE of 802.3dj-kr or the floating DFE taps of 802.3ck-kr it is refused in one line."""
     from serdes.com.params import apply_overrides
     from serdes.errors import SerdesError
 
-    with pytest.raises(SerdesError, match="no RX FFE"):
-        apply_overrides(preset("802.3dj-kr"), ["eye_t_o_mui=50", "eye_min_veo_test_mv=5"])
+    with pytest.raises(SerdesError, match="no RX FFE and no floating DFE taps"):
+        apply_overrides(preset(name), ["eye_t_o_mui=50", "eye_min_veo_test_mv=5"])
+    apply_overrides(preset("802.3ck-kr"), ["eye_t_o_mui=50", "eye_min_veo_test_mv=5",
+                                           "dfe_n_bg=0"])
 
 
 def test_eye_over_window_stub_matches_the_budget():

@@ -387,9 +387,11 @@ def check(p: ComParams) -> None:
         bad("eye_t_o_mui", "a number in [0, 500] milli-UI")
     if not 0 <= p.eye_min_veo_test_mv <= 1000:
         bad("eye_min_veo_test_mv", "a number in [0, 1000] mV (0: the search by the FOM)")
-    if p.eye_min_veo_test_mv > 0 and (p.eye_t_o_mui <= 0 or len(p.rx_ffe_max)):
+    if p.eye_min_veo_test_mv > 0 and (p.eye_t_o_mui <= 0 or len(p.rx_ffe_max)
+                                      or p.dfe_n_bg > 0):
         bad("eye_min_veo_test_mv", "0 unless eye_t_o_mui > 0 and the receiver has no RX FFE "
-            "(the IEEE code's C2M-mode search, DFE receivers only)")
+            "and no floating DFE taps (the IEEE code's C2M-mode search, as the C2M sheet's "
+            "receiver)")
     if not 0 <= p.eye_sigma_r_ui <= 1:
         bad("eye_sigma_r_ui", "a number in [0, 1] UI (0: equal weights over T_O)")
     if not 8 <= p.eye_samples_per_ui <= 1000:
