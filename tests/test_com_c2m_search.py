@@ -127,11 +127,16 @@ def test_bounds_are_above_the_window_eye_on_the_c2m_thru(c2m):
 def test_first_test_from_the_pulse_samples(c2m):
     """EH_1st of the code's C2M mode (the DFE span and far cursors T_O earlier) from the
     full pulse of each candidate, sample by sample, equals the search's (quadratic forms
-    of the tap pairs)."""
-    p, grid, vtf, su = c2m
+    of the tap pairs); with a FEXT (through the TX FFE) and a NEXT aggressor (not), each
+    at its phase of largest energy, as the FOM's crosstalk."""
+    p, grid, vtf, _ = c2m
     m, L = grid.m, p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
+    delay = np.exp(-2j * np.pi * grid.f * 7.3 * grid.ui)        # aggressors off the thru
+    su = F.setup(p, grid, [vtf, 0.08 * vtf * delay, 0.05 * vtf * delay ** 2], ["fext", "next"])
     t = F.cell_tables(su, -7.0, -2.0)
+    wt = F.ctle_weights(-7.0, -2.0)
+    fext, nxt = wt @ su.base[1], wt @ su.base[2]
     rows, ix, h0, dfe, vtx, eh1 = S._candidates(p, su, t, -1.0)      # every candidate
     t_o = int(math.floor(p.eye_t_o_mui / 1000 * m))
     nb = len(p.dfe_max)
@@ -144,8 +149,11 @@ def test_first_test_from_the_pulse_samples(c2m):
         isi = np.sum(pre ** 2) + np.sum((span - dfe[k] * h0[k]) ** 2) + np.sum(far ** 2)
         ph = i % m
         hj = (np.roll(pv, -1)[ph::m] - np.roll(pv, 1)[ph::m]) * m / 2
+        pf = F.apply_tx(fext, su.C[rows[k]], su.offs, m)
+        xt = max(np.sum(pf[j::m] ** 2) for j in range(m)) + max(
+            np.sum(nxt[j::m] ** 2) for j in range(m))
         sig2 = (var_x * isi + (p.a_dd ** 2 + p.sigma_rj ** 2) * var_x * np.sum(hj ** 2)
-                + t.var_n + vtx[k])
+                + var_x * xt + t.var_n + vtx[k])
         a_s = p.rlm * pv[i] / (L - 1)
         q = 4.264890793922825                       # Q^-1(1e-5)
         assert eh1[k] == pytest.approx(2 * (a_s - q * math.sqrt(sig2)), rel=1e-9, abs=1e-12)
