@@ -246,3 +246,22 @@ def test_eye_over_window_stub_matches_the_budget():
             used.add(name)
     assert used == {"h0", "a_s", "sigma_tx", "sigma_n", "dfe_taps", "y", "parts"}
     assert "budget.parts[\"p_xt\"]" in src or "budget.parts['p_xt']" in src
+
+
+def test_no_open_eye_falls_back_to_the_fom_and_says_so(tmp_path):
+    """A channel whose every window eye is closed (a long lossy line, the loss model of
+    `serdes sweep`): the C2M-mode search finds no candidate even with its tests at 0; the
+    case keeps the largest FOM's candidate and the JSON and the text say so."""
+    from serdes.com.columns import channel_set
+    from serdes.com.core import compute_com
+    from serdes.commands.com import summary
+
+    fb = preset("802.3ck-c2m").fb_gbd * 1e9
+    thru, _, _ = channel_set("loss", "", "12,34", 45.0, 0.24, fb)
+    over = ["g_dc=-10", "g_dc2=-2"]
+    res = compute_com(thru, preset="802.3ck-c2m", overrides=over)
+    ref = compute_com(thru, preset="802.3ck-c2m", overrides=over + ["eye_min_veo_test_mv=0"])
+    for c, r in zip(res.cases, ref.cases):
+        assert c.eye_window["c2m_search"] == {"min_veo_test_mv": 5.0, "no_candidate": True}
+        assert c.tx_taps == r.tx_taps and c.com_db == r.com_db
+    assert "found no candidate with an open window eye" in summary(res)

@@ -197,7 +197,10 @@ def compute_com(thru, fext=(), next=(), preset: str | ComParams = "802.3ck-kr",
         if ew is not None:
             ew["com_t_s_db"] = float(com)
             c2m = b.parts.get("c2m_search")
-            if c2m is not None:     # the IEEE code's C2M-mode search chose the candidate
+            if c2m == "none":       # the search found no open eye: the FOM's choice
+                ew["c2m_search"] = {"min_veo_test_mv": p.eye_min_veo_test_mv,
+                                    "no_candidate": True}
+            elif c2m is not None:   # the IEEE code's C2M-mode search chose the candidate
                 ew["c2m_search"] = {
                     "min_veo_test_mv": c2m.min_veo_test_mv, "com_no_xt_db": c2m.com_db,
                     "eye_height_no_xt_v": c2m.eye_height_v, "eh_1st_v": c2m.eh_1st_v,
@@ -278,8 +281,10 @@ def _case_93a(p, grid, vtfs, kinds, offs, xs):
     best = _fom.search(p, grid, vtfs, kinds)
     c2m = None
     if p.eye_min_veo_test_mv > 0 and p.eye_t_o_mui > 0:
-        c2m = _c2m.search(p, grid, vtfs, kinds)
-        if c2m is not None:
+        # None: no candidate passed its tests, even at 0 (every eye closed); the IEEE
+        # code reports no equalization then, we the FOM's choice and say so
+        c2m = _c2m.search(p, grid, vtfs, kinds) or "none"
+        if c2m != "none":
             best = _fom_at(p, grid, vtfs, kinds, best, c2m)
     basis = _fom.ctle_basis(p, grid.f)
     hc = _fom.ctle_weights(best.g_dc, best.g_dc2) @ basis

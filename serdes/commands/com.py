@@ -99,7 +99,10 @@ def _window_line(ew: dict, p) -> str:
                 f"(2 A_s - EH)): {ew['com_db']:.2f} dB; at T_s {ew['com_t_s_db']:.2f} dB (A_s, "
                 f"A_ni and the eye at T_s are its)")
     cs = ew.get("c2m_search")
-    if cs is not None:
+    if cs is not None and cs.get("no_candidate"):
+        out += ("\n    the IEEE code's C2M-mode search found no candidate with an open window "
+                "eye (the code then reports no equalization): these are the largest FOM's")
+    elif cs is not None:
         out += (f"\n    chosen by the IEEE code's C2M-mode search (Min_VEO_Test "
                 f"{cs['min_veo_test_mv']:g} mV): window COM without crosstalk "
                 f"{cs['com_no_xt_db']:.2f} dB, the largest of {cs['candidates_first_test']} "

@@ -68,7 +68,8 @@ def report_figure(res, path, dpi: int = 120) -> None:
     a.plot([case.g_dc2_db], [case.g_dc_db], "r+", ms=12)
     a.set_xlabel("g_DC2 (dB)")
     a.set_ylabel("g_DC (dB)")
-    chosen_by_eye = case.eye_window is not None and "c2m_search" in case.eye_window
+    cs = (case.eye_window or {}).get("c2m_search")
+    chosen_by_eye = cs is not None and not cs.get("no_candidate")
     a.set_title("FOM landscape" + (" (bounds; exact at +)" if case.landscape_bound else "")
                 + (" (+: chosen by the window's COM)" if chosen_by_eye else ""))
     ew = case.eye_window
