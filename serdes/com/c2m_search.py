@@ -63,6 +63,26 @@ class C2mChoice:
     eyes: int                # ... whose window eye was formed
 
 
+def _prefix_grams(su, t) -> np.ndarray:
+    """G[pair, ph, N] = mult x sum over n < N of q[ph, n - k] q[ph, n - l] for the tap
+    pair (k, l) (fom's pair order and multipliers): the energy of the TX-equalized pulse's
+    samples at phase ph before UI N is CC_r @ G[:, ph, N]."""
+    q, n_ui = t.q, su.n_ui
+    sh = []
+    for k in su.offs:            # Q_k[ph, u] = q[ph, u - k], 0 outside the window
+        k = int(k)
+        z = np.zeros_like(q)
+        if k >= 0:
+            z[:, k:] = q[:, :n_ui - k]
+        else:
+            z[:, :n_ui + k] = q[:, -k:]
+        sh.append(z)
+    out = np.zeros((len(su.iu[0]), q.shape[0], n_ui + 1))
+    for i, (a, b) in enumerate(zip(*su.iu)):
+        np.cumsum(sh[a] * sh[b], axis=1, out=out[i, :, 1:])
+    return out * su.mult[:, None, None]
+
+
 def _candidates(p, su, t, veo_v: float):
     """Every TX setting of one CTLE setting (tables t) past the first test: rows, cursor
     sample, h0, clipped DFE taps, TX noise variance, EH_1st."""
@@ -80,20 +100,22 @@ def _candidates(p, su, t, veo_v: float):
         vals = q[ph[:, None, None], np.clip(cols, 0, n_ui - 1)] * ok
         return np.einsum("rnk,rk->rn", vals, C)
 
-    npre = int(ix.max() // m) + 1               # every precursor of every setting
-    nn = np.arange(-npre, nb + 1)
+    nn = np.arange(0, nb + 1)                   # the cursor and the DFE span
     h = samples(ix, nn)
-    h0 = h[:, npre]
+    h0 = h[:, 0]
     with np.errstate(divide="ignore", invalid="ignore"):
-        dfe = np.clip(h[:, npre + 1:] / h0[:, None], su.bmin, su.bmax)
+        dfe = np.clip(h[:, 1:] / h0[:, None], su.bmin, su.bmax)
     ix2 = ix - t_o
     h2 = samples(ix2, nn)
+    # every precursor's energy from the prefix Grams (a pulse far into its window has
+    # thousands: gathered one by one they took most of a run)
+    pg = _prefix_grams(su, t)
+    pre = np.einsum("rp,pr->r", su.CC, pg[:, ix % m, ix // m])
+    pre2 = np.einsum("rp,pr->r", su.CC, pg[:, ix2 % m, ix2 // m])
     e2 = (su.CC @ t.g_isi)[rr, ix2 % m]          # every sample at the earlier phase
-    span2 = h2[:, npre + 1:]
-    far2 = (e2 - np.sum(h2[:, :npre] ** 2, axis=1) - h2[:, npre] ** 2
-            - np.sum(span2 ** 2, axis=1))
-    isi = (np.sum(h[:, :npre] ** 2, axis=1) + np.sum((span2 - dfe * h0[:, None]) ** 2, axis=1)
-           + far2)
+    span2 = h2[:, 1:]
+    far2 = e2 - pre2 - h2[:, 0] ** 2 - np.sum(span2 ** 2, axis=1)
+    isi = pre + np.sum((span2 - dfe * h0[:, None]) ** 2, axis=1) + far2
     jit = (su.CC @ t.g_j)[rr, ix % m]
     xt = np.full(len(C), t.xt_next)
     for g in t.g_fext:
