@@ -24,9 +24,12 @@ COM was our case COM before the search was built, `eye_min_veo_test_mv=0` now); 
 search (serdes/com/c2m_search.py, the preset's default) must pick what this picks. Run:
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python3 benchmarks/com_c2m_mode.py [CELLS] [--dump=PREFIX]
+        [--thru=FILE]
 
 (CELLS: only the first CELLS CTLE settings, for a quick check; the two cases run in
-two processes; --dump writes every evaluated candidate's window COM to PREFIX_caseN.npy.)
+two processes; --dump writes every evaluated candidate's window COM to PREFIX_caseN.npy;
+--thru another thru than the C2M one. It ends with the search's choice, which must be
+the same.)
 """
 
 from __future__ import annotations
@@ -52,10 +55,10 @@ THRU = CH / "ieee8023ck_C2M_mellitz_3ck_01_0518" / "C2M__Z100_IL14_WC_BOR_H_L_H_
 MIN_VEO_TEST_V = 0.005          # the C2M sheet's Min_VEO_Test, 5 mV
 
 
-def victim(p, grid, case):
+def victim(p, grid, case, thru=THRU):
     """The thru's pulses for the CTLE basis, oriented and delayed as core does."""
     m = grid.m
-    vtf = channel_vtf(p, grid, _channel(str(THRU), "thru"), case)
+    vtf = channel_vtf(p, grid, _channel(str(thru), "thru"), case)
     xs = xsinc(grid)
     raw = np.fft.irfft(xs * vtf)
     if raw[int(np.argmax(np.abs(raw)))] < 0:
@@ -68,14 +71,15 @@ def victim(p, grid, case):
     return np.fft.irfft(xs * vtf * basis, axis=1) * p.a_v, basis
 
 
-def run_case(n_case: int, n_cells: int | None, only=None, tx_only=None, dump=None) -> dict:
+def run_case(n_case: int, n_cells: int | None, only=None, tx_only=None, dump=None,
+             thru=THRU) -> dict:
     p = preset("802.3ck-c2m")
     grid = ComGrid.of(p)
     m, L = grid.m, p.levels
     var_x = (L ** 2 - 1) / (3.0 * (L - 1) ** 2)
     q_der = math.sqrt(2.0) * float(erfcinv(2.0 * p.der0))
     t_o = max(0, int(math.floor(p.eye_t_o_mui / 1000.0 * m)))
-    base, basis = victim(p, grid, p.cases[n_case - 1])
+    base, basis = victim(p, grid, p.cases[n_case - 1], thru)
     offs = F.tx_offsets(p)
     C = F.full_taps(p, p.tx_grid)
     iu, mult = F._pairs(len(offs))
@@ -168,11 +172,12 @@ def run_case(n_case: int, n_cells: int | None, only=None, tx_only=None, dump=Non
     return best
 
 
-def main(n_cells: int | None = None, dump: str | None = None) -> None:
+def main(n_cells: int | None = None, dump: str | None = None, thru=THRU) -> None:
     with ProcessPoolExecutor(2) as ex:
         res = list(ex.map(run_case, (1, 2), (n_cells, n_cells), (None, None), (None, None),
-                          (dump, dump)))
-    ours = compute_com(str(THRU), preset="802.3ck-c2m", overrides=["eye_min_veo_test_mv=0"])
+                          (dump, dump), (thru, thru)))
+    ours = compute_com(str(thru), preset="802.3ck-c2m", overrides=["eye_min_veo_test_mv=0"])
+    search = compute_com(str(thru), preset="802.3ck-c2m")
     for r, c in zip(res, ours.cases):
         print(f"case {r['case']}: the code's C2M mode picks g_DC {r.get('g_dc')}, g_DC2 "
               f"{r.get('g_dc2')}, TX {r.get('tx_taps')}: window COM {r['com_db']:.3f} dB "
@@ -182,9 +187,14 @@ def main(n_cells: int | None = None, dump: str | None = None) -> None:
               f"the FOM): g_DC {c.g_dc_db:g}, g_DC2 {c.g_dc2_db:g}, TX "
               f"{[round(x, 3) for x in c.tx_taps]}: COM {c.com_db:.3f} dB "
               f"({r['com_db'] - c.com_db:+.3f} dB)")
+    for r, c in zip(res, search.cases):
+        print(f"case {r['case']}: the search (the preset) picks g_DC {c.g_dc_db:g}, g_DC2 "
+              f"{c.g_dc2_db:g}, TX {[round(x, 3) for x in c.tx_taps]}: COM {c.com_db:.3f} dB "
+              f"({'the same' if math.isclose(c.com_db, r['com_db'], abs_tol=1e-9) else 'NOT the same'}"
+              f" as the brute force's)")
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--dump=")]
-    dumps = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--dump=")]
-    main(int(args[0]) if args else None, dumps[0] if dumps else None)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    opt = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    main(int(args[0]) if args else None, opt.get("dump"), Path(opt.get("thru", THRU)))
