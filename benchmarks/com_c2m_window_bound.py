@@ -35,29 +35,20 @@ from scipy.special import erfc
 
 from serdes.com import fom as F
 from serdes.com import noise as N
-from serdes.com.core import _apply_tx, _channel
+from serdes.com.core import _apply_tx
 from serdes.com.eye import eye_over_window, window_weights
 from serdes.com.params import preset
-from serdes.com.pulse import ComGrid, channel_vtf, h_r, xsinc
+from serdes.com.pulse import ComGrid, h_r
 
 CH = Path(__file__).resolve().parents[1].parent / "shared" / "channels"
 THRU = CH / "ieee8023ck_C2M_mellitz_3ck_01_0518" / "C2M__Z100_IL14_WC_BOR_H_L_H_THRU.s4p"
 
 
 def victim_base(p, grid):
-    """The thru's pulses for the CTLE basis (case 1), oriented and delayed as core does."""
-    m = grid.m
-    vtf = channel_vtf(p, grid, _channel(str(THRU), "thru"), p.cases[0])
-    xs = xsinc(grid)
-    raw = np.fft.irfft(xs * vtf)
-    if raw[int(np.argmax(np.abs(raw)))] < 0:
-        vtf = -vtf
-    pk0 = int(np.argmax(np.fft.irfft(xs * vtf)))
-    if pk0 < 20 * m or pk0 > grid.n_t // 2:
-        d = (20 * m - pk0) % grid.n_t
-        vtf = vtf * np.exp(-2j * np.pi * grid.f * d * grid.ui / m)
-    basis = F.ctle_basis(p, grid.f)
-    return np.fft.irfft(xs * vtf * basis, axis=1) * p.a_v, basis
+    """The thru's pulses for the CTLE basis, package case 1 (com_c2m_mode's)."""
+    from com_c2m_mode import victim
+
+    return victim(p, grid, p.cases[0], THRU)
 
 
 def offset_noise(p, m, pv, ix, j, spu, dfe, h0_ts, var_fixed, k_terms):
