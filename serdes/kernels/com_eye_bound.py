@@ -136,41 +136,34 @@ def _eh_bound(sh, nterms, ls, var, w, der, levels, half, ng, c):
             lo_all = min(lo_all, ls[j, li])
             hi_all = max(hi_all, ls[j, li])
     span = c * half + ng + 2
-    best = 1 << 60
     # the eye height is the smallest of the L - 1 eyes', so any one eye's bound bounds
     # it: the lowest eye's (an outer level's mean moves most over the window, so an
-    # outer eye is the smallest; the top one mirrors it but for the rounding)
-    for n in range(1):
-        # top: lowest y with F(y) = sum_j w_j T_j(ls[j, n+1] - y) >= der (F grows with y)
-        lo = lo_all - span
-        hi = hi_all + span
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            f = 0.0
-            for j in range(J):
-                f += w[j] * _tail(pmfs[j], cges[j], reach[j], half, gccs[j],
-                                  ls[j, n + 1] - mid, c)
-            if f >= der:
-                hi = mid
-            else:
-                lo = mid
-        top = hi
-        # bottom: highest y with G(y) = sum_j w_j T_j(y - ls[j, n]) >= der (G falls)
-        lo = lo_all - span
-        hi = hi_all + span
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            f = 0.0
-            for j in range(J):
-                f += w[j] * _tail(pmfs[j], cges[j], reach[j], half, gccs[j],
-                                  mid - ls[j, n], c)
-            if f >= der:
-                lo = mid
-            else:
-                hi = mid
-        bot = lo
-        best = min(best, top - bot)
-    return best
+    # outer eye is the smallest; the top one mirrors it but for the rounding).
+    # Its top: the lowest y with sum_j w_j T_j(ls[j, 1] - y) >= der; its bottom: the
+    # highest y with sum_j w_j T_j(y - ls[j, 0]) >= der, i.e. -z for the lowest z with
+    # sum_j w_j T_j(-ls[j, 0] - z) >= der
+    top = _lowest_reach(pmfs, cges, reach, half, gccs, w, ls[:, 1],
+                        lo_all - span, hi_all + span, der, c)
+    bot = -_lowest_reach(pmfs, cges, reach, half, gccs, w, -ls[:, 0],
+                         -(hi_all + span), -(lo_all - span), der, c)
+    return top - bot
+
+
+@njit(cache=True)
+def _lowest_reach(pmfs, cges, reach, half, gccs, w, base, lo, hi, der, c):
+    """The lowest integer y in (lo, hi] with f(y) = sum_j w_j T_j(base[j] - y) >= der,
+    by bisection (f grows with y; hi is taken to reach der, lo not: hi when nothing
+    in the range does, lo + 1 when all of it does)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        f = 0.0
+        for j in range(w.shape[0]):
+            f += w[j] * _tail(pmfs[j], cges[j], reach[j], half, gccs[j], base[j] - mid, c)
+        if f >= der:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 @njit(cache=True, nogil=True)
