@@ -45,6 +45,7 @@ import numpy as np
 from scipy.special import erfcinv
 
 from serdes.com import fom as F
+from serdes.com.c2m_search import tx_samples
 from serdes.com.core import _apply_tx, _channel, compute_com
 from serdes.com.eye import eye_over_window
 from serdes.com.params import preset
@@ -113,11 +114,7 @@ def run_case(n_case: int, n_cells: int | None, only=None, tx_only=None, dump=Non
         rr = np.arange(len(C))
 
         def samples(ixs, nn):       # pv[ixs + n m] for n in nn, every TX setting
-            ph, nc = ixs % m, ixs // m
-            cols = nc[:, None, None] + nn[None, :, None] - offs[None, None, :]
-            ok = (cols >= 0) & (cols < n_ui)
-            vals = q[ph[:, None, None], np.clip(cols, 0, n_ui - 1)] * ok
-            return np.einsum("rnk,rk->rn", vals, C)
+            return tx_samples(q, C, offs, m, ixs, nn)
 
         npre = int(ix.max() // m) + 1           # every precursor of every setting
         nn = np.arange(-npre, nb + 1)

@@ -83,22 +83,30 @@ def _prefix_grams(su, t) -> np.ndarray:
     return out * su.mult[:, None, None]
 
 
+def tx_samples(q, C, offs, m: int, ixs, nn):
+    """The TX-filtered pulse's samples pv[ixs[r] + n m] for n in nn, row r of every TX
+    setting C (q: the phase table of the pulse without TX FFE, (m, n_ui); offs the TX
+    taps' UI offsets; samples outside the table are 0)."""
+    n_ui = q.shape[1]
+    ph, nc = ixs % m, ixs // m
+    cols = nc[:, None, None] + nn[None, :, None] - offs[None, None, :]
+    ok = (cols >= 0) & (cols < n_ui)
+    vals = q[ph[:, None, None], np.clip(cols, 0, n_ui - 1)] * ok
+    return np.einsum("rnk,rk->rn", vals, C)
+
+
 def _candidates(p, su, t, veo_v: float):
     """Every TX setting of one CTLE setting (tables t) past the first test: rows, cursor
     sample, h0, clipped DFE taps, TX noise variance, EH_1st."""
     m, L, offs, C, q = su.m, su.L, su.offs, su.C, t.q
-    n_ui, nb = su.n_ui, su.nb
+    nb = su.nb
     cur = _fom.locate_cursor(C @ t.S, m, su.bmin[0] if nb else 0.0, su.bmax[0] if nb else 0.0)
     ix = t.idx[0] + cur
     rr = np.arange(len(C))
     t_o = max(0, int(math.floor(p.eye_t_o_mui / 1000.0 * m)))
 
-    def samples(ixs, nn):       # pv[ixs + n m] for n in nn, every TX setting
-        ph, nc = ixs % m, ixs // m
-        cols = nc[:, None, None] + nn[None, :, None] - offs[None, None, :]
-        ok = (cols >= 0) & (cols < n_ui)
-        vals = q[ph[:, None, None], np.clip(cols, 0, n_ui - 1)] * ok
-        return np.einsum("rnk,rk->rn", vals, C)
+    def samples(ixs, nn):
+        return tx_samples(q, C, offs, m, ixs, nn)
 
     nn = np.arange(0, nb + 1)                   # the cursor and the DFE span
     h = samples(ix, nn)
